@@ -1,0 +1,1 @@
+"""The ground floor: domain models, errors and settings. Imports only stdlib and pydantic."""

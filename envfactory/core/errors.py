@@ -1,0 +1,115 @@
+"""The envfactory error tree.
+
+    EnvFactoryError
+    ├── InvalidInput            bad user input; terminal (never retried)
+    │   ├── InvalidSeed         a seed file or directory is wrong (names the field/file)
+    │   ├── InvalidTask         an imported task directory is wrong
+    │   └── InvalidPack         a pack archive is unsafe or tampered
+    ├── ConfigError             settings missing or inconsistent; terminal
+    ├── NotFound                an id that is not in the store
+    ├── Conflict                a concurrent change won (e.g. a review decided twice)
+    ├── PublishBlocked          guard() refused to publish; carries every reason
+    ├── StoreError              database or artifact store failure
+    ├── SandboxError            Docker failure (retryable unless subclassed terminal)
+    │   └── ImageBuildFailed    an environment image did not build (terminal)
+    ├── AgentError              LLM endpoint or agent loop failure
+    │   ├── AgentRetryable      429 / 5xx / timeout — retry with backoff
+    │   └── BudgetExhausted     turn / token / wall-time budget spent (terminal)
+    └── TrainerError            trainer misconfiguration or failure
+
+A failed gate, a shortcut finding or a broken environment is a *result*, not an
+exception. `retryable` tells the activity layer how to translate an error.
+"""
+
+from __future__ import annotations
+
+
+class EnvFactoryError(Exception):
+    """Base of every error we raise on purpose."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+
+class InvalidInput(EnvFactoryError):
+    """User input is wrong; retrying cannot help."""
+
+
+class InvalidSeed(InvalidInput):
+    """A seed file or directory is wrong. `where` names the field or file."""
+
+    def __init__(self, where: str, problem: str, *, hint: str | None = None) -> None:
+        super().__init__(f"{where}: {problem}", hint=hint)
+        self.where = where
+        self.problem = problem
+
+
+class InvalidTask(InvalidInput):
+    """An imported task directory is wrong (missing file, unknown layout)."""
+
+
+class InvalidPack(InvalidInput):
+    """A pack is unsafe (traversal, symlink, bomb) or a member's hash does not match."""
+
+
+class ConfigError(EnvFactoryError):
+    """Settings are missing or inconsistent."""
+
+
+class NotFound(EnvFactoryError):
+    """An id that is not in the store."""
+
+
+class Conflict(EnvFactoryError):
+    """Someone else changed the object first (e.g. a review item already decided)."""
+
+
+class PublishBlocked(EnvFactoryError):
+    """guard() found problems; all of them are listed in `reasons`."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("publish refused: " + "; ".join(reasons))
+        self.reasons = list(reasons)
+
+
+class StoreError(EnvFactoryError):
+    """Database or artifact-store failure."""
+
+    retryable = True
+
+
+class SandboxError(EnvFactoryError):
+    """Docker engine failure; usually transient."""
+
+    retryable = True
+
+
+class ImageBuildFailed(SandboxError):
+    """An environment image failed to build; the build log says why."""
+
+    retryable = False
+
+
+class AgentError(EnvFactoryError):
+    """LLM endpoint or agent-loop failure."""
+
+
+class AgentRetryable(AgentError):
+    """Rate limit, 5xx, timeout or connection error."""
+
+    retryable = True
+
+
+class BudgetExhausted(AgentError):
+    """A turn, token or wall-time budget is spent."""
+
+
+class TrainerError(EnvFactoryError):
+    """Trainer misconfiguration or failure."""

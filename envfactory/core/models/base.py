@@ -1,0 +1,33 @@
+"""Shared base for every model that crosses a process, a table or a file.
+
+Frozen (hashable, safe to pass between activities) and strict about unknown keys, so a
+typo in a seed or a pack manifest is an error rather than silently ignored data.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+
+#: A content address in the artifact store: lowercase hex sha256 of the bytes.
+ArtifactKey = Annotated[str, StringConstraints(pattern=SHA256_RE.pattern)]
+NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id(prefix: str) -> str:
+    """Short, sortable-enough ids with a readable prefix: ``env-3f2a9c1b7d0e``."""
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"

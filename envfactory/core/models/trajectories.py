@@ -1,0 +1,60 @@
+"""Agent trajectories: every step an agent took, for mining and for the record."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import Field
+
+from .base import Model, utcnow
+from .sandbox import PathChange, StateRef
+
+
+class AgentRole(StrEnum):
+    RESEARCH = "research"
+    JUDGE = "judge"
+    VERIFIER = "verifier"
+    RED_TEAM = "red-team"
+    RL = "rl"
+
+
+class ToolCall(Model):
+    id: str
+    name: str
+    arguments: str  # raw JSON text as the model sent it (may be malformed)
+
+
+class TrajectoryStep(Model):
+    index: int
+    assistant_text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    observations: tuple[str, ...] = ()  # one per tool call, in order
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    error: str | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Usage(Model):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    turns: int = 0
+    wall_s: float = 0.0
+
+
+class Trajectory(Model):
+    id: str
+    role: AgentRole
+    env_id: str | None = None
+    model: str = ""
+    steps: tuple[TrajectoryStep, ...] = ()
+    final_state: StateRef | None = None
+    diff: tuple[PathChange, ...] = ()
+    usage: Usage = Usage()
+    claimed_solved: bool | None = None
+    summary: str = ""
+    reward: int | None = None  # filled in by verification, 0 or 1
+    created_at: datetime = Field(default_factory=utcnow)

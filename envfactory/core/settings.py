@@ -1,0 +1,110 @@
+"""One settings object, loaded once at the process edge and passed down as typed sub-configs.
+
+Precedence: explicit argument > ``ENVFACTORY_*`` environment variable > default.
+Nested fields use ``__``: ``ENVFACTORY_SANDBOX__POOL_SIZE=4``. Nothing below the edge
+(CLI command, worker main, API app factory) reads the environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class _Sub(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SandboxSettings(_Sub):
+    base_image: str | None = None  # None → build the local debootstrap base image
+    from_map: dict[str, str] = Field(default_factory=dict)  # extra "public:tag" → local image
+    pool_size: int = Field(default=2, ge=1)
+    build_network: bool = True  # builds may reach package registries
+    build_timeout_s: int = Field(default=900, ge=10)
+    runtime: Literal["auto", "runc", "runsc"] = "runc"
+    output_cap_bytes: int = Field(default=1_000_000, ge=1024)
+    docker_timeout_s: int = Field(default=300, ge=10)  # client timeout for builds/imports
+
+
+class TemporalSettings(_Sub):
+    address: str | None = None  # None → start the embedded dev server
+    namespace: str = "default"
+    api_key: str | None = None
+    dev_port: int = 7233
+    task_queue_agents: str = "agents"
+    task_queue_sandbox: str = "sandbox"
+
+
+class AgentSettings(_Sub):
+    backend: Literal["scripted", "openai"] = "scripted"
+    model: str = "scripted"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.2
+    max_turns: int = Field(default=40, ge=1)
+    max_tokens: int = Field(default=4096, ge=16)
+    context_window: int = Field(default=128_000, ge=1024)
+    wall_time_s: int = Field(default=1800, ge=1)
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+
+
+class AgentsSettings(_Sub):
+    research: AgentSettings = AgentSettings()
+    judge: AgentSettings = AgentSettings()
+    verifier: AgentSettings = AgentSettings()
+    red_team: AgentSettings = AgentSettings()
+
+
+class GateSettings(_Sub):
+    repeats: int = Field(default=3, ge=1)
+    judges: int = Field(default=2, ge=1)
+    max_patch_rounds: int = Field(default=2, ge=0)
+
+
+class ApiSettings(_Sub):
+    host: str = "127.0.0.1"
+    port: int = 8600
+
+
+class SeedLimits(_Sub):
+    max_attachments: int = Field(default=32, ge=0)
+    max_attachment_bytes: int = Field(default=5_000_000, ge=1)
+    max_total_bytes: int = Field(default=20_000_000, ge=1)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ENVFACTORY_", env_nested_delimiter="__", frozen=True, extra="ignore"
+    )
+
+    home: Path = Path(".envfactory")
+    database_url: str | None = None  # None → SQLite under home
+    sandbox: SandboxSettings = SandboxSettings()
+    temporal: TemporalSettings = TemporalSettings()
+    agents: AgentsSettings = AgentsSettings()
+    gates: GateSettings = GateSettings()
+    api: ApiSettings = ApiSettings()
+    seeds: SeedLimits = SeedLimits()
+
+    @property
+    def db_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.home / 'envfactory.db').resolve()}"
+
+    @property
+    def artifacts_dir(self) -> Path:
+        return self.home / "artifacts"
+
+    @property
+    def embedded_db(self) -> bool:
+        return self.database_url is None
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the environment once; call only at a process edge."""
+    return Settings(**overrides)  # type: ignore[arg-type]

@@ -1,0 +1,112 @@
+"""The sandbox interface every upper layer codes against.
+
+The Docker implementation lives beside this file; agents, verifiers and packs take a
+`SandboxEngine` as a parameter (dependency injection), never construct one themselves.
+
+Invariants every implementation keeps:
+- every exec has a hard timeout that really kills (in-container `timeout -s KILL` plus a
+  client-side deadline that kills the container as a backstop);
+- output is capped; `ExecResult.truncated` says when it was cut;
+- everything created carries our ownership labels, so `gc()` never touches anything else;
+- runtime containers are locked down (no network unless asked, caps dropped,
+  no-new-privileges, memory / cpu / pids limits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from envfactory.core.models import (
+    BuildResult,
+    ExecResult,
+    Limits,
+    PathChange,
+    StateKind,
+    StateRef,
+)
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """One running container. Methods are blocking and thread-safe; async callers use
+    `asyncio.to_thread` (or the `a*` helpers the implementation offers)."""
+
+    id: str
+    image: str
+
+    def exec(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout: float | None = None,
+        user: str | None = None,
+        workdir: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
+        """Run `cmd` (a string runs under `bash -lc`); never raises for a non-zero exit."""
+        ...
+
+    def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None: ...
+
+    def read_file(self, path: str, max_bytes: int | None = None) -> bytes: ...
+
+    def put_dir(self, src: Path, dest: str) -> None:
+        """Copy a host directory's contents into `dest` (created if missing)."""
+        ...
+
+    def get_archive(self, path: str) -> bytes:
+        """A tar of `path` as Docker's get_archive returns it."""
+        ...
+
+    def put_archive(self, dest: str, tar_bytes: bytes) -> None: ...
+
+    def diff(self) -> list[PathChange]:
+        """Paths changed against the image the sandbox started from."""
+        ...
+
+    def snapshot(self, kind: StateKind, label: str = "", env_id: str | None = None) -> StateRef:
+        """Commit the filesystem to a labelled image; the sandbox keeps running."""
+        ...
+
+    def restart(self) -> None:
+        """End every process; keep the filesystem."""
+        ...
+
+    def remove(self) -> None: ...
+
+
+class SandboxEngine(Protocol):
+    """Creates sandboxes and images on one Docker engine."""
+
+    def ensure_base_image(self, flavour: str = "python") -> str:
+        """The base image tag for a flavour, built locally if missing (cached by recipe)."""
+        ...
+
+    def build(
+        self, context_tar: bytes, *, dockerfile: str = "Dockerfile", tag: str | None = None
+    ) -> BuildResult:
+        """Build an image from a tar'd build context; cached by the context's content hash.
+
+        The caller materialises a `BuildContext` (artifact keys) into the tar: this layer
+        does not know the artifact store."""
+        ...
+
+    def build_dir(
+        self, path: Path, *, dockerfile: str = "Dockerfile", tag: str | None = None
+    ) -> BuildResult: ...
+
+    def start(
+        self,
+        image: str,
+        *,
+        limits: Limits | None = None,
+        purpose: str = "episode",
+        run_id: str | None = None,
+        network: bool | None = None,
+    ) -> Sandbox: ...
+
+    def remove_image(self, image: str) -> None: ...
+
+    def gc(self, *, older_than_s: float = 0) -> list[str]: ...
