@@ -12,5 +12,15 @@ app = typer.Typer(
 )
 
 
+def _register() -> None:
+    from . import images, sandbox
+
+    app.add_typer(images.app, name="images")
+    app.add_typer(sandbox.app, name="sandbox")
+
+
+_register()
+
+
 def main() -> None:
     app()
