@@ -62,19 +62,22 @@ def main() -> None:
         ours_t.append(timed(ours))
         cli_t.append(timed(lambda: subprocess.run(cli, check=True)))
 
-    exec_t, snap_t, snap_nodiff_t, restart_t = [], [], [], []
+    exec_t, diff_t, daemon_diff_t, snap_t, snap_nodiff_t, restart_t = [], [], [], [], [], []
     with engine.sandbox(image, purpose="benchmark") as sb:
         sb.exec("mkdir -p /workspace && head -c 1000000 /dev/urandom > /workspace/blob")
-        for i in range(max(3, args.n // 4)):
+        for _ in range(max(3, args.n // 4)):
             exec_t.append(timed(lambda: sb.exec(["true"])))
-            refs = []
-            snap_t.append(timed(lambda: refs.append(sb.snapshot(StateKind.PROBE, f"bench-{i}"))))
-            snap_nodiff_t.append(
-                timed(lambda: refs.append(sb.snapshot(StateKind.PROBE, "bench", with_diff=False)))
-            )
+            diff_t.append(timed(sb.diff))
+            daemon_diff_t.append(timed(lambda: sb.diff(via_daemon=True)))
+            t = time.perf_counter()
+            ref = sb.snapshot(StateKind.PROBE, "bench")
+            snap_t.append(time.perf_counter() - t)
+            engine.remove_image(ref.image)
+            t = time.perf_counter()
+            ref = sb.snapshot(StateKind.PROBE, "bench", with_diff=False)
+            snap_nodiff_t.append(time.perf_counter() - t)
+            engine.remove_image(ref.image)
             restart_t.append(timed(sb.restart))
-            for ref in refs:
-                engine.remove_image(ref.image)
 
     print(f"image: {image}   runtime: {engine.runtime()}")
     print(row("DockerEngine start -> exec true -> remove", ours_t))
@@ -84,7 +87,9 @@ def main() -> None:
         f"    p95 {pct(ours_t, 0.95) / pct(cli_t, 0.95):8.2f} x    (goal <= 1.3x)"
     )
     print(row("exec true in a running sandbox", exec_t))
-    print(row("snapshot() (docker diff + commit, 1 MB change)", snap_t))
+    print(row("diff() from the overlay upper dir", diff_t))
+    print(row("diff(via_daemon=True) (docker diff)", daemon_diff_t))
+    print(row("snapshot() (diff + docker commit, 1 MB change)", snap_t))
     print(row("snapshot(with_diff=False) (commit only)", snap_nodiff_t))
     print(row("restart() (every process ends, fs kept)", restart_t))
 
