@@ -103,6 +103,9 @@ class DockerSandbox:
         if exit_code is None and out.deadline_hit:
             self._backstop_kill()
         duration = X.elapsed_since(start)
+        if exit_code == 126 and b"cannot exec in a stopped state" in out.stdout:
+            raise SandboxError(f"sandbox {self.id[:12]} is not running (killed or crashed)",
+                               hint="start a new sandbox; remove() this one")  # fmt: skip
         timed_out = out.deadline_hit or (exit_code in (124, 137) and duration >= timeout_s)
         oom = exit_code == 137 and not timed_out and self._oom_happened()
         return ExecResult(
