@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import subprocess
 import tarfile
 import time
@@ -37,7 +38,11 @@ class MemoryStore:
 class DirSandbox:
     """A Sandbox whose filesystem is a host directory: absolute paths map under `root`.
 
-    Commands run with bash in `root/<workdir>`; tests use relative paths in commands."""
+    Commands run with bash in `root/<workdir>`. Absolute paths under the mapped prefixes
+    (/workspace, /verifier, /env, /seed) in a command are rewritten under `root`, so test
+    scripts can use the same absolute paths they would use in a container."""
+
+    MAPPED = re.compile(r"(?<![\w./-])/(workspace|verifier|env|seed)\b")
 
     def __init__(self, root: Path) -> None:
         self.root, self.id, self.image = root, "dir-sandbox", "dir-image"
@@ -52,6 +57,7 @@ class DirSandbox:
              env: Mapping[str, str] | None = None) -> ExecResult:
         text = cmd if isinstance(cmd, str) else " ".join(cmd)
         self.commands.append(text)
+        text = self.MAPPED.sub(lambda m: f"{self.root}/{m.group(1)}", text)
         cwd = self._p(workdir or "/")
         cwd.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
