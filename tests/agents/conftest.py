@@ -161,3 +161,9 @@ def settings_for():
         return AgentSettings(**(base | kw))  # type: ignore[arg-type]
 
     return make
+
+
+@pytest.fixture
+def make_sandbox():
+    """A factory of directory sandboxes, for engines that start several."""
+    return DirSandbox
