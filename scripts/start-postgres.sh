@@ -2,7 +2,8 @@
 # Start a throwaway PostgreSQL cluster for the store tests and print its URL.
 #
 # Idempotent: a second run finds the cluster already up and only prints the URL.
-# Usage:  export ENVFACTORY_TEST_POSTGRES_URL=$(scripts/start-postgres.sh)
+# Usage:  eval "$(scripts/start-postgres.sh)"      # prints: export ENVFACTORY_TEST_POSTGRES_URL=...
+#         URL=$(scripts/start-postgres.sh --url)  # prints the bare URL
 # Stop:   scripts/start-postgres.sh stop
 # Knobs (env): PG_TEST_PORT (55432), PG_TEST_DATA (/tmp/pgdata), PG_TEST_DB (envfactory_test).
 set -euo pipefail
@@ -71,4 +72,9 @@ if [ "$exists" != "1" ]; then
   "$BIN/createdb" -h 127.0.0.1 -p "$PORT" -U postgres "$DB"
 fi
 
-echo "postgresql+psycopg://postgres@127.0.0.1:${PORT}/${DB}"
+URL="postgresql+psycopg://postgres@127.0.0.1:${PORT}/${DB}"
+if [ "${1:-}" = "--url" ]; then
+  echo "$URL"
+else
+  echo "export ENVFACTORY_TEST_POSTGRES_URL='$URL'"
+fi
