@@ -72,7 +72,7 @@ CASES = [
     Case("number given as a string", lambda d: _yaml(d, "max_turns: 40", 'max_turns: "40"'),
          ("field 'constraints.max_turns'", "must be a whole number, got str '40'", "max_turns: 60")),
     Case("number out of range", lambda d: _yaml(d, "max_turns: 40", "max_turns: 0"),
-         ("field 'constraints.max_turns'", "greater than or equal to 1")),
+         ("field 'constraints.max_turns'", "must be at least 1, got 0")),
     Case("unknown base image", lambda d: _yaml(d, "base_image: python", "base_image: ubuntu"),
          ("field 'constraints.base_image'", "'debian' or 'python'", "ubuntu")),
     Case("constraints not a mapping", lambda d: _yaml(d, "constraints:\n  max_turns: 40\n  time_budget_s: 900\n"
@@ -86,7 +86,7 @@ CASES = [
     Case("attachments of the wrong type", lambda d: _yaml(d, "  - job.py\n  - data\n", "  job.py: 1\n"),
          ("field 'attachments'", "must be a path or a list of paths, got dict")),
     Case("empty attachment entry", lambda d: _yaml(d, "  - data\n", '  - ""\n'),
-         ("field 'attachments'[1]", "must be a non-empty path")),
+         ("field 'attachments[1]'", "must be a non-empty path")),
     Case("attachment not found", lambda d: _yaml(d, "  - data\n", "  - dataa\n"),
          ("attachment 'dataa'", "not found in the seed directory")),
     Case("path escaping the seed directory", lambda d: (_outside(d), _yaml(d, "  - data\n",
@@ -96,7 +96,7 @@ CASES = [
     Case("backslash path", lambda d: _yaml(d, "  - data\n", "  - data\\orders.csv\n"),
          ("attachment 'data\\orders.csv'", "backslashes", "forward slashes")),
     Case("symlinked attachment", lambda d: _symlink(d, "notes.txt", _outside(d)),
-         ("attachment 'notes.txt'", "symlink", "copy the real file")),
+         ("attachment 'notes.txt'", "is a symlink", "copy the real file")),
     Case("symlink inside an attached directory", lambda d: (
          (d / "data" / "passwd").symlink_to("/etc/passwd"), d)[1], ("attachment 'data/passwd'", "is a symlink")),
     Case("path through a symlinked directory", lambda d: _symlink(d, "ext", _outside(d).parent, "ext/secret.txt"),
@@ -128,7 +128,7 @@ CASES = [
          "change\n", ""), "max_turns: 40", "max_turns: lots"), ("2 problems", "field 'title'",
          "field 'constraints.max_turns'")),
     Case("duplicate of a stored seed", lambda d: shutil.copytree(d, d.parent / "again"),
-         ("is a duplicate of seed-", "envfactory seed show seed-"), duplicate=True),
+         ("seed.yaml: is a duplicate of seed-", "envfactory seed show seed-"), duplicate=True),
 ]  # fmt: skip
 
 

@@ -42,7 +42,10 @@ def test_a_directory_seed_without_an_attachments_key_attaches_every_other_file(
 ) -> None:
     text = (seed_dir / "seed.yaml").read_text().split("attachments:")[0]
     (seed_dir / "seed.yaml").write_text(text)
-    assert sorted(f.path for f in load_seed(seed_dir, limits).files) == ["data/orders.csv", "job.py"]
+    assert sorted(f.path for f in load_seed(seed_dir, limits).files) == [
+        "data/orders.csv",
+        "job.py",
+    ]
     assert load_seed(seed_dir / "seed.yaml", limits).files == ()  # a FILE attaches what it lists
 
 
@@ -58,7 +61,9 @@ def test_binary_attachments_need_not_be_utf8(seed_dir: Path, limits: SeedLimits)
     assert any(f.path == "data/orders.db" for f in load_seed(seed_dir, limits).files)
 
 
-def test_the_content_hash_covers_attachments_but_not_the_source(seed_dir: Path, limits: SeedLimits) -> None:
+def test_the_content_hash_covers_attachments_but_not_the_source(
+    seed_dir: Path, limits: SeedLimits
+) -> None:
     h0 = load_seed(seed_dir, limits).content_hash
     with (seed_dir / "seed.yaml").open("a") as f:
         f.write("source: someone else\n")
@@ -90,7 +95,11 @@ def test_two_concurrent_submits_of_one_seed_store_it_once(
 
 def test_seed_commands_submit_list_and_show(seed_dir: Path, tmp_path: Path) -> None:
     runner = CliRunner()
-    env = {"ENVFACTORY_HOME": str(tmp_path / "home"), "ENVFACTORY_DATABASE_URL": None, "COLUMNS": "200"}
+    env = {
+        "ENVFACTORY_HOME": str(tmp_path / "home"),
+        "ENVFACTORY_DATABASE_URL": None,
+        "COLUMNS": "200",
+    }
     empty = runner.invoke(app, ["seed", "list"], env=env)
     assert empty.exit_code == 0 and "no seeds yet" in empty.output
     sub = runner.invoke(app, ["seed", "submit", str(seed_dir), "--json"], env=env)

@@ -50,7 +50,9 @@ def test_two_concurrent_deciders_one_wins_the_other_gets_conflict(store: Store) 
     items = _queue(store, 8)
     decisions = (Decision.CONFIRM, Decision.DISMISS)
     for item_id in items:
-        results = _race(2, lambda i, item=item_id: store.reviews.decide(item, f"r{i}", decisions[i]))
+        results = _race(
+            2, lambda i, item=item_id: store.reviews.decide(item, f"r{i}", decisions[i])
+        )
         wins = [r for r in results if isinstance(r, ReviewItem)]
         losses = [r for r in results if isinstance(r, Conflict)]
         assert (len(wins), len(losses)) == (1, 1), results
