@@ -44,6 +44,9 @@ def _run(url: str, fn: Any, *args: Any) -> None:
             cfg = alembic_config()
             cfg.attributes["connection"] = conn
             fn(cfg, *args)
+    except DBAPIError as exc:
+        shown = engine.url.render_as_string(hide_password=True)
+        raise StoreError(f"migrating {shown} failed: {exc.orig}") from exc
     finally:
         engine.dispose()
 
