@@ -35,7 +35,7 @@ from envfactory.core.models import (
 from envfactory.core.models.base import NonEmpty
 from sandboxes.protocol import Sandbox
 
-from ..tools import _Args, cap_text
+from ..tools import ToolResult, _Args, cap_text
 from .common import RoleRuntime, accept, finish_tool, run_loop, store_trajectory, task_text
 
 PROMPT_VERSION = "verifier.v1"
@@ -172,7 +172,7 @@ async def run_verifier_writer(inp: VerifierWriterInput, *, rt: RoleRuntime, sand
         await asyncio.to_thread(sandbox.write_file, posixpath.join(inp.verifier_dir, f.path),
                                 f.content.encode(), 0o644)
 
-    async def on_finish(args: VerifierFinish) -> object:
+    async def on_finish(args: VerifierFinish) -> ToolResult | str:
         problem = entry_problem(args.entry)
         files = await _collect(sandbox, inp.verifier_dir, args.files)
         if isinstance(files, str):
