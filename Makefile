@@ -17,7 +17,12 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
+# PostgreSQL tests need ENVFACTORY_TEST_POSTGRES_URL; when unset, start a throwaway local
+# cluster (scripts/start-postgres.sh installs Debian's postgresql if it is missing).
 test: $(STAMP)
+	@if [ -z "$$ENVFACTORY_TEST_POSTGRES_URL" ]; then \
+	  eval "$$(bash scripts/start-postgres.sh)" || echo "no PostgreSQL: postgres tests will be skipped"; \
+	fi; \
 	$(BIN)/python -m pytest -m "not gpu" $(PYTEST_ARGS)
 
 lint: $(STAMP)
