@@ -18,5 +18,15 @@ app.add_typer(db.app, name="db")
 app.add_typer(agents.app, name="agents")
 
 
+def _register() -> None:
+    from . import images, sandbox
+
+    app.add_typer(images.app, name="images")
+    app.add_typer(sandbox.app, name="sandbox")
+
+
+_register()
+
+
 def main() -> None:
     app()
