@@ -30,11 +30,10 @@ from envfactory.agents.roles import (
 )
 from envfactory.agents.scripts import load_script
 from envfactory.core.models import Attachment, TaskSeed, Verifier
-from envfactory.core.settings import AgentSettings, SandboxSettings, SeedLimits
+from envfactory.core.settings import AgentSettings, SeedLimits
 from envfactory.seeds import load_seed
 from envfactory.store import ArtifactStore
 
-engine_mod = pytest.importorskip("sandboxes.engine")
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 SEEDS_DIR = Path(__file__).resolve().parents[2] / "examples" / "seeds"
@@ -42,15 +41,9 @@ EXAMPLES = sorted(p.name for p in SEEDS_DIR.iterdir() if (p / "seed.yaml").is_fi
 
 
 @pytest.fixture(scope="module")
-def engine():
-    try:
-        eng = engine_mod.DockerEngine(SandboxSettings(pool_size=3),
-                                      run_id=f"agents-e2e-{uuid.uuid4().hex[:8]}")
-        eng.client.ping()
-    except Exception as exc:  # no engine on this machine: the docker marker's tests skip
-        pytest.skip(f"Docker engine unavailable: {exc}")
-    yield eng
-    eng.gc(run_id=eng.run_id, include_live=True, images=True)
+def engine(docker_engine):
+    """The session's labelled engine (tests/conftest.py); it removes what we leave."""
+    return docker_engine
 
 
 def _seed(name: str, store: ArtifactStore) -> TaskSeed:
@@ -86,9 +79,10 @@ def _reward(engine, image: str, verifier: Verifier, store: ArtifactStore) -> int
 
 
 @pytest.mark.parametrize("seed", EXAMPLES)
-def test_scripted_pipeline_yields_a_built_solvable_verified_environment(seed, engine, tmp_path):
+def test_scripted_pipeline_yields_a_built_solvable_verified_environment(seed, engine, base_image,
+                                                                      tmp_path):
     store = ArtifactStore(tmp_path / "artifacts")
-    base = engine.ensure_base_image("python")
+    base = base_image
     builder = engine.start(base, purpose="agents-e2e-builder")
     try:
         res = asyncio.run(run_research(ResearchInput(seed=_seed(seed, store)),

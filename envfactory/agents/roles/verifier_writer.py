@@ -141,7 +141,9 @@ async def _collect(sandbox: Sandbox, root: str, wanted: list[str]) -> list[tuple
                                       timeout=30.0)
         if not res.ok:
             return f"cannot list {root}: {res.stderr.strip()[:500]}"
-        wanted = sorted(p[2:] for p in res.stdout.split("\n") if p.startswith("./"))
+        # bytecode from a dry run is not part of the verifier
+        wanted = sorted(p[2:] for p in res.stdout.split("\n")
+                        if p.startswith("./") and "__pycache__/" not in p and not p.endswith(".pyc"))
     if not wanted:
         return f"there are no files under {root}; write the verifier there first"
     if len(wanted) > MAX_FILES:
