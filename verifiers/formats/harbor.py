@@ -15,6 +15,7 @@ at the top of every step.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 import tomllib
 from pathlib import Path
@@ -211,7 +212,7 @@ def _memory_mb(text: str) -> int:
 
 def _test_sh_notes(text: str) -> list[str]:
     notes = []
-    if "/tests/" in text:
+    if re.search(r"(?<![\w./-])/tests/", text):
         notes.append(
             "tests/test.sh refers to /tests/: envfactory copies the verifier files to a "
             "directory of its own and runs `bash test.sh` there; use paths relative to it"
