@@ -118,8 +118,10 @@ def _require(path: Path) -> None:
             "solution/solve.sh and tests/test.sh (docs/task-formats.md)",
         )
     extra = sorted(
-        rel for rel, _ in walk_files(path / "solution") if rel != "solve.sh" and not
-        (rel.startswith("partial/") and rel.endswith(".sh") and rel.count("/") == 1)
+        rel
+        for rel, _ in walk_files(path / "solution")
+        if rel != "solve.sh"
+        and not (rel.startswith("partial/") and rel.endswith(".sh") and rel.count("/") == 1)
     )
     if extra:
         raise InvalidTask(
@@ -162,7 +164,10 @@ def _merge_scope(opts: EnvfactoryOptions, scope: VerifyScope | None) -> Envfacto
 def _env_prefix(env: dict[str, str]) -> str:
     for key in env:
         if not key.isidentifier():
-            raise InvalidTask(f"task.toml env: {key!r} is not a valid variable name")
+            raise InvalidTask(
+                f"task.toml env: {key!r} is not a valid variable name",
+                hint="use letters, digits and _ only, not starting with a digit",
+            )
     return "".join(f"{k}={shlex.quote(v)} " for k, v in sorted(env.items()))
 
 
