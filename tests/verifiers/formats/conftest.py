@@ -7,12 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from formats_helpers import HARBOR_MIN, TB_MIN, MemoryBlobs, write_tree
+from formats_helpers import HARBOR_MIN, TB_MIN, write_tree
+
+from envfactory.store.artifacts import ArtifactStore
 
 
 @pytest.fixture
-def artifacts() -> MemoryBlobs:
-    return MemoryBlobs()
+def artifacts(tmp_path: Path) -> ArtifactStore:
+    return ArtifactStore(tmp_path / "artifacts")
 
 
 @pytest.fixture

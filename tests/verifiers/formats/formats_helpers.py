@@ -1,28 +1,12 @@
-"""Helpers for the task-format tests: an in-memory artifact store and task trees."""
+"""Helpers for the task-format tests: example paths and small task trees."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples" / "tasks"
 TB_EXAMPLES = REPO / "examples" / "tasks-tb"
-
-
-class MemoryBlobs:
-    """The two artifact-store methods the formats use, over a dict (an injected seam)."""
-
-    def __init__(self) -> None:
-        self.blobs: dict[str, bytes] = {}
-
-    def put_bytes(self, data: bytes) -> str:
-        key = hashlib.sha256(data).hexdigest()
-        self.blobs[key] = data
-        return key
-
-    def get(self, key: str) -> bytes:
-        return self.blobs[key]
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:

@@ -92,10 +92,11 @@ def test_a_broken_terminal_bench_task_is_refused_naming_the_problem(
 
 
 def test_an_unknown_layout_lists_what_was_found_and_both_expected_layouts(tmp_path, artifacts):
-    (tmp_path / "README.md").write_text("hi")
-    (tmp_path / "src").mkdir()
+    task = tmp_path / "task"
+    (task / "src").mkdir(parents=True)
+    (task / "README.md").write_text("hi")
     with pytest.raises(InvalidTask) as err:
-        load_task(tmp_path, artifacts)
+        load_task(task, artifacts)
     text = str(err.value)
     assert "unknown task layout" in text and "README.md, src/" in text
     assert "tests/test.sh" in text and "run-tests.sh" in text
