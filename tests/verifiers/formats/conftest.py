@@ -1,4 +1,5 @@
-"""Fixtures for the task-format tests: an artifact store and small task directories."""
+"""Fixtures for the task-format tests: small task directories (the `artifacts` store
+fixture comes from tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from formats_helpers import HARBOR_MIN, TB_MIN, write_tree
 
-from envfactory.store.artifacts import ArtifactStore
-
-
-@pytest.fixture
-def artifacts(tmp_path: Path) -> ArtifactStore:
-    return ArtifactStore(tmp_path / "artifacts")
+from .formats_helpers import HARBOR_MIN, TB_MIN, write_tree
 
 
 @pytest.fixture

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from formats_helpers import EXAMPLES, TB_EXAMPLES, example_dirs
 
 from envfactory.core.models import CheckKind
 from verifiers.formats import ONE_BLOCK_NOTE, load_task
+
+from .formats_helpers import EXAMPLES, TB_EXAMPLES, example_dirs
 
 
 @pytest.mark.parametrize("path", example_dirs(), ids=lambda p: p.name)

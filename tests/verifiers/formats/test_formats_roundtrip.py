@@ -6,11 +6,12 @@ import io
 import tarfile
 
 import pytest
-from formats_helpers import EXAMPLES, TB_EXAMPLES, example_dirs
 
 from envfactory.core.errors import InvalidTask
 from envfactory.core.models import BuildContext, FileEntry
 from verifiers.formats import context_tar, export_harbor, load_task, materialize
+
+from .formats_helpers import EXAMPLES, TB_EXAMPLES, example_dirs
 
 IGNORED = {"id", "created_at", "env_id"}
 
