@@ -17,5 +17,15 @@ app.add_typer(seed.app, name="seed")
 app.add_typer(db.app, name="db")
 
 
+def _register() -> None:
+    from . import images, sandbox
+
+    app.add_typer(images.app, name="images")
+    app.add_typer(sandbox.app, name="sandbox")
+
+
+_register()
+
+
 def main() -> None:
     app()
