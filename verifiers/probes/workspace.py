@@ -66,7 +66,7 @@ def mentioned_paths(instruction: str, workdir: str) -> list[str]:
             if tok.count("/") < 2 and not has_ext:
                 continue
             path = tok
-        elif has_ext and not re.fullmatch(r"[\d.]+", last):
+        elif has_ext and ("/" in tok or len(last.split(".")[0]) >= 2):
             path = posixpath.normpath(posixpath.join(workdir, tok))
         else:
             continue
