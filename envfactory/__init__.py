@@ -1,0 +1,1 @@
+"""envfactory: turn real professional workflows into verifiable RL environments and train on them."""
