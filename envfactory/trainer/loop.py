@@ -19,6 +19,7 @@ Invariants:
 from __future__ import annotations
 
 import copy
+import math
 import itertools
 import threading
 import time
@@ -209,11 +210,11 @@ class Trainer:
             reward_mean=sum(t.reward for t in batch) / len(batch),
             keep_fraction=stats.keep_fraction,
             mask_fraction=stats.mask_fraction,
-            logprob_mismatch=stats.logprob_mismatch,
+            logprob_mismatch=_measured(stats.logprob_mismatch),
             staleness_mean=sum(staleness) / len(staleness),
             staleness_max=max(staleness),
-            value_loss=stats.value_loss,
-            explained_variance=stats.explained_variance,
+            value_loss=_measured(stats.value_loss),
+            explained_variance=_measured(stats.explained_variance),
             policy_grad_norm=stats.policy_grad_norm,
             critic_grad_norm=stats.critic_grad_norm,
             entropy=stats.entropy,
@@ -223,3 +224,7 @@ class Trainer:
             dropped_stale=self.buffer.dropped_stale,
             wall_s=wall,
         )
+
+
+def _measured(value: float) -> float | None:
+    return value if math.isfinite(value) else None

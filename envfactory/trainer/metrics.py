@@ -2,7 +2,8 @@
 
 ``logprob_mismatch`` is mean |log π_train − log π_rollout| over the batch's action
 tokens that were sampled with exactly the weights the trainer holds (same version);
-NaN when the batch has none (all tokens stale). ``trainer_idle_fraction`` is the
+``None`` when the batch has none (all tokens stale). ``None`` always means "not
+measured this step" (no critic in GRPO, no same-version tokens), never zero. ``trainer_idle_fraction`` is the
 share of wall time the trainer spent waiting for data since the run started.
 """
 
@@ -38,11 +39,11 @@ class StepMetrics(BaseModel):
     reward_mean: float
     keep_fraction: float
     mask_fraction: float
-    logprob_mismatch: float
+    logprob_mismatch: float | None
     staleness_mean: float
     staleness_max: int
-    value_loss: float
-    explained_variance: float
+    value_loss: float | None
+    explained_variance: float | None
     policy_grad_norm: float
     critic_grad_norm: float
     entropy: float
@@ -53,7 +54,7 @@ class StepMetrics(BaseModel):
     wall_s: float
 
 
-def _finite(values: Sequence[float]) -> list[float]:
+def _finite(values: Sequence[float | None]) -> list[float]:
     return [v if v is not None and math.isfinite(v) else math.nan for v in values]
 
 
