@@ -39,18 +39,28 @@ OUT = Path(__file__).resolve().parent / "out"
 
 def _config(algorithm: str, **kw: object) -> TrainerConfig:
     base: dict[str, object] = dict(
-        algorithm=algorithm, group_size=4 if algorithm == "grpo" else 1, lr=3e-3, value_lr=1e-2,
-        critic_warmup_steps=2, max_turns=TASK.turns, max_new_tokens=1, seed=0,
+        algorithm=algorithm,
+        group_size=4 if algorithm == "grpo" else 1,
+        lr=3e-3,
+        value_lr=1e-2,
+        critic_warmup_steps=2,
+        max_turns=TASK.turns,
+        max_new_tokens=1,
+        seed=0,
     )
     base.update(kw)
     return TrainerConfig(**base)  # type: ignore[arg-type]
 
 
 def _trainer(config: TrainerConfig, env_factory=TASK.make) -> Trainer:  # type: ignore[no-untyped-def]
-    return Trainer(config, build_tiny_model(TinyModelSpec(vocab_size=TASK.vocab_size), 0), env_factory)
+    return Trainer(
+        config, build_tiny_model(TinyModelSpec(vocab_size=TASK.vocab_size), 0), env_factory
+    )
 
 
-def throughput(steps: int, batch: int, workers: int, latency_ms: float) -> dict[str, dict[str, float]]:
+def throughput(
+    steps: int, batch: int, workers: int, latency_ms: float
+) -> dict[str, dict[str, float]]:
     rng = random.Random(0)
     median = latency_ms / 1000.0
 
@@ -75,7 +85,7 @@ def throughput(steps: int, batch: int, workers: int, latency_ms: float) -> dict[
 
 
 def _summary(history: list[StepMetrics]) -> dict[str, float]:
-    tail = history[-max(1, len(history) // 3):]
+    tail = history[-max(1, len(history) // 3) :]
     updated = [m for m in history if m.policy_updated]
     return {
         "reward": sum(m.reward_mean for m in tail) / len(tail),
@@ -90,13 +100,17 @@ def lag_sweep(steps: int, batch: int, lags: list[int]) -> dict[str, dict[int, di
     for algorithm in ("sao", "grpo", "pg"):
         results[algorithm] = {}
         for k in lags:
-            config = _config(algorithm, batch_size=batch, rollout_workers=1, sync_lag=k, max_staleness=k + 4)
+            config = _config(
+                algorithm, batch_size=batch, rollout_workers=1, sync_lag=k, max_staleness=k + 4
+            )
             results[algorithm][k] = _summary(_trainer(config).run(steps))
             print(f"  lag run done: {algorithm} k={k}", file=sys.stderr, flush=True)
     return results
 
 
-def _plot(tp: dict[str, dict[str, float]], lag: dict[str, dict[int, dict[str, float]]], path: Path) -> Path:
+def _plot(
+    tp: dict[str, dict[str, float]], lag: dict[str, dict[int, dict[str, float]]], path: Path
+) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -106,7 +120,12 @@ def _plot(tp: dict[str, dict[str, float]], lag: dict[str, dict[int, dict[str, fl
     names = list(tp)
     axes[0].bar([f"{n}\nproduced" for n in names], [tp[n]["produced_per_s"] for n in names])
     axes[0].bar([f"{n}\ntrained" for n in names], [tp[n]["trained_per_s"] for n in names])
-    axes[0].set_title("trajectories/s (idle: " + ", ".join(f"{n} {tp[n]['idle_fraction']:.2f}" for n in names) + ")", fontsize=8)
+    axes[0].set_title(
+        "trajectories/s (idle: "
+        + ", ".join(f"{n} {tp[n]['idle_fraction']:.2f}" for n in names)
+        + ")",
+        fontsize=8,
+    )
     for ax, key in zip(axes[1:], ("reward", "mask", "grad_norm"), strict=True):
         for algorithm, by_k in lag.items():
             ks = sorted(by_k)
@@ -130,17 +149,23 @@ def main() -> None:
     torch.set_num_threads(1)
     tp_steps, lag_steps, batch = (4, 6, 8) if args.quick else (20, 45, 16)
     tp = throughput(tp_steps, batch, args.workers, args.latency_ms)
-    print(f"\nthroughput: {tp_steps} steps, batch {batch}, {args.workers} workers, "
-          f"log-normal step latency median {args.latency_ms} ms sigma 1.5")
+    print(
+        f"\nthroughput: {tp_steps} steps, batch {batch}, {args.workers} workers, "
+        f"log-normal step latency median {args.latency_ms} ms sigma 1.5"
+    )
     print(f"{'algo':<6}{'produced/s':>12}{'trained/s':>12}{'idle':>8}{'wall s':>9}")
     for name, r in tp.items():
-        print(f"{name:<6}{r['produced_per_s']:>12.1f}{r['trained_per_s']:>12.1f}{r['idle_fraction']:>8.2f}{r['wall_s']:>9.1f}")
+        print(
+            f"{name:<6}{r['produced_per_s']:>12.1f}{r['trained_per_s']:>12.1f}{r['idle_fraction']:>8.2f}{r['wall_s']:>9.1f}"
+        )
     lag = lag_sweep(lag_steps, batch, [0, 1, 2, 4])
     print(f"\npolicy lag: {lag_steps} steps, batch {batch}; reward = mean of the last third")
     print(f"{'algo':<6}{'k':>3}{'reward':>9}{'masked':>9}{'grad':>9}{'stale':>8}")
     for name, by_k in lag.items():
         for k, r in by_k.items():
-            print(f"{name:<6}{k:>3}{r['reward']:>9.3f}{r['mask']:>9.3f}{r['grad_norm']:>9.3f}{r['staleness']:>8.2f}")
+            print(
+                f"{name:<6}{k:>3}{r['reward']:>9.3f}{r['mask']:>9.3f}{r['grad_norm']:>9.3f}{r['staleness']:>8.2f}"
+            )
     print(f"\nplot: {_plot(tp, lag, OUT / 'sao_vs_grpo.png')}")
 
 

@@ -47,11 +47,9 @@ def _pack_setup(pack_path: Path, max_turns: int) -> tuple[Any, int]:
     return (lambda: PackEnvironment(opened, codec, max_turns=max_turns)), codec.vocab_size
 
 
-def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
-    from envfactory.trainer.checkpoint import load_checkpoint, save_checkpoint
+def _build_trainer(opts: dict[str, Any]) -> Any:
     from envfactory.trainer.config import TrainerConfig
     from envfactory.trainer.loop import Trainer
-    from envfactory.trainer.metrics import StepMetrics, plot_metrics
     from envfactory.trainer.models import TinyModelSpec, load_policy
     from envfactory.trainer.synthetic import get_task
 
@@ -75,28 +73,43 @@ def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
         seed=opts["seed"],
     )
     policy = load_policy(opts["model"], TinyModelSpec(vocab_size=vocab), opts["seed"])
-    trainer = Trainer(config, policy, env_factory)
-    out: Path = opts["out"]
-    if opts["resume"] and (out / "checkpoint").is_dir():
-        load_checkpoint(trainer, out / "checkpoint")
-    with Progress(
-        TextColumn("[bold]train[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(), console=console, disable=opts["json"],
-    ) as progress:
-        bar = progress.add_task("train", total=opts["steps"], info="")
+    return Trainer(config, policy, env_factory)
 
-        def on_step(m: StepMetrics) -> None:
+
+def _train_with_progress(trainer: Any, steps: int, console: Console, quiet: bool) -> None:
+    columns = (
+        TextColumn("[bold]train[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, disable=quiet) as progress:
+        bar = progress.add_task("train", total=steps, info="")
+
+        def on_step(m: Any) -> None:
             info = f"reward {m.reward_mean:.2f}  mask {m.mask_fraction:.2f}  idle {m.trainer_idle_fraction:.2f}"
             progress.update(bar, advance=1, info=info)
 
-        trainer.run(opts["steps"], on_step=on_step)
+        trainer.run(steps, on_step=on_step)
+
+
+def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
+    from envfactory.trainer.checkpoint import load_checkpoint, save_checkpoint
+    from envfactory.trainer.metrics import plot_metrics
+
+    trainer = _build_trainer(opts)
+    out: Path = opts["out"]
+    if opts["resume"] and (out / "checkpoint").is_dir():
+        load_checkpoint(trainer, out / "checkpoint")
+    _train_with_progress(trainer, opts["steps"], console, quiet=opts["json"])
     save_checkpoint(trainer, out / "checkpoint")
     (out / "metrics.jsonl").write_text("".join(m.model_dump_json() + "\n" for m in trainer.history))
-    title = f"{config.algorithm} on {opts['synthetic'] or opts['pack']}"
+    title = f"{trainer.config.algorithm} on {opts['synthetic'] or opts['pack']}"
     plot = plot_metrics(trainer.history, out / "curves.png", title=title)
     last = trainer.history[-1]
     return {
-        "algorithm": config.algorithm,
+        "algorithm": trainer.config.algorithm,
         "steps": len(trainer.history),
         "policy_version": trainer.version,
         "reward_first": trainer.history[0].reward_mean,
@@ -110,11 +123,17 @@ def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
 
 @app.callback(invoke_without_command=True)
 def train(
-    synthetic: str = typer.Option(None, "--synthetic", help="Built-in task: echo, two_turn_recall, three_turn_recall."),
+    synthetic: str = typer.Option(
+        None, "--synthetic", help="Built-in task: echo, two_turn_recall, three_turn_recall."
+    ),
     pack: Path = typer.Option(None, "--pack", help="An exported environment pack directory."),
-    model: str = typer.Option("tiny", "--model", help="'tiny' (random init) or a local HF checkpoint directory."),
+    model: str = typer.Option(
+        "tiny", "--model", help="'tiny' (random init) or a local HF checkpoint directory."
+    ),
     steps: int = typer.Option(50, "--steps", min=1, help="Policy/critic optimisation steps."),
-    out: Path = typer.Option(Path(".envfactory/train"), "--out", help="Where metrics, plots and checkpoints go."),
+    out: Path = typer.Option(
+        Path(".envfactory/train"), "--out", help="Where metrics, plots and checkpoints go."
+    ),
     algorithm: str = typer.Option("sao", "--algorithm", help="sao | pg | grpo"),
     batch_size: int = typer.Option(32, "--batch-size", min=1),
     group_size: int = typer.Option(4, "--group-size", min=2, help="G for grpo."),
@@ -122,7 +141,9 @@ def train(
     warmup: int = typer.Option(2, "--warmup", min=0, help="Critic-only warm-up steps."),
     workers: int = typer.Option(2, "--workers", min=1, help="Rollout worker threads."),
     max_turns: int = typer.Option(8, "--max-turns", min=1, help="Turns per pack episode."),
-    max_new_tokens: int = typer.Option(64, "--max-new-tokens", min=1, help="Tokens per pack action."),
+    max_new_tokens: int = typer.Option(
+        64, "--max-new-tokens", min=1, help="Tokens per pack action."
+    ),
     seed: int = typer.Option(0, "--seed"),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint if present."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object for machines."),

@@ -82,7 +82,9 @@ def freeze_by_patterns(module: torch.nn.Module, patterns: Sequence[str]) -> list
     return sorted(frozen)
 
 
-def build_critic(policy: PreTrainedModel, config: CriticConfig) -> tuple[Critic, torch.optim.Optimizer]:
+def build_critic(
+    policy: PreTrainedModel, config: CriticConfig
+) -> tuple[Critic, torch.optim.Optimizer]:
     """A critic initialised from the policy, attention frozen, with its own optimizer."""
     critic = Critic(policy)
     freeze_by_patterns(critic, config.freeze_patterns)

@@ -54,8 +54,17 @@ def collate(trajectories: list[Trajectory], device: torch.device) -> Batch:
         lp[i, :n] = torch.tensor([x if x is not None else 0.0 for x in t.rollout_logprobs])
         ver[i, :n] = torch.tensor([v if v is not None else -1 for v in t.policy_versions])
     if act[:, 0].any():
-        raise ValueError("the first token of a trajectory must be an observation (it has no context)")
-    return Batch(ids.to(device), att.to(device), act.to(device), lp.to(device), ver.to(device), tuple(trajectories))
+        raise ValueError(
+            "the first token of a trajectory must be an observation (it has no context)"
+        )
+    return Batch(
+        ids.to(device),
+        att.to(device),
+        act.to(device),
+        lp.to(device),
+        ver.to(device),
+        tuple(trajectories),
+    )
 
 
 @dataclass(frozen=True)
@@ -97,7 +106,9 @@ class Learner:
             n = len(traj.token_ids)
             v = values[i, :n].tolist()
             a, _ = skip_observation_gae(traj.token_rewards, v, traj.action_mask, cfg.gamma, cfg.lam)
-            _, r = skip_observation_gae(traj.token_rewards, v, traj.action_mask, cfg.gamma, cfg.lam_critic)
+            _, r = skip_observation_gae(
+                traj.token_rewards, v, traj.action_mask, cfg.gamma, cfg.lam_critic
+            )
             adv[i, :n] = torch.tensor([x if x is not None else 0.0 for x in a])
             ret[i, :n] = torch.tensor([x if x is not None else 0.0 for x in r])
         return adv, ret, values
@@ -154,14 +165,20 @@ class Learner:
         )
         assert entropy is not None
         same = mask & (batch.versions == version)
-        mismatch = float((logp.detach() - batch.rollout_logp)[same].abs().mean()) if same.any() else math.nan
+        mismatch = (
+            float((logp.detach() - batch.rollout_logp)[same].abs().mean())
+            if same.any()
+            else math.nan
+        )
         out = self._policy_loss(logp, batch, adv)
         warming = self.critic is not None and step_index < self.config.critic_warmup_steps
         p_norm = 0.0
         if not warming:
             self.optimizer.zero_grad(set_to_none=True)
             out.loss.backward()
-            p_norm = float(torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.config.max_grad_norm))
+            p_norm = float(
+                torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.config.max_grad_norm)
+            )
             self.optimizer.step()
         return StepStats(
             policy_updated=not warming,

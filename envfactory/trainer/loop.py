@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import copy
 import math
-import itertools
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import torch
 
@@ -199,7 +197,9 @@ class Trainer:
             on_step(metrics)
         return metrics
 
-    def _metrics(self, batch: list[Trajectory], staleness: list[int], stats: StepStats) -> StepMetrics:
+    def _metrics(
+        self, batch: list[Trajectory], staleness: list[int], stats: StepStats
+    ) -> StepMetrics:
         wall = max(time.perf_counter() - self._started, 1e-9)
         self.tokens_trained += sum(len(t.token_ids) for t in batch)
         return StepMetrics(

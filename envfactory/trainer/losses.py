@@ -64,7 +64,9 @@ def _action_count(action_mask: torch.Tensor) -> torch.Tensor:
     return action_mask.sum().clamp(min=1).to(torch.float32)
 
 
-def _ratio(logp: torch.Tensor, rollout_logp: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
+def _ratio(
+    logp: torch.Tensor, rollout_logp: torch.Tensor, action_mask: torch.Tensor
+) -> torch.Tensor:
     log_ratio = (logp.detach() - rollout_logp).masked_fill(~action_mask, 0.0)
     return torch.exp(log_ratio.to(torch.float32))
 
@@ -84,7 +86,9 @@ def dis_loss(
     n = _action_count(action_mask)
     loss = -(weight * advantages.to(torch.float32) * logp).masked_fill(~action_mask, 0.0).sum() / n
     kept = float(keep.sum()) / float(n)
-    return LossOutput(loss, kept, 1.0 - kept, float(ratio[action_mask].mean()) if action_mask.any() else 1.0)
+    return LossOutput(
+        loss, kept, 1.0 - kept, float(ratio[action_mask].mean()) if action_mask.any() else 1.0
+    )
 
 
 def pg_loss(

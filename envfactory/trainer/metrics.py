@@ -74,7 +74,7 @@ def plot_metrics(history: Sequence[StepMetrics], path: Path, title: str = "") ->
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("step", fontsize=8)
         ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[len(PLOTTED):]:
+    for ax in list(axes.flat)[len(PLOTTED) :]:
         ax.axis("off")
     if title:
         fig.suptitle(title)

@@ -54,7 +54,9 @@ def get_task(name: str) -> SyntheticTask:
     try:
         return TASKS[name]
     except KeyError:
-        raise ValueError(f"unknown synthetic task {name!r}; choose one of {sorted(TASKS)}") from None
+        raise ValueError(
+            f"unknown synthetic task {name!r}; choose one of {sorted(TASKS)}"
+        ) from None
 
 
 class RecallEnvironment:

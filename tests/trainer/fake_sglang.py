@@ -76,14 +76,20 @@ class FakeSGLangServer:
             "weight_version": self.weight_version,
         }
         if body.get("return_logprob"):
-            meta["output_token_logprobs"] = [[lp, t, None] for lp, t in zip(gen.logprobs, gen.token_ids)]
+            meta["output_token_logprobs"] = [
+                [lp, t, None] for lp, t in zip(gen.logprobs, gen.token_ids, strict=True)
+            ]
         return 200, {"text": "", "output_ids": list(gen.token_ids), "meta_info": meta}
 
     def update_weights_from_disk(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         try:
             model = AutoModelForCausalLM.from_pretrained(body["model_path"])
         except OSError as err:
-            return 400, {"success": False, "message": f"Failed to load weights: {err}", "num_paused_requests": 0}
+            return 400, {
+                "success": False,
+                "message": f"Failed to load weights: {err}",
+                "num_paused_requests": 0,
+            }
         self.engine.update_weights(model, self.engine.version + 1)
         message = "Succeeded to update model weights."
         if body.get("weight_version") is not None:

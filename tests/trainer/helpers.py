@@ -16,8 +16,15 @@ TASK = get_task("two_turn_recall")
 
 def tiny_config(**overrides) -> TrainerConfig:
     base = dict(
-        batch_size=8, lr=1e-2, value_lr=1e-2, critic_warmup_steps=0, max_turns=TASK.turns,
-        max_new_tokens=1, rollout_workers=2, max_staleness=4, seed=0,
+        batch_size=8,
+        lr=1e-2,
+        value_lr=1e-2,
+        critic_warmup_steps=0,
+        max_turns=TASK.turns,
+        max_new_tokens=1,
+        rollout_workers=2,
+        max_staleness=4,
+        seed=0,
     )
     base.update(overrides)
     return TrainerConfig(**base)

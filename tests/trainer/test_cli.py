@@ -9,7 +9,19 @@ runner = CliRunner()
 
 def test_train_on_a_synthetic_task_writes_plots_metrics_and_a_checkpoint(tmp_path):
     out = tmp_path / "run"
-    args = ["--synthetic", "echo", "--model", "tiny", "--steps", "3", "--batch-size", "8", "--out", str(out), "--json"]
+    args = [
+        "--synthetic",
+        "echo",
+        "--model",
+        "tiny",
+        "--steps",
+        "3",
+        "--batch-size",
+        "8",
+        "--out",
+        str(out),
+        "--json",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
@@ -22,7 +34,21 @@ def test_train_on_a_synthetic_task_writes_plots_metrics_and_a_checkpoint(tmp_pat
 
 
 def test_train_prints_the_plot_path_for_people(tmp_path):
-    result = runner.invoke(app, ["--synthetic", "echo", "--steps", "2", "--batch-size", "8", "--algorithm", "grpo", "--out", str(tmp_path)])
+    result = runner.invoke(
+        app,
+        [
+            "--synthetic",
+            "echo",
+            "--steps",
+            "2",
+            "--batch-size",
+            "8",
+            "--algorithm",
+            "grpo",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "plot:" in result.output and (tmp_path / "curves.png").exists()
 

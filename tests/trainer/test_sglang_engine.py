@@ -41,7 +41,9 @@ def test_generate_returns_the_sampled_tokens_with_their_logprobs(server, policy,
     assert len(gen.token_ids) == len(gen.logprobs) == 4
     assert gen.finish_reason == "length"
     assert all(lp <= 0.0 for lp in gen.logprobs)
-    diffs = _trainer_logprobs(policy, [run_episode(engine, TASK.make(), s, SamplingParams(2), 2) for s in range(8)])
+    diffs = _trainer_logprobs(
+        policy, [run_episode(engine, TASK.make(), s, SamplingParams(2), 2) for s in range(8)]
+    )
     assert float(diffs.mean()) <= 1e-7
 
 
@@ -58,7 +60,11 @@ def test_weight_sync_pauses_loads_from_disk_with_a_version_and_continues(server,
         for p in policy.parameters():
             p.add_(0.05 * torch.randn_like(p))
     engine.update_weights(policy, version=1)
-    assert server.calls[-3:] == ["/pause_generation", "/update_weights_from_disk", "/continue_generation"]
+    assert server.calls[-3:] == [
+        "/pause_generation",
+        "/update_weights_from_disk",
+        "/continue_generation",
+    ]
     assert engine.version == 1
     assert engine.server_weight_version() == "1"
     traj = run_episode(engine, TASK.make(), 7, SamplingParams(1), TASK.turns)
@@ -70,7 +76,9 @@ def test_generation_waits_while_paused_and_resumes_on_continue(server, tmp_path)
     engine = SGLangEngine(server.url, tmp_path / "weights")
     engine.pause()
     result = {}
-    worker = threading.Thread(target=lambda: result.update(gen=engine.generate([0, 4], SamplingParams(2))))
+    worker = threading.Thread(
+        target=lambda: result.update(gen=engine.generate([0, 4], SamplingParams(2)))
+    )
     worker.start()
     while server.waiting == 0:
         threading.Event().wait(0.01)

@@ -18,7 +18,9 @@ def _policy(seed=0):
 def test_same_engine_logprob_mismatch_is_at_most_1e_7_in_fp32():
     policy = _policy()
     engine = TorchEngine(policy, seed=1)
-    trajectories = [run_episode(engine, TASK.make(), s, SamplingParams(3), TASK.turns) for s in range(16)]
+    trajectories = [
+        run_episode(engine, TASK.make(), s, SamplingParams(3), TASK.turns) for s in range(16)
+    ]
     batch = collate(trajectories, torch.device("cpu"))  # padded, as the trainer sees it
     with torch.no_grad():
         logp, _ = token_logprobs(policy, batch.input_ids, batch.attention_mask, 1.0)
@@ -40,7 +42,9 @@ def test_the_engine_keeps_its_own_weights_until_they_are_synced():
     assert not torch.equal(stale["lm_head.weight"], fresh["lm_head.weight"])
     engine.update_weights(policy, version=3)
     assert engine.version == 3
-    assert torch.equal(dict(engine.model.named_parameters())["lm_head.weight"], fresh["lm_head.weight"])
+    assert torch.equal(
+        dict(engine.model.named_parameters())["lm_head.weight"], fresh["lm_head.weight"]
+    )
     assert engine.generate([0, 3], SamplingParams(2)).weight_version == 3
 
 

@@ -4,4 +4,11 @@ from envfactory.trainer.engines.base import Generation, RolloutEngine, SamplingP
 from envfactory.trainer.engines.sglang_engine import SGLangEngine, SGLangError
 from envfactory.trainer.engines.torch_engine import TorchEngine
 
-__all__ = ["Generation", "RolloutEngine", "SamplingParams", "SGLangEngine", "SGLangError", "TorchEngine"]
+__all__ = [
+    "Generation",
+    "RolloutEngine",
+    "SamplingParams",
+    "SGLangEngine",
+    "SGLangError",
+    "TorchEngine",
+]

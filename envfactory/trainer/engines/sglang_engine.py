@@ -120,7 +120,9 @@ def parse_generate_response(body: dict[str, Any], version: int) -> Generation:
     meta = body.get("meta_info") or {}
     entries = meta.get("output_token_logprobs")
     if entries is None:
-        raise SGLangError("/generate answered without output_token_logprobs (return_logprob ignored?)")
+        raise SGLangError(
+            "/generate answered without output_token_logprobs (return_logprob ignored?)"
+        )
     tokens = tuple(int(entry[1]) for entry in entries)
     logprobs = tuple(float(entry[0]) for entry in entries)
     finish = meta.get("finish_reason") or {}
