@@ -23,14 +23,16 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from envfactory.trainer.config import TrainerConfig  # noqa: E402
 from envfactory.trainer.loop import Trainer  # noqa: E402
 from envfactory.trainer.metrics import StepMetrics  # noqa: E402
-from envfactory.trainer.models import TinyModelSpec, build_tiny_model  # noqa: E402
+from envfactory.trainer.models import (  # noqa: E402
+    TinyModelSpec,
+    build_tiny_model,
+    limit_cpu_threads,
+)
 from envfactory.trainer.synthetic import SlowEnvironment, get_task  # noqa: E402
 
 TASK = get_task("two_turn_recall")
@@ -146,7 +148,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=5.0)
     parser.add_argument("--workers", type=int, default=8)
     args = parser.parse_args()
-    torch.set_num_threads(1)
+    limit_cpu_threads(1)
     tp_steps, lag_steps, batch = (4, 6, 8) if args.quick else (20, 45, 16)
     tp = throughput(tp_steps, batch, args.workers, args.latency_ms)
     print(

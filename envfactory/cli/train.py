@@ -50,7 +50,7 @@ def _pack_setup(pack_path: Path, max_turns: int) -> tuple[Any, int]:
 def _build_trainer(opts: dict[str, Any]) -> Any:
     from envfactory.trainer.config import TrainerConfig
     from envfactory.trainer.loop import Trainer
-    from envfactory.trainer.models import TinyModelSpec, load_policy
+    from envfactory.trainer.models import TinyModelSpec, limit_cpu_threads, load_policy
     from envfactory.trainer.synthetic import get_task
 
     if opts["synthetic"]:
@@ -60,6 +60,8 @@ def _build_trainer(opts: dict[str, Any]) -> Any:
         env_factory, vocab = _pack_setup(opts["pack"], opts["max_turns"])
         max_turns, new_tokens = opts["max_turns"], opts["max_new_tokens"]
     is_tiny = opts["model"] == "tiny"
+    if is_tiny:
+        limit_cpu_threads(1)
     config = TrainerConfig(
         algorithm=opts["algorithm"],
         batch_size=opts["batch_size"],

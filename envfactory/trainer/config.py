@@ -46,6 +46,7 @@ class TrainerConfig(BaseModel):
     buffer_capacity: int | None = None
     max_new_tokens: int = 1
     max_turns: int = 8
+    max_context_tokens: int = 4096
     temperature: float = 1.0
     sync_lag: int = 0
     seed: int = 0

@@ -103,7 +103,10 @@ class Trainer:
             return seed
 
     def _episode(self, env, seed: int, group_id: str | None = None) -> Trajectory | None:  # type: ignore[no-untyped-def]
-        traj = run_episode(self.engine, env, seed, self.sampling, self.config.max_turns, group_id)
+        cfg = self.config
+        traj = run_episode(
+            self.engine, env, seed, self.sampling, cfg.max_turns, group_id, cfg.max_context_tokens
+        )
         with self._prompt_lock:
             self.produced += 1
         return traj

@@ -4,7 +4,9 @@
 tokens that were sampled with exactly the weights the trainer holds (same version);
 ``None`` when the batch has none (all tokens stale). ``None`` always means "not
 measured this step" (no critic in GRPO, no same-version tokens), never zero. ``trainer_idle_fraction`` is the
-share of wall time the trainer spent waiting for data since the run started.
+share of wall time the trainer spent waiting for data since the run started;
+``tokens_per_s`` counts every token of the trained trajectories per wall second and
+``trajectories_per_s`` every finished rollout (trained, dropped or still buffered).
 """
 
 from __future__ import annotations

@@ -53,6 +53,12 @@ def build_tiny_model(spec: TinyModelSpec, seed: int) -> PreTrainedModel:
     return model.to(torch.float32)
 
 
+def limit_cpu_threads(n: int) -> None:
+    """Tiny models are bound by per-op overhead: one intra-op thread per process is
+    fastest and leaves the other cores to rollout threads. Call at the process edge."""
+    torch.set_num_threads(n)
+
+
 def load_policy(model: str, spec: TinyModelSpec, seed: int) -> PreTrainedModel:
     """``"tiny"`` builds a fresh tiny model; anything else is a local HF checkpoint dir."""
     if model == "tiny":

@@ -3,7 +3,9 @@
 Invariants: the trajectory holds token ids exactly as the engine sampled them and the
 environment sent them (no re-tokenisation of text round trips); each action token
 carries the engine's logprob and weight version; the reward lands on the last action
-token. A bad episode is data (reward 0, a finish reason), not an exception.
+token. A bad episode is data (reward 0, a finish reason), not an exception: running
+out of turns ends with ``max_turns``, a context that would overflow ``max_tokens``
+with ``length``, an engine abort with ``aborted``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ def run_episode(
     params: SamplingParams,
     max_turns: int,
     group_id: str | None = None,
+    max_tokens: int | None = None,
 ) -> Trajectory | None:
     """Play one episode; ``None`` only if the engine produced no token at all."""
     started = time.perf_counter()
@@ -29,6 +32,9 @@ def run_episode(
     builder.add_observation(env.reset(seed))
     reward, finish = 0.0, "max_turns"
     for _ in range(max_turns):
+        if max_tokens is not None and len(builder) + params.max_new_tokens > max_tokens:
+            finish = "length"  # the context would overflow: stop, reward 0
+            break
         generation = engine.generate(builder.token_ids, params)
         if not generation.token_ids:
             finish = "aborted"

@@ -81,3 +81,13 @@ def test_the_recall_task_rewards_only_answers_that_repeat_each_shown_symbol():
     env.step((shown,))
     assert env.step((2,)).reward == 0.0
     assert get_task("two_turn_recall").vocab_size == 7
+
+
+def test_an_episode_that_would_overflow_the_context_ends_with_finish_reason_length():
+    codec = ByteCodec()
+    policy = build_tiny_model(TinyModelSpec(vocab_size=codec.vocab_size), seed=0)
+    env = PackEnvironment(InMemoryPack(), codec, max_turns=10)
+    engine = TorchEngine(policy, seed=0)
+    traj = run_episode(engine, env, 1, SamplingParams(max_new_tokens=8), 10, max_tokens=40)
+    assert traj is not None and traj.finish_reason == "length" and traj.reward == 0.0
+    assert len(traj.token_ids) <= 40
