@@ -6,7 +6,7 @@ from envfactory.trainer.engines import RolloutEngine, SamplingParams, TorchEngin
 from envfactory.trainer.learner import collate
 from envfactory.trainer.models import TinyModelSpec, build_tiny_model, token_logprobs
 from envfactory.trainer.rollout import run_episode
-from envfactory.trainer.synthetic import get_task
+from envfactory.trainer.synthetic import RecallEnvironment, get_task
 
 TASK = get_task("three_turn_recall")
 
@@ -71,3 +71,20 @@ def test_pause_holds_new_segments_until_resume():
     engine.resume()
     worker.join(timeout=30)
     assert done.is_set()
+
+
+def test_each_action_token_records_the_weight_version_it_was_sampled_with():
+    policy = _policy()
+    engine = TorchEngine(policy, seed=4)
+
+    class SyncMidEpisode(RecallEnvironment):
+        # a weight sync lands between the first and the second action
+        def step(self, action):
+            if self._turn == 0:
+                engine.update_weights(policy, version=7)
+            return super().step(action)
+
+    traj = run_episode(engine, SyncMidEpisode(TASK.turns, TASK.n_symbols), 3, SamplingParams(2), 3)
+    versions = [v for v in traj.policy_versions if v is not None]
+    assert versions == [0, 0, 7, 7, 7, 7]
+    assert traj.oldest_version == 0 and traj.staleness(8) == 8
