@@ -6,11 +6,13 @@ import torch
 
 from envfactory.trainer.engines import SamplingParams, SGLangEngine, SGLangError
 from envfactory.trainer.learner import collate
+from envfactory.trainer.loop import Trainer
 from envfactory.trainer.models import TinyModelSpec, build_tiny_model, token_logprobs
 from envfactory.trainer.rollout import run_episode
 from envfactory.trainer.synthetic import get_task
 
 from .fake_sglang import FakeSGLangServer
+from .helpers import tiny_config
 
 TASK = get_task("two_turn_recall")
 
@@ -103,3 +105,13 @@ def test_a_real_sglang_server_serves_logprobs_that_match_the_trainer(tmp_path):
     engine = SGLangEngine(url, tmp_path / "weights")
     gen = engine.generate([1, 2, 3], SamplingParams(max_new_tokens=8))
     assert len(gen.token_ids) == len(gen.logprobs) > 0
+
+
+def test_the_trainer_runs_on_the_sglang_engine_and_syncs_every_update(server, policy, tmp_path):
+    engine = SGLangEngine(server.url, tmp_path / "weights", keep_checkpoints=1)
+    trainer = Trainer(tiny_config(batch_size=4), policy, TASK.make, engine=engine)
+    history = trainer.run(3)
+    assert engine.version == trainer.version == 3
+    assert server.weight_version == "3"
+    assert [p.name for p in (tmp_path / "weights").iterdir()] == ["v3"]
+    assert all(m.logprob_mismatch is None or m.logprob_mismatch <= 1e-7 for m in history)
