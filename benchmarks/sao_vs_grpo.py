@@ -147,9 +147,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="few steps, for a smoke run")
     parser.add_argument("--latency-ms", type=float, default=5.0)
     parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--throughput-steps", type=int, default=30)
+    parser.add_argument("--lag-steps", type=int, default=80)
+    parser.add_argument("--batch", type=int, default=32)
     args = parser.parse_args()
     limit_cpu_threads(1)
-    tp_steps, lag_steps, batch = (4, 6, 8) if args.quick else (20, 45, 16)
+    tp_steps, lag_steps, batch = (
+        (4, 6, 8) if args.quick else (args.throughput_steps, args.lag_steps, args.batch)
+    )
     tp = throughput(tp_steps, batch, args.workers, args.latency_ms)
     print(
         f"\nthroughput: {tp_steps} steps, batch {batch}, {args.workers} workers, "

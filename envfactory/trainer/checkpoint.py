@@ -8,7 +8,8 @@ In-flight episodes are not saved: they are simply played again after a resume.
 Resume restores the version first and then syncs the engine to the restored weights
 under that version, so a buffered trajectory's staleness is measured against the
 same version count as before the stop, and new tokens carry versions that continue
-the old sequence.
+the old sequence. An injected policy lag (``sync_lag``, a benchmark knob) starts
+again from zero after a resume: its weight history is not saved.
 """
 
 from __future__ import annotations
