@@ -11,6 +11,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+from . import agents, db, seed  # noqa: E402  (sub-apps register on `app` above)
+
+app.add_typer(seed.app, name="seed")
+app.add_typer(db.app, name="db")
+app.add_typer(agents.app, name="agents")
+
 
 def _register() -> None:
     from . import images, sandbox
