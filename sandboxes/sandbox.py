@@ -79,17 +79,8 @@ class DockerSandbox:
         """Run `cmd` (a string runs under `bash -c`); never raises for a non-zero exit."""
         timeout_s = float(timeout if timeout is not None else self.default_timeout_s)
         marker = uuid.uuid4().hex
-        api = self._client.api
         start = time.monotonic()
-        try:
-            exec_id = api.exec_create(
-                self.id, X.wrap_command(cmd, timeout_s), stdout=True, stderr=True,
-                user=user or "", workdir=workdir, environment=X.exec_env(env, marker),
-            )["Id"]  # fmt: skip
-            handle = api.exec_start(exec_id, socket=True)
-            sock = X.raw_socket(handle)
-        except docker.errors.APIError as exc:
-            raise SandboxError(f"exec in sandbox {self.id[:12]} failed: {exc}") from exc
+        exec_id, handle, sock = self._launch(cmd, timeout_s, user, workdir, env, marker)
         deadline = start + timeout_s + X.KILL_GRACE_S + X.CLIENT_GRACE_S
         try:
             out = X.read_stream(sock, deadline=deadline, cap=self.output_cap)
@@ -116,6 +107,22 @@ class DockerSandbox:
             stderr=out.stderr.decode("utf-8", "replace"),
             truncated=out.truncated, timed_out=timed_out, oom_killed=oom, duration_s=duration,
         )  # fmt: skip
+
+    def _launch(
+        self, cmd: str | Sequence[str], timeout_s: float, user: str | None,
+        workdir: str | None, env: Mapping[str, str] | None, marker: str,
+    ) -> tuple[str, Any, Any]:  # fmt: skip
+        """Create and start the exec; return its id and the hijacked stream."""
+        api = self._client.api
+        try:
+            exec_id = api.exec_create(
+                self.id, X.wrap_command(cmd, timeout_s), stdout=True, stderr=True,
+                user=user or "", workdir=workdir, environment=X.exec_env(env, marker),
+            )["Id"]  # fmt: skip
+            handle = api.exec_start(exec_id, socket=True)
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"exec in sandbox {self.id[:12]} failed: {exc}") from exc
+        return exec_id, handle, X.raw_socket(handle)
 
     def _wait_exit(self, exec_id: str, wait_s: float) -> int | None:
         """The exec's exit code, polling up to `wait_s` for it to be reported."""
