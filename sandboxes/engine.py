@@ -23,6 +23,7 @@ from typing import Any
 
 import docker
 import docker.errors
+from docker.models.containers import Container
 
 from envfactory.core.errors import ConfigError, ImageBuildFailed, SandboxError
 from envfactory.core.models import BuildResult, Limits
@@ -152,9 +153,7 @@ class DockerEngine:
             )  # fmt: skip
         try:
             run_id = run_id or self.run_id
-            container = self.client.containers.run(
-                image, **self._run_kwargs(limits, purpose, run_id, network)
-            )
+            container = self._create_and_start(image, limits, purpose, run_id, network)
         except docker.errors.ImageNotFound as exc:
             self._pool.release()
             raise ConfigError(f"image {image} does not exist locally",
@@ -169,23 +168,30 @@ class DockerEngine:
             output_cap=self.settings.output_cap_bytes, run_id=run_id, on_remove=self._pool.release,
         )  # fmt: skip
 
-    def _run_kwargs(
-        self, limits: Limits, purpose: str, run_id: str | None, network: bool | None
-    ) -> dict[str, Any]:
+    def _create_and_start(
+        self, image: str, limits: Limits, purpose: str, run_id: str | None, network: bool | None
+    ) -> Container:
+        """Low-level create + start: `containers.run` adds an inspect we do not need."""
+        api = self.client.api
         net = limits.network if network is None else network
         name = f"envfactory-{purpose}-{uuid.uuid4().hex[:10]}"
-        kw: dict[str, Any] = dict(
-            entrypoint=["sleep", "infinity"], command=[], detach=True, init=True,
-            labels=L.ownership(purpose, run_id, sandbox=name), name=name,
-            network_mode="bridge" if net else "none", cap_drop=["ALL"],
+        host = api.create_host_config(
+            init=True, network_mode="bridge" if net else "none", cap_drop=["ALL"],
             security_opt=["no-new-privileges"], mem_limit=f"{limits.memory_mb}m",
             memswap_limit=f"{limits.memory_mb}m", nano_cpus=int(limits.cpus * 1e9),
-            pids_limit=limits.pids, stop_signal="SIGKILL",
+            pids_limit=limits.pids, runtime=None if self.runtime() == "runc" else self.runtime(),
         )  # fmt: skip
-        runtime = self.runtime()
-        if runtime != "runc":
-            kw["runtime"] = runtime
-        return kw
+        cid = api.create_container(
+            image, command=[], entrypoint=["sleep", "infinity"], name=name, host_config=host,
+            labels=L.ownership(purpose, run_id, sandbox=name), stop_signal="SIGKILL",
+        )["Id"]  # fmt: skip
+        try:
+            api.start(cid)
+        except BaseException:
+            with contextlib.suppress(docker.errors.APIError):
+                api.remove_container(cid, force=True)
+            raise
+        return self.client.containers.prepare_model({"Id": cid, "Name": name})
 
     def runtime(self) -> str:
         """runc, or runsc (gVisor) when asked for or when `auto` finds it on the engine."""
