@@ -14,8 +14,8 @@ Cheat-sheet (details in `protocol.py`; upper layers type against `SandboxEngine`
         r.exit_code, r.stdout, r.truncated, r.timed_out, r.oom_killed
         sb.write_file("/workspace/x.py", "print(1)"); sb.read_file("/logs/reward.txt")
         sb.diff()                     # [PathChange]; fast (overlay upper dir)
-        ref = sb.snapshot(StateKind.SOLVER, label="judge-1")   # StateRef; seconds here
-        sb.restart()                  # every process ends, files stay (~1 s)
+        ref = sb.snapshot(StateKind.SOLVER, label="judge-1")   # StateRef; ~0.4 s (layer load)
+        sb.restart()                  # every process ends, files stay (~0.7 s)
 
     async with engine.asandbox(image) as sb:       # Temporal activities
         r = await sb.aexec("make test")

@@ -76,7 +76,8 @@ class Sandbox(Protocol):
         ...
 
     def snapshot(self, kind: StateKind, label: str = "", env_id: str | None = None) -> StateRef:
-        """Commit the filesystem to a labelled image; the sandbox keeps running."""
+        """Save the filesystem as a labelled image (StateRef.diff filled); the sandbox keeps
+        running. Start a fresh sandbox from `ref.image` to verify against that state."""
         ...
 
     def restart(self) -> None:
