@@ -108,3 +108,11 @@ def test_gvisor_is_used_only_when_the_engine_reports_it(docker_engine: DockerEng
     if not has_runsc:
         with pytest.raises(ConfigError, match="runsc"):
             DockerEngine(SandboxSettings(runtime="runsc"), client=client).runtime()
+
+
+def test_the_seed_flavour_debian_names_the_minimal_base_image(docker_engine: DockerEngine) -> None:
+    engine = DockerEngine(SandboxSettings(), client=docker_engine.client)
+    assert engine.ensure_base_image("debian") == engine.ensure_base_image("minimal")
+    assert engine.ensure_base_image("debian").startswith("envfactory/base:")
+    with pytest.raises(ConfigError, match="flavour"):
+        engine.ensure_base_image("alpine")
