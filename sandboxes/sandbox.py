@@ -89,7 +89,7 @@ class DockerSandbox:
             X.hang_up(sock, handle)
         if not out.eof:  # truncated or past the deadline: stop the command now
             self._kill_marked(marker, user)
-        exit_code = self._wait_exit(exec_id, 0 if out.eof else 3.0)
+        exit_code = self._wait_exit(exec_id, 3.0)  # the status may lag the stream's end
         if out.truncated:
             exit_code = None  # we killed it: its own status would mislead
         if exit_code is None and out.deadline_hit:
