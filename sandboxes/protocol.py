@@ -45,8 +45,9 @@ class Sandbox(Protocol):
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
-        """Run `cmd` (a string runs under `bash -c`; not a login shell, which would reset
-        the PATH an image's ENV set); never raises for a non-zero exit."""
+        """Run `cmd` (a string runs under `bash -c`, or `sh -c` where the image has no bash;
+        not a login shell, which would reset the PATH an image's ENV set); never raises
+        for a non-zero exit."""
         ...
 
     def write_file(
