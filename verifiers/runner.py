@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from envfactory.core.errors import EnvFactoryError
+from envfactory.core.errors import SandboxFileNotFound
 from envfactory.core.models import EnvironmentSpec, ExecResult, PathChange, Verifier
 from envfactory.core.models.base import Model
 from sandboxes.protocol import Sandbox, SandboxEngine
@@ -133,9 +133,7 @@ def workspace_from(box: Sandbox, paths: Sequence[str]) -> list[tuple[str, bytes 
     for path in paths:
         try:
             raw = box.get_archive(path)
-        except EnvFactoryError as exc:
-            if type(exc).__name__ != "SandboxFileNotFound":
-                raise
+        except SandboxFileNotFound:
             out.append((path, None))
             continue
         out.append((path, archives.sanitize(raw, root_name=_base(path))))
