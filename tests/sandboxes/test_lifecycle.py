@@ -84,7 +84,9 @@ def test_the_base_image_is_rebuilt_only_when_its_recipe_changes(
     client = docker_engine.client
     before = client.images.get(base_image).id
     log: list[str] = []
-    same = DockerEngine(SandboxSettings(), client=client).ensure_base_image("python", log=log.append)
+    same = DockerEngine(SandboxSettings(), client=client).ensure_base_image(
+        "python", log=log.append
+    )
     assert same == base_image and client.images.get(same).id == before
     assert not any(line.startswith("$ debootstrap") for line in log)
 
