@@ -2,9 +2,11 @@ import itertools
 import math
 import threading
 
+import pytest
 import torch
 
 from envfactory.trainer.checkpoint import load_checkpoint, save_checkpoint
+from envfactory.trainer.loop import RolloutError
 from envfactory.trainer.metrics import plot_metrics
 from envfactory.trainer.synthetic import RecallEnvironment
 
@@ -113,3 +115,14 @@ def test_staleness_accounting_survives_a_checkpoint_and_resume(tmp_path):
     history = second.run(2)
     assert [m.step for m in second.history] == [0, 1, 2, 3, 4]
     assert second.version == 5 and history[0].policy_version == 4
+
+
+def test_a_crashing_environment_fails_the_run_loudly_instead_of_hanging():
+    class Broken(RecallEnvironment):
+        def step(self, action):
+            raise OSError("sandbox vanished")
+
+    trainer = tiny_trainer(tiny_config(), env_factory=lambda: Broken(TASK.turns, TASK.n_symbols))
+    with pytest.raises(RolloutError, match="sandbox vanished") as info:
+        trainer.run(1)
+    assert isinstance(info.value.__cause__, OSError)
