@@ -42,7 +42,7 @@ def build_tiny_model(spec: TinyModelSpec, seed: int) -> PreTrainedModel:
         num_key_value_heads=spec.num_kv_heads,
         max_position_embeddings=spec.max_positions,
         tie_word_embeddings=False,
-        attn_implementation="eager",
+        attn_implementation="eager",  # type: ignore[call-arg]  # a PretrainedConfig kwarg
         bos_token_id=None,
         eos_token_id=None,
         pad_token_id=None,
@@ -50,7 +50,7 @@ def build_tiny_model(spec: TinyModelSpec, seed: int) -> PreTrainedModel:
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = Qwen2ForCausalLM(config)
-    return model.to(torch.float32)
+    return model.float()
 
 
 def limit_cpu_threads(n: int) -> None:
