@@ -99,7 +99,8 @@ class Trainer:
 
     @property
     def sampling(self) -> SamplingParams:
-        return SamplingParams(self.config.max_new_tokens, self.config.temperature)
+        cfg = self.config
+        return SamplingParams(cfg.max_new_tokens, cfg.temperature, cfg.stop_token_ids)
 
     def _take_prompt(self) -> int:
         with self._prompt_lock:

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForCausalLM, PreTrainedModel, Qwen2Config, Qwen2ForCausalLM
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+)
+
+from envfactory.trainer.environments import ByteCodec, Codec, HFCodec
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,13 @@ def load_policy(model: str, spec: TinyModelSpec, seed: int) -> PreTrainedModel:
             "(nothing is downloaded: pass a path written by save_pretrained)"
         )
     return AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32)
+
+
+def load_codec(model: str) -> Codec:
+    """Bytes for ``"tiny"``; the checkpoint's own tokenizer for a model directory."""
+    if model == "tiny":
+        return ByteCodec()
+    return HFCodec(AutoTokenizer.from_pretrained(model))
 
 
 def token_logprobs(
