@@ -45,7 +45,7 @@ def _config(algorithm: str, **kw: object) -> TrainerConfig:
         algorithm=algorithm,
         group_size=4 if algorithm == "grpo" else 1,
         lr=3e-3,
-        value_lr=1e-2,
+        value_lr=3e-3,
         critic_warmup_steps=2,
         max_turns=TASK.turns,
         max_new_tokens=1,

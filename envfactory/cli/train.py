@@ -71,7 +71,7 @@ def _build_trainer(opts: dict[str, Any]) -> Any:
         batch_size=opts["batch_size"],
         group_size=opts["group_size"] if opts["algorithm"] == "grpo" else 1,
         lr=opts["lr"] or (TINY_LR if is_tiny else 1e-6),
-        value_lr=1e-2 if is_tiny else 5e-6,
+        value_lr=3e-3 if is_tiny else 5e-6,
         critic_warmup_steps=min(opts["warmup"], max(opts["steps"] - 1, 0)),
         max_turns=max_turns,
         max_new_tokens=new_tokens,
