@@ -1,0 +1,1 @@
+"""Temporal workflows, activities and worker. Workflows order activities; activities wrap plain functions."""
