@@ -14,3 +14,7 @@ app = typer.Typer(
 
 def main() -> None:
     app()
+
+from .pack import app as _pack_app  # noqa: E402
+
+app.add_typer(_pack_app, name="pack")

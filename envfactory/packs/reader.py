@@ -89,10 +89,14 @@ def _files(base: Path, entries: tuple[FileEntry, ...], env_id: str) -> dict[str,
     for e in entries:
         path = base / check_member_name(e.path)
         if not path.is_file():
-            raise InvalidPack(f"environment {env_id}: {path.name} named by the spec is not in the pack")
+            raise InvalidPack(
+                f"environment {env_id}: {path.name} named by the spec is not in the pack"
+            )
         data = path.read_bytes()
         if hashlib.sha256(data).hexdigest() != e.key:
-            raise InvalidPack(f"environment {env_id}: {e.path} does not match its key {e.key[:12]}…")
+            raise InvalidPack(
+                f"environment {env_id}: {e.path} does not match its key {e.key[:12]}…"
+            )
         out[e.path] = (data, e.mode)
     return out
 

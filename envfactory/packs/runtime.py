@@ -209,7 +209,9 @@ class PackEnv:
                 if tar is not None:
                     self._image = self._images.load_image(tar)
                 else:
-                    built = self.engine.build(self.packed.context_tar(), dockerfile=self.spec.build.dockerfile)
+                    built = self.engine.build(
+                        self.packed.context_tar(), dockerfile=self.spec.build.dockerfile
+                    )
                     self._image = built.image
             return self._image
 
@@ -222,7 +224,9 @@ class PackEnv:
     async def areset(self, *, run_id: str | None = None) -> Episode:
         return await asyncio.to_thread(self.reset, run_id=run_id)
 
-    def verify(self, state_image: str, pristine_image: str, diff: tuple[PathChange, ...]) -> Verification:
+    def verify(
+        self, state_image: str, pristine_image: str, diff: tuple[PathChange, ...]
+    ) -> Verification:
         files = self._files
         return self._reward_fn(RewardRequest(
             engine=self.engine, state_image=state_image, pristine_image=pristine_image,
@@ -233,7 +237,9 @@ class PackEnv:
 class Pack:
     """An open, verified pack. Close it (or use `with`) to remove what was extracted."""
 
-    def __init__(self, manifest: PackManifest, envs: tuple[PackEnv, ...], scratch: Path | None) -> None:
+    def __init__(
+        self, manifest: PackManifest, envs: tuple[PackEnv, ...], scratch: Path | None
+    ) -> None:
         self.manifest = manifest
         self.environments = envs
         self._scratch = scratch
@@ -250,7 +256,11 @@ class Pack:
         scratch_dir: Path | None = None,
     ) -> Pack:
         path = Path(path)
-        scratch = None if path.is_dir() else Path(tempfile.mkdtemp(prefix="envfactory-pack-", dir=scratch_dir))
+        scratch = (
+            None
+            if path.is_dir()
+            else Path(tempfile.mkdtemp(prefix="envfactory-pack-", dir=scratch_dir))
+        )
         try:
             verified = open_verified(path, scratch or path, limits)
             io = images or DockerImages.from_engine(engine)

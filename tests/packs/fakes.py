@@ -51,8 +51,13 @@ class FakeSandbox:
         image = f"state-of-{self.id}"
         self.engine.states[image] = tuple(self.history)
         self.engine.log(f"snapshot {self.id}")
-        return StateRef(image=image, kind=kind, label=label, env_id=env_id,
-                        diff=(PathChange(path="/workspace/out.txt", kind="A"),))
+        return StateRef(
+            image=image,
+            kind=kind,
+            label=label,
+            env_id=env_id,
+            diff=(PathChange(path="/workspace/out.txt", kind="A"),),
+        )
 
     def restart(self) -> None: ...
 
@@ -85,8 +90,9 @@ class FakeEngine:
     def build_dir(self, path, *, dockerfile="Dockerfile", tag=None) -> BuildResult:
         raise NotImplementedError
 
-    def start(self, image, *, limits: Limits | None = None, purpose="episode", run_id=None,
-              network=None) -> FakeSandbox:
+    def start(
+        self, image, *, limits: Limits | None = None, purpose="episode", run_id=None, network=None
+    ) -> FakeSandbox:
         assert network is False, "episodes must run with the network off"
         with self._lock:
             box = FakeSandbox(self, f"box{len(self.started)}", image)
@@ -110,7 +116,9 @@ def oracle_reward(engine: FakeEngine, oracle: str):
     """A reward function that passes iff the oracle script was run in the state."""
 
     def reward(req) -> Verdict:
-        engine.log(f"verify {req.state_image} files={sorted(req.files(e.key) for e in req.verifier.files)}")
+        engine.log(
+            f"verify {req.state_image} files={sorted(req.files(e.key) for e in req.verifier.files)}"
+        )
         return Verdict(1 if oracle in engine.states[req.state_image] else 0)
 
     return reward
