@@ -128,27 +128,42 @@ def compare(manifest: PackManifest, found: Mapping[str, FileDigest]) -> list[str
     return problems
 
 
+def _required(manifest: PackManifest, env: PackEnvironment) -> tuple[list[str], dict[str, str]]:
+    """(required member paths, {provenance link: member path}) for one environment."""
+    if manifest.format == "harbor":
+        task = env.root or env.env_id
+        meta = f"{layout.HARBOR_META}/{task}"
+        needed = [f"{task}/instruction.md", f"{task}/task.toml", f"{task}/environment/Dockerfile"]
+    else:
+        task = meta = env.root or layout.env_root(env.env_id)
+        needed = [f"{task}/{layout.INSTRUCTION}"]
+        if env.image_format == "docker-save":
+            needed.append(f"{task}/{layout.IMAGE_TAR}")
+    links = {
+        "spec": f"{meta}/{layout.SPEC}",
+        "verifier": f"{meta}/{layout.VERIFIER_JSON}",
+        "gate_report": f"{meta}/{layout.GATE_REPORT}",
+    }
+    return needed + list(links.values()), links
+
+
 def _structure_problems(manifest: PackManifest) -> list[str]:
     """Each environment has its required members and a consistent provenance chain."""
-    if manifest.format != "envfactory":
-        return []
     listed = {m.path: m for m in manifest.members}
     out: list[str] = []
     for env in manifest.environments:
-        root = env.root or layout.env_root(env.env_id)
-        needed = list(layout.REQUIRED)
-        if env.image_format == "docker-save":
-            needed.append(layout.IMAGE_TAR)
-        for rel in needed:
-            if f"{root}/{rel}" not in listed:
-                out.append(f"environment {env.env_id}: required member {root}/{rel} is missing")
+        needed, links = _required(manifest, env)
+        out += [
+            f"environment {env.env_id}: required member {p} is missing"
+            for p in needed
+            if p not in listed
+        ]
         chain = env.provenance
-        for rel, sha in (
-            (layout.SPEC, chain.spec_sha256),
-            (layout.VERIFIER_JSON, chain.verifier_sha256),
-            (layout.GATE_REPORT, chain.gate_report_sha256),
-        ):
-            m = listed.get(f"{root}/{rel}")
+        for name, sha in (("spec", chain.spec_sha256), ("verifier", chain.verifier_sha256),
+                          ("gate_report", chain.gate_report_sha256)):  # fmt: skip
+            m = listed.get(links[name])
             if sha is not None and m is not None and m.sha256 != sha:
-                out.append(f"environment {env.env_id}: provenance hash for {rel} does not match")
+                out.append(
+                    f"environment {env.env_id}: provenance hash for {links[name]} does not match"
+                )
     return out

@@ -37,11 +37,39 @@ from .verify import VerifiedPack
 
 
 @dataclass(frozen=True)
+class EnvPaths:
+    """Where one environment's parts are on disk, for either pack format."""
+
+    instruction: Path
+    context: Path
+    verifier_files: Path
+    verifier_json: Path
+    spec: Path
+    gate_report: Path
+    seed: Path
+    base: Path | None
+    image_tar: Path | None
+
+    @classmethod
+    def of(cls, root: Path, fmt: str, env_root: str) -> EnvPaths:
+        if fmt == "harbor":
+            task = root / env_root
+            meta = root / layout.HARBOR_META / env_root
+            return cls(task / "instruction.md", task / "environment", task / "tests",
+                       meta / layout.VERIFIER_JSON, meta / layout.SPEC, meta / layout.GATE_REPORT,
+                       meta / layout.SEED, None, None)  # fmt: skip
+        f = root / env_root
+        return cls(f / layout.INSTRUCTION, f / layout.CONTEXT, f / layout.VERIFIER_FILES,
+                   f / layout.VERIFIER_JSON, f / layout.SPEC, f / layout.GATE_REPORT,
+                   f / layout.SEED, f / layout.BASE, f / layout.IMAGE_TAR)  # fmt: skip
+
+
+@dataclass(frozen=True)
 class PackedEnvironment:
     """Everything a pack holds for one environment, loaded and cross-checked."""
 
     entry: PackEnvironment
-    folder: Path  # the environment's folder in the pack
+    paths: EnvPaths
     spec: EnvironmentSpec
     verifier: Verifier
     gate_report: GateReport
@@ -55,11 +83,11 @@ class PackedEnvironment:
 
     @property
     def image_tar(self) -> Path | None:
-        p = self.folder / layout.IMAGE_TAR
-        return p if self.entry.image_format == "docker-save" and p.is_file() else None
+        p = self.paths.image_tar
+        return p if self.entry.image_format == "docker-save" and p and p.is_file() else None
 
     def context_files(self) -> dict[str, tuple[bytes, int]]:
-        return _files(self.folder / layout.CONTEXT, self.spec.build.files, self.env_id)
+        return _files(self.paths.context, self.spec.build.files, self.env_id)
 
     def context_tar(self) -> bytes:
         """The build context as a tar, for `SandboxEngine.build`."""
@@ -73,7 +101,7 @@ class PackedEnvironment:
 
     def verifier_files(self) -> dict[str, bytes]:
         """Verifier files by content key: a `FileSource` for `verifiers.runner`."""
-        found = _files(self.folder / layout.VERIFIER_FILES, self.verifier.files, self.env_id)
+        found = _files(self.paths.verifier_files, self.verifier.files, self.env_id)
         return {e.key: found[e.path][0] for e in self.verifier.files}
 
     def all_artifacts(self) -> dict[str, bytes]:
@@ -114,25 +142,25 @@ def _model(cls: type[_M], path: Path) -> _M:
 def read_environment(pack: VerifiedPack, entry: PackEnvironment) -> PackedEnvironment:
     if pack.root is None:
         raise InvalidPack(f"{pack.source}: open the pack (extract it) before reading environments")
-    if pack.manifest.format != "envfactory":
-        raise InvalidPack(
-            f"{pack.source}: a {pack.manifest.format} pack cannot be run here",
-            hint="export with --format envfactory for episodes; Harbor packs are for Harbor tools",
-        )
-    folder = pack.root / check_member_name(entry.root or layout.env_root(entry.env_id))
-    spec = _model(EnvironmentSpec, folder / layout.SPEC)
-    verifier = _model(Verifier, folder / layout.VERIFIER_JSON)
+    default_root = layout.env_root(entry.env_id)
+    if pack.manifest.format == "harbor":
+        default_root = default_root.split("/", 1)[1]
+    paths = EnvPaths.of(
+        pack.root, pack.manifest.format, check_member_name(entry.root or default_root)
+    )
+    spec = _model(EnvironmentSpec, paths.spec)
+    verifier = _model(Verifier, paths.verifier_json)
     if spec.id != entry.env_id or verifier.env_id != entry.env_id:
         raise InvalidPack(f"environment {entry.env_id}: spec or verifier belongs to another id")
-    seed_path = folder / layout.SEED
-    base = folder / layout.BASE
     return PackedEnvironment(
         entry=entry,
-        folder=folder,
+        paths=paths,
         spec=spec,
         verifier=verifier,
-        gate_report=_model(GateReport, folder / layout.GATE_REPORT),
-        seed=_model(TaskSeed, seed_path) if seed_path.is_file() else None,
-        instruction=(folder / layout.INSTRUCTION).read_text(),
-        base_recipe=json.loads(base.read_text()) if base.is_file() else {},
+        gate_report=_model(GateReport, paths.gate_report),
+        seed=_model(TaskSeed, paths.seed) if paths.seed.is_file() else None,
+        instruction=paths.instruction.read_text(),
+        base_recipe=json.loads(paths.base.read_text())
+        if paths.base and paths.base.is_file()
+        else {},
     )

@@ -149,7 +149,7 @@ def test_a_manifest_rewritten_to_match_a_changed_member_breaks_the_provenance_ch
         if m["path"].endswith("meta/spec.json"):
             m["sha256"], m["size"] = new_sha, spec.stat().st_size
     (tmp_path / "pack/pack.json").write_text(json.dumps(raw))
-    with pytest.raises(InvalidPack, match="provenance hash for meta/spec.json"):
+    with pytest.raises(InvalidPack, match="provenance hash for envs/env-hello/meta/spec.json"):
         verify_pack(tmp_path / "pack")
     assert manifest.environments[0].provenance.spec_sha256 != new_sha
 

@@ -10,7 +10,8 @@ from envfactory.packs.runtime import Pack
 from verifiers.formats import load_task
 
 from .conftest import make_item
-from .fakes import FakeEngine
+from .fakes import FakeEngine, oracle_reward
+from .test_runtime import ORACLE
 
 
 def test_a_harbor_pack_lays_out_each_task_for_harbor_tools(tmp_path, artifacts):
@@ -63,13 +64,21 @@ def test_a_tampered_harbor_test_is_named(tmp_path, artifacts):
         verify_pack(tmp_path / "h")
 
 
-def test_episodes_refuse_a_harbor_pack_with_a_pointer_to_the_right_format(tmp_path, artifacts):
+def test_a_harbor_pack_runs_episodes_like_our_own_format(tmp_path, artifacts):
     export_pack(
         [make_item(artifacts, "env-a")],
-        tmp_path / "h",
+        tmp_path / "h.tar",
         artifacts=artifacts,
         created_by="t",
         fmt="harbor",
     )
-    with pytest.raises(InvalidPack, match="--format envfactory"):
-        Pack.open(tmp_path / "h", engine=FakeEngine())
+    engine = FakeEngine()
+    with Pack.open(
+        tmp_path / "h.tar", engine=engine, reward_fn=oracle_reward(engine, ORACLE)
+    ) as pack:
+        env = pack.environment("env-a")
+        assert env.instruction.startswith("Write the word hello")
+        with env.reset() as ep:
+            ep.exec(ORACLE)
+            assert ep.reward() == 1
+    assert engine.builds == 1
