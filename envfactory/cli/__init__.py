@@ -11,15 +11,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-from . import db, seed  # noqa: E402  (sub-apps register on `app` above)
+from . import db, pack, seed  # noqa: E402  (sub-apps register on `app` above)
 
 app.add_typer(seed.app, name="seed")
 app.add_typer(db.app, name="db")
+app.add_typer(pack.app, name="pack")
 
 
 def main() -> None:
     app()
-
-from .pack import app as _pack_app  # noqa: E402
-
-app.add_typer(_pack_app, name="pack")

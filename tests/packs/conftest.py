@@ -56,7 +56,7 @@ def make_item(artifacts: DictArtifacts, env_id: str = "env-hello", **report: int
         instruction="Write the word hello into /workspace/out.txt.",
         build=BuildContext(
             files=(
-                artifacts.entry("Dockerfile", "FROM envfactory/base-python\nWORKDIR /workspace\n"),
+                artifacts.entry("Dockerfile", "FROM python:3.12-slim\nWORKDIR /workspace\nCOPY data/input.txt /workspace/input.txt\n"),
                 artifacts.entry("data/input.txt", "hello\n"),
             )
         ),
