@@ -34,8 +34,10 @@ class DictArtifacts:
     def get(self, key: str) -> bytes:
         return self.blobs[key]
 
-    def entry(self, path: str, text: str, mode: int = 0o644) -> FileEntry:
-        return FileEntry(path=path, key=self.put_bytes(text.encode()), mode=mode)
+
+def entry(artifacts, path: str, text: str, mode: int = 0o644) -> FileEntry:
+    """Put `text` into any artifact store (DictArtifacts or the real one) as a FileEntry."""
+    return FileEntry(path=path, key=artifacts.put_bytes(text.encode()), mode=mode)
 
 
 def gate_report(env_id: str, *, oracle: int = 1, verifier_version: int = 1) -> GateReport:
@@ -49,22 +51,26 @@ def gate_report(env_id: str, *, oracle: int = 1, verifier_version: int = 1) -> G
     )
 
 
-def make_item(artifacts: DictArtifacts, env_id: str = "env-hello", **report: int) -> ExportItem:
+def make_item(artifacts, env_id: str = "env-hello", **report: int) -> ExportItem:
     spec = EnvironmentSpec(
         id=env_id,
         name=f"{env_id} task",
         instruction="Write the word hello into /workspace/out.txt.",
         build=BuildContext(
             files=(
-                artifacts.entry("Dockerfile", "FROM python:3.12-slim\nWORKDIR /workspace\nCOPY data/input.txt /workspace/input.txt\n"),
-                artifacts.entry("data/input.txt", "hello\n"),
+                entry(
+                    artifacts,
+                    "Dockerfile",
+                    "FROM python:3.12-slim\nWORKDIR /workspace\nCOPY data/input.txt /workspace/input.txt\n",
+                ),
+                entry(artifacts, "data/input.txt", "hello\n"),
             )
         ),
         reference_solution=(Step(script="echo hello > /workspace/out.txt"),),
     )
     verifier = Verifier(
         env_id=env_id,
-        files=(artifacts.entry("test.sh", "grep -qx hello /workspace/out.txt\n", 0o755),),
+        files=(entry(artifacts, "test.sh", "grep -qx hello /workspace/out.txt\n", 0o755),),
         entry="bash test.sh",
         provenance=Provenance(author="agent:verifier/scripted", inputs_seen=("instruction",)),
     )
