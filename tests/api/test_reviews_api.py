@@ -58,27 +58,30 @@ def test_deciding_an_item_twice_is_a_conflict_and_the_first_decision_stands(api:
     assert len(api.sink.told) == 1
 
 
+def _race(api: Api, item_id: str) -> dict[str, int]:
+    codes: dict[str, int] = {}
+    barrier = threading.Barrier(2)
+
+    def go(who: str, decision: str) -> None:
+        barrier.wait()
+        r = api.client.post(f"/api/reviews/{item_id}/decision", json={"decision": decision},
+                            headers=api.auth(who))  # fmt: skip
+        codes[who] = r.status_code
+
+    threads = [threading.Thread(target=go, args=a) for a in (("ana", "confirm"), ("bo", "dismiss"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return codes
+
+
 def test_two_reviewers_deciding_at_once_one_wins_and_one_gets_409(api: Api):
     for _ in range(5):
         item = add_item(api.store, traj=False)
-        codes: dict[str, int] = {}
-        barrier = threading.Barrier(2)
-
-        def go(who: str, decision: str) -> None:
-            barrier.wait()
-            r = api.client.post(f"/api/reviews/{item.id}/decision", json={"decision": decision},
-                                headers=api.auth(who))  # fmt: skip
-            codes[who] = r.status_code
-
-        threads = [
-            threading.Thread(target=go, args=a) for a in (("ana", "confirm"), ("bo", "dismiss"))
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert sorted(codes.values()) == [200, 409]
+        assert sorted(_race(api, item.id).values()) == [200, 409]
         assert len(api.store.reviews.audit(item.id)) == 1
+        assert len([t for t in api.sink.told if t.id == item.id]) == 1
 
 
 def test_a_decision_survives_a_workflow_that_cannot_be_told(api: Api):
