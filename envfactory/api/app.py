@@ -1,7 +1,7 @@
 """`create_app(settings)`: the review-queue HTTP API and its server-rendered pages.
 
-    app = create_app(settings)                       # the store and registry from settings
-    app = create_app(settings, store=s, on_decision=notify_workflow)   # seams for tests/workers
+    app = create_app(settings)          # store, registry and Temporal from settings
+    app = create_app(settings, store=s, on_decision=sink, on_seed=store_only)   # seams
 
 Invariants:
 - settings are read once, here, and everything below gets typed objects;
@@ -69,13 +69,16 @@ def create_app(
 ) -> FastAPI:
     from envfactory.store import ArtifactStore, Store
 
+    from .workflow_sink import pipeline_starter, workflow_sink
+
+    store = store if store is not None else Store.from_settings(settings)
     ctx = ApiContext(
         settings=settings,
-        store=store if store is not None else Store.from_settings(settings),
+        store=store,
         artifacts=artifacts if artifacts is not None else ArtifactStore.from_settings(settings),
         reviewers=reviewers or FileReviewers(reviewers_path(settings)),
-        on_decision=on_decision or store_only,
-        on_seed=on_seed or store_only,
+        on_decision=on_decision or workflow_sink(settings, store),
+        on_seed=on_seed or pipeline_starter(settings),
         templates=Jinja2Templates(directory=str(TEMPLATES)),
     )
     app = FastAPI(

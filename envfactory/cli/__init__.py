@@ -11,11 +11,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-from . import db, pack, seed  # noqa: E402  (sub-apps register on `app` above)
+from . import db, pack, review, reviewer, seed  # noqa: E402  (sub-apps register on `app` above)
 
 app.add_typer(seed.app, name="seed")
 app.add_typer(db.app, name="db")
 app.add_typer(pack.app, name="pack")
+app.add_typer(review.app, name="review")
+app.add_typer(reviewer.app, name="reviewer")
 
 
 def main() -> None:

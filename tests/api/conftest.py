@@ -16,6 +16,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 
 from envfactory.api import create_app
+from envfactory.api.app import store_only
 from envfactory.api.auth import FileReviewers, Role
 from envfactory.core.models import (
     AgentRole,
@@ -136,6 +137,6 @@ def api(tmp_path: Path, store: Store) -> Iterator[Api]:
     }
     sink = Sink()
     app = create_app(settings, store=store, artifacts=ArtifactStore(tmp_path / "artifacts"),
-                     reviewers=reviewers, on_decision=sink)  # fmt: skip
+                     reviewers=reviewers, on_decision=sink, on_seed=store_only)  # fmt: skip
     with TestClient(app) as client:
         yield Api(client, store, reviewers, sink, tokens)
