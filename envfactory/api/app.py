@@ -25,7 +25,14 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from fastapi.templating import Jinja2Templates
 
-from envfactory.core.errors import Conflict, InvalidInput, NotFound, PublishBlocked, StoreError
+from envfactory.core.errors import (
+    ConfigError,
+    Conflict,
+    InvalidInput,
+    NotFound,
+    PublishBlocked,
+    StoreError,
+)
 from envfactory.core.models import ReviewItem
 from envfactory.core.settings import Settings
 
@@ -40,7 +47,9 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 
 async def store_only(_: Any) -> None:
-    """The default sink: the decision is in the store; nothing else is told."""
+    """The sink without a pipeline: the record is in the store; nobody else is told, and
+    the answer says so (`workflow_notified: false`)."""
+    raise ConfigError("no pipeline connection: the workflows package is not installed here")
 
 
 @dataclass(frozen=True)
@@ -69,16 +78,17 @@ def create_app(
 ) -> FastAPI:
     from envfactory.store import ArtifactStore, Store
 
-    from .workflow_sink import pipeline_starter, workflow_sink
+    from .workflow_sink import default_sinks
 
     store = store if store is not None else Store.from_settings(settings)
+    decision_sink, seed_sink = default_sinks(settings, store)
     ctx = ApiContext(
         settings=settings,
         store=store,
         artifacts=artifacts if artifacts is not None else ArtifactStore.from_settings(settings),
         reviewers=reviewers or FileReviewers(reviewers_path(settings)),
-        on_decision=on_decision or workflow_sink(settings, store),
-        on_seed=on_seed or pipeline_starter(settings),
+        on_decision=on_decision or decision_sink,
+        on_seed=on_seed or seed_sink,
         templates=Jinja2Templates(directory=str(TEMPLATES)),
     )
     app = FastAPI(

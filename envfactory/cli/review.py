@@ -86,7 +86,7 @@ def decide(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Record a decision (once; a second one fails with the first's author) and tell the pipeline."""
-    from envfactory.api.workflow_sink import workflow_sink
+    from envfactory.api.workflow_sink import default_sinks
 
     settings = load_settings()
     store = _store()
@@ -96,7 +96,8 @@ def decide(
         raise _fail(e) from e
     told, error = True, None
     try:
-        asyncio.run(workflow_sink(settings, store)(item))
+        on_decision, _ = default_sinks(settings, store)
+        asyncio.run(on_decision(item))
     except Exception as e:  # noqa: BLE001 — the decision is stored either way; say what happened
         told, error = False, str(e)
     out = {"item": item.model_dump(mode="json"), "workflow_notified": told, "notify_error": error}
