@@ -67,6 +67,17 @@ def _engine(settings: Settings) -> Any:
     return DockerEngine(settings.sandbox)
 
 
+def _record(store: Any, artifacts: Any, manifest: PackManifest, out: Path) -> None:
+    """Remember the pack; a tar is also kept in the artifact store so the API can serve it."""
+    from envfactory.core.errors import Conflict
+
+    key = artifacts.put_file(out) if out.is_file() else None
+    try:
+        store.packs.add(manifest, archive_key=key)
+    except Conflict:
+        pass  # the same content was exported before: its id is derived from the members
+
+
 @app.command("export")
 def export_cmd(
     out: Annotated[Path, typer.Option("--out", help="a folder, or a .tar / .tar.gz file")],
@@ -97,7 +108,7 @@ def export_cmd(
             items, out, artifacts=artifacts, created_by=f"human:{getpass.getuser()}",
             fmt=fmt, images=images, saver=saver,  # type: ignore[arg-type]
         )  # fmt: skip
-        store.packs.add(manifest)
+        _record(store, artifacts, manifest, out)
     except EnvFactoryError as e:
         raise _fail(e) from e
     _print(_summary(manifest) | {"path": str(out)}, as_json, f"wrote pack {manifest.id}")
