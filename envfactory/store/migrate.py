@@ -19,11 +19,12 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy.exc import DBAPIError
 
-from envfactory.core.errors import ConfigError
+from envfactory.core.errors import ConfigError, StoreError
 from envfactory.core.settings import Settings
 
-from .db import make_engine
+from .db import SQLITE_BEGIN, make_engine
 from .schema import metadata
 
 SCRIPT_LOCATION = "migrations:"
@@ -37,12 +38,17 @@ def alembic_config() -> Config:
 
 def _run(url: str, fn: Any, *args: Any) -> None:
     # Foreign keys off on SQLite: batch mode recreates tables that others reference.
+    # BEGIN IMMEDIATE: a migration reads alembic_version and then writes; a deferred BEGIN
+    # would let two concurrent upgraders deadlock on the lock upgrade (SQLITE_BUSY at once).
     engine = make_engine(url, foreign_keys=False)
     try:
-        with engine.begin() as conn:
+        with engine.execution_options(**{SQLITE_BEGIN: "IMMEDIATE"}).begin() as conn:
             cfg = alembic_config()
             cfg.attributes["connection"] = conn
             fn(cfg, *args)
+    except DBAPIError as exc:
+        shown = engine.url.render_as_string(hide_password=True)
+        raise StoreError(f"migrating {shown} failed: {exc.orig}") from exc
     finally:
         engine.dispose()
 
@@ -68,6 +74,10 @@ def current(url: str) -> str | None:
     try:
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
+    except DBAPIError as exc:
+        shown = engine.url.render_as_string(hide_password=True)
+        raise StoreError(f"cannot read the schema revision of {shown}: {exc.orig}",
+                         hint="is the database running and the URL right?") from exc  # fmt: skip
     finally:
         engine.dispose()
 

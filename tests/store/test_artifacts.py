@@ -39,7 +39,9 @@ def test_put_returns_the_sha256_and_stores_under_a_two_level_path(artifacts: Art
     assert artifacts.size(key) == 5 and artifacts.exists(key)
 
 
-def test_storing_the_same_content_twice_keeps_one_copy(artifacts: ArtifactStore, tmp_path: Path) -> None:
+def test_storing_the_same_content_twice_keeps_one_copy(
+    artifacts: ArtifactStore, tmp_path: Path
+) -> None:
     src = tmp_path / "f.bin"
     src.write_bytes(b"x" * 3_000_000)  # bigger than one copy chunk
     k1, k2 = artifacts.put_file(src), artifacts.put_bytes(src.read_bytes())
@@ -61,7 +63,9 @@ def test_a_corrupted_artifact_fails_verification(artifacts: ArtifactStore) -> No
 
 
 @pytest.mark.parametrize("bad", ["../../etc/passwd", "ABC", "g" * 64, "A" * 64, ""])
-def test_a_malformed_key_is_refused_before_touching_the_disk(artifacts: ArtifactStore, bad: str) -> None:
+def test_a_malformed_key_is_refused_before_touching_the_disk(
+    artifacts: ArtifactStore, bad: str
+) -> None:
     with pytest.raises(InvalidInput, match="not an artifact key"):
         artifacts.get(bad)
 
@@ -87,7 +91,9 @@ def _tree(root: Path, mtime: int) -> Path:
     return root
 
 
-def test_equal_directory_trees_get_equal_keys_and_extract_back(artifacts: ArtifactStore, tmp_path: Path) -> None:
+def test_equal_directory_trees_get_equal_keys_and_extract_back(
+    artifacts: ArtifactStore, tmp_path: Path
+) -> None:
     k1 = artifacts.put_dir(_tree(tmp_path / "one", 1_000_000))
     k2 = artifacts.put_dir(_tree(tmp_path / "two", 2_000_000))
     assert k1 == k2

@@ -48,9 +48,11 @@ def _race(n: int, fn: Callable[[int], Any]) -> list[Any]:
 
 def test_two_concurrent_deciders_one_wins_the_other_gets_conflict(store: Store) -> None:
     items = _queue(store, 8)
+    decisions = (Decision.CONFIRM, Decision.DISMISS)
     for item_id in items:
-        decisions = (Decision.CONFIRM, Decision.DISMISS)
-        results = _race(2, lambda i: store.reviews.decide(item_id, f"reviewer{i}", decisions[i]))
+        results = _race(
+            2, lambda i, item=item_id: store.reviews.decide(item, f"r{i}", decisions[i])
+        )
         wins = [r for r in results if isinstance(r, ReviewItem)]
         losses = [r for r in results if isinstance(r, Conflict)]
         assert (len(wins), len(losses)) == (1, 1), results

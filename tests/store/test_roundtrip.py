@@ -57,7 +57,9 @@ NOT_STORED = {"ExecResult": "a transient sandbox exec result; gates keep rewards
 
 def _state(kind: StateKind, label: str) -> StateRef:
     diff = (PathChange(path="/workspace/out.csv", kind="A"), PathChange(path="/tmp", kind="C"))
-    return StateRef(image=f"sha256:{'e' * 64}", kind=kind, label=label, env_id="env-1", diff=diff, created_at=T0)
+    return StateRef(
+        image=f"sha256:{'e' * 64}", kind=kind, label=label, env_id="env-1", diff=diff, created_at=T0
+    )
 
 
 def samples() -> dict[str, BaseModel]:
