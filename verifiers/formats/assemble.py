@@ -112,7 +112,7 @@ def _workspace(found: Found) -> tuple[str, tuple[str, ...]]:
             f"the workspace of task {found.name!r} would be '/' (the Dockerfile sets no "
             "WORKDIR), which makes the whole filesystem solver-controlled",
             hint="add `WORKDIR /app` (or similar) to the Dockerfile, or set "
-            f"workspace_paths = [\"/app\"] under [envfactory] in {found.where}",
+            f'workspace_paths = ["/app"] under [envfactory] in {found.where}',
         )
     return workdir, paths
 

@@ -72,7 +72,9 @@ def _write_solutions(spec: EnvironmentSpec, dest: Path) -> None:
     for partial in spec.partial_solutions:
         name = check_relative(f"{partial.name}.sh")
         if "/" in name:
-            raise InvalidTask(f"partial solution name {partial.name!r} contains '/'")
+            raise InvalidTask(
+                f"partial solution name {partial.name!r} contains '/'", hint="rename it"
+            )
         target = dest / "partial" / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(render_steps(partial.steps))

@@ -38,9 +38,14 @@ def check_relative(path: str) -> str:
     """`path` if it is a safe relative POSIX path; `InvalidTask` otherwise."""
     pure = PurePosixPath(path)
     if not path or pure.is_absolute() or "\\" in path:
-        raise InvalidTask(f"file path {path!r} is not a relative POSIX path")
+        raise InvalidTask(
+            f"file path {path!r} is not a relative POSIX path", hint="use a/b/c style paths"
+        )
     if any(part in ("", ".", "..") for part in path.split("/")):
-        raise InvalidTask(f"file path {path!r} has an empty, '.' or '..' part")
+        raise InvalidTask(
+            f"file path {path!r} has an empty, '.' or '..' part",
+            hint="name files inside the task directory only",
+        )
     return path
 
 

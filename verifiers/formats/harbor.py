@@ -15,6 +15,7 @@ at the top of every step.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 import tomllib
 from pathlib import Path
@@ -117,8 +118,10 @@ def _require(path: Path) -> None:
             "solution/solve.sh and tests/test.sh (docs/task-formats.md)",
         )
     extra = sorted(
-        rel for rel, _ in walk_files(path / "solution") if rel != "solve.sh" and not
-        (rel.startswith("partial/") and rel.endswith(".sh") and rel.count("/") == 1)
+        rel
+        for rel, _ in walk_files(path / "solution")
+        if rel != "solve.sh"
+        and not (rel.startswith("partial/") and rel.endswith(".sh") and rel.count("/") == 1)
     )
     if extra:
         raise InvalidTask(
@@ -161,7 +164,10 @@ def _merge_scope(opts: EnvfactoryOptions, scope: VerifyScope | None) -> Envfacto
 def _env_prefix(env: dict[str, str]) -> str:
     for key in env:
         if not key.isidentifier():
-            raise InvalidTask(f"task.toml env: {key!r} is not a valid variable name")
+            raise InvalidTask(
+                f"task.toml env: {key!r} is not a valid variable name",
+                hint="use letters, digits and _ only, not starting with a digit",
+            )
     return "".join(f"{k}={shlex.quote(v)} " for k, v in sorted(env.items()))
 
 
@@ -211,7 +217,7 @@ def _memory_mb(text: str) -> int:
 
 def _test_sh_notes(text: str) -> list[str]:
     notes = []
-    if "/tests/" in text:
+    if re.search(r"(?<![\w./-])/tests/", text):
         notes.append(
             "tests/test.sh refers to /tests/: envfactory copies the verifier files to a "
             "directory of its own and runs `bash test.sh` there; use paths relative to it"

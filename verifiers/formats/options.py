@@ -43,13 +43,15 @@ def parse_table(model: type[M], data: Any, *, where: str) -> M:
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
-        raise InvalidTask(f"{where}: expected a table, got {type(data).__name__}")
+        raise InvalidTask(
+            f"{where}: expected a table, got {type(data).__name__}",
+            hint="write it as a [table] of key = value lines (docs/task-formats.md)",
+        )
     try:
         return model.model_validate(dict(data))
     except ValidationError as exc:
         problems = [
-            f"{where}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
-            for err in exc.errors()
+            f"{where}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         ]
         raise InvalidTask(
             "; ".join(problems), hint="fix the value(s) named above (docs/task-formats.md)"

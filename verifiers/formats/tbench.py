@@ -108,7 +108,9 @@ def _read_yaml(file: Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         raise InvalidTask(f"{file}: invalid YAML: {exc}", hint="fix the syntax") from None
     if not isinstance(data, dict):
-        raise InvalidTask(f"{file}: expected a mapping at the top level")
+        raise InvalidTask(
+            f"{file}: expected a mapping at the top level", hint="start with `instruction: |`"
+        )
     return data
 
 
