@@ -7,13 +7,11 @@ container starts, not the task: oracle's actions → 1, no actions → 0.
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 import pytest
 
 from envfactory.core.errors import PublishBlocked
 from envfactory.core.models import EnvStatus
-from envfactory.core.settings import SandboxSettings
 from envfactory.packs import ExportItem, export_pack, verify_pack
 from envfactory.packs.images import DockerImages
 from envfactory.packs.registry import import_pack, items_from_store
@@ -26,15 +24,10 @@ pytestmark = pytest.mark.docker
 ORACLE = "echo hello > /workspace/out.txt"
 
 
-@pytest.fixture(scope="module")
-def engine():
-    # The Docker engine lives on the sandboxes branch; until it is merged there is nothing to run.
-    DockerEngine = pytest.importorskip(
-        "sandboxes.engine", reason="sandboxes.DockerEngine not merged"
-    ).DockerEngine
-    eng = DockerEngine(SandboxSettings(pool_size=4), run_id=f"packs-test-{uuid.uuid4().hex[:8]}")
-    yield eng
-    eng.gc(run_id=eng.run_id, include_live=True, images=True)
+@pytest.fixture
+def engine(docker_engine):  # type: ignore[no-untyped-def]
+    """The session's Docker engine (tests/conftest.py): labelled, cleaned up at the end."""
+    return docker_engine
 
 
 def _item(artifacts, env_id="env-hello", entry="bash test.sh"):
