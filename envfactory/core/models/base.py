@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 import uuid
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
 
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
@@ -22,6 +22,16 @@ NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)
 
 class Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_computed_fields(cls, data: Any) -> Any:
+        """Computed fields (e.g. a verdict) are serialised for readers but derived on load,
+        so a dump validates back into the same model despite ``extra="forbid"``."""
+        computed = cls.model_computed_fields
+        if computed and isinstance(data, dict) and computed.keys() & data.keys():
+            return {k: v for k, v in data.items() if k not in computed}
+        return data
 
 
 def utcnow() -> datetime:

@@ -1,0 +1,91 @@
+"""Domain models: frozen, strict, and their verdict logic."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from envfactory.core.models import (
+    CheckKind,
+    Constraints,
+    GateCheck,
+    GateReport,
+    GateVerdict,
+    StateKind,
+    StateRef,
+    TaskSeed,
+)
+
+KEY = "a" * 64
+
+
+def _seed(**kw):
+    base = dict(id="seed-1", title="t", description="d", domain="data", content_hash=KEY)
+    return TaskSeed(**(base | kw))
+
+
+def test_models_are_frozen():
+    seed = _seed()
+    with pytest.raises(ValidationError):
+        seed.title = "other"  # type: ignore[misc]
+
+
+def test_unknown_keys_are_refused():
+    with pytest.raises(ValidationError, match="extra"):
+        _seed(colour="blue")
+
+
+def test_artifact_keys_must_be_sha256_hex():
+    with pytest.raises(ValidationError):
+        _seed(content_hash="not-a-hash")
+
+
+def test_constraints_reject_out_of_range_budgets():
+    with pytest.raises(ValidationError):
+        Constraints(max_turns=0)
+
+
+def test_models_round_trip_through_json():
+    seed = _seed()
+    assert TaskSeed.model_validate_json(seed.model_dump_json()) == seed
+
+
+def _check(kind, expected, observed, name="x"):
+    state = StateRef(image="sha256:" + KEY, kind=StateKind.PRISTINE)
+    return GateCheck(kind=kind, name=name, state=state, expected=expected, observed=observed)
+
+
+def test_gate_report_passes_only_when_every_check_matches():
+    report = GateReport(
+        env_id="env-1",
+        verifier_version=1,
+        checks=(_check(CheckKind.ORACLE, 1, (1, 1, 1)), _check(CheckKind.NOOP, 0, (0, 0, 0))),
+    )
+    assert report.verdict == GateVerdict.PASSED
+    assert report.reasons == ()
+
+
+def test_a_flaky_check_fails_the_report_and_says_flaky():
+    report = GateReport(
+        env_id="env-1",
+        verifier_version=1,
+        checks=(_check(CheckKind.ORACLE, 1, (1, 0, 1), "oracle"), _check(CheckKind.NOOP, 0, (0,))),
+    )
+    assert report.verdict == GateVerdict.FAILED
+    assert report.reasons == ("oracle oracle: flaky, rewards [1, 0, 1]",)
+
+
+def test_a_report_without_oracle_and_noop_cannot_pass():
+    report = GateReport(env_id="env-1", verifier_version=1, checks=())
+    assert report.verdict == GateVerdict.FAILED
+    assert "no oracle check was run" in report.reasons
+
+
+def test_gate_report_round_trips_with_computed_fields():
+    report = GateReport(
+        env_id="env-1", verifier_version=1, checks=(_check(CheckKind.NOOP, 0, (1,)),)
+    )
+    data = report.model_dump(mode="json")
+    assert data["verdict"] == "failed"
+    assert GateReport.model_validate(data) == report
+    assert GateReport.model_validate_json(report.model_dump_json()) == report

@@ -1,0 +1,1 @@
+"""Model-free reward checks: verifier runner, gates, shortcut probes, task formats."""
