@@ -11,6 +11,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+from . import db, seed  # noqa: E402  (sub-apps register on `app` above)
+
+app.add_typer(seed.app, name="seed")
+app.add_typer(db.app, name="db")
+
 
 def main() -> None:
     app()

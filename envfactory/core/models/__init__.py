@@ -19,7 +19,15 @@ from .packs import (
     PackMember,
     ProvenanceChain,
 )
-from .review import Decision, Evidence, FindingSource, ReviewItem, ReviewState, ShortcutFinding
+from .review import (
+    Decision,
+    Evidence,
+    FindingSource,
+    ReviewAudit,
+    ReviewItem,
+    ReviewState,
+    ShortcutFinding,
+)
 from .sandbox import ExecResult, PathChange, StateKind, StateRef
 from .seeds import Attachment, Constraints, TaskSeed
 from .trajectories import AgentRole, ToolCall, Trajectory, TrajectoryStep, Usage
@@ -53,6 +61,7 @@ __all__ = [
     "PathChange",
     "Provenance",
     "ProvenanceChain",
+    "ReviewAudit",
     "ReviewItem",
     "ReviewState",
     "ShortcutFinding",

@@ -53,3 +53,14 @@ class ReviewItem(Model):
     comment: str = ""
     decided_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class ReviewAudit(Model):
+    """One decision on a review item as the audit trail keeps it: who, when, before/after."""
+
+    review_id: str
+    reviewer: str
+    decision: Decision
+    at: datetime
+    before: ReviewItem
+    after: ReviewItem

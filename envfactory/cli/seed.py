@@ -1,0 +1,168 @@
+"""`envfactory seed …`: submit, list and show task seeds.
+
+Settings are loaded here, at the edge. A seed is validated before the store is opened, so a
+bad seed leaves no trace — not even an empty database. Exit codes: 0 ok, 1 refused (the
+message names the field or file and how to fix it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+from envfactory.core.errors import EnvFactoryError, InvalidSeed
+from envfactory.core.models import TaskSeed
+from envfactory.core.settings import Settings, load_settings
+from envfactory.seeds import load_seed, store_draft
+from envfactory.store import ArtifactStore, Store
+
+app = typer.Typer(
+    name="seed",
+    help="Submit real expert workflows as task seeds, list and inspect them.",
+    no_args_is_help=True,
+)
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+
+
+def _out() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def fail(exc: EnvFactoryError, as_json: bool) -> NoReturn:
+    """Print an error a user can act on (JSON on stdout with --json) and exit 1."""
+    if as_json:
+        body = {"error": type(exc).__name__, "message": exc.message, "hint": exc.hint}
+        if isinstance(exc, InvalidSeed):
+            body["where"] = exc.where
+        typer.echo(json.dumps(body))
+    else:
+        typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(1)
+
+
+def _stores(settings: Settings) -> tuple[Store, ArtifactStore]:
+    return Store.from_settings(settings), ArtifactStore.from_settings(settings)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1000:.1f} kB" if n >= 1000 else f"{n} B"
+
+
+@app.command("submit")
+def submit(
+    path: Annotated[
+        Path,
+        typer.Argument(help="A seed.yaml file, or a directory holding seed.yaml and its files."),
+    ],
+    as_json: JsonOpt = False,
+) -> None:
+    """Validate a seed and store it (with its attachments).
+
+    Examples:
+
+      envfactory seed submit examples/seeds/etl-silent-row-drop
+
+      envfactory seed submit my-seed/seed.yaml --json
+    """
+    settings = load_settings()
+    try:
+        draft = load_seed(path, settings.seeds)
+        store, artifacts = _stores(settings)
+        with store:
+            seed = store_draft(draft, store=store, artifacts=artifacts)
+    except EnvFactoryError as exc:
+        fail(exc, as_json)
+    if as_json:
+        typer.echo(seed.model_dump_json())
+        return
+    total = sum(a.size for a in seed.attachments)
+    _out().print(
+        f"accepted [bold]{seed.id}[/]: {seed.title}\n"
+        f"  domain {seed.domain} · {len(seed.attachments)} attachment(s), {_size(total)} · "
+        f"max_turns {seed.constraints.max_turns} · time budget {seed.constraints.time_budget_s} s\n"
+        f"  see it with: envfactory seed show {seed.id}"
+    )
+
+
+@app.command("list")
+def list_seeds(
+    as_json: JsonOpt = False,
+    domain: Annotated[str | None, typer.Option(help="Only seeds of this domain.")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many, newest first.")] = 100,
+) -> None:
+    """List stored seeds, newest first.
+
+    Examples:
+
+      envfactory seed list
+
+      envfactory seed list --domain data-engineering --json
+    """
+    try:
+        with Store.from_settings(load_settings()) as store:
+            seeds = store.seeds.list(domain=domain, limit=limit)
+    except EnvFactoryError as exc:
+        fail(exc, as_json)
+    if as_json:
+        typer.echo(json.dumps([s.model_dump(mode="json") for s in seeds]))
+        return
+    if not seeds:
+        _out().print("no seeds yet: submit one with `envfactory seed submit DIR`")
+        return
+    table = Table(box=None, pad_edge=False)
+    for name in ("id", "submitted (UTC)", "domain", "files"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("title", overflow="fold")
+    for s in seeds:
+        table.add_row(
+            s.id, f"{s.created_at:%Y-%m-%d %H:%M}", s.domain, str(len(s.attachments)), s.title
+        )
+    _out().print(table)
+
+
+@app.command("show")
+def show(
+    seed_id: Annotated[str, typer.Argument(help="A seed id, as `seed list` prints it.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Show one seed: fields, constraints, attachments and the description.
+
+    Examples:
+
+      envfactory seed show seed-3f2a9c1b7d0e
+
+      envfactory seed show seed-3f2a9c1b7d0e --json
+    """
+    try:
+        with Store.from_settings(load_settings()) as store:
+            seed = store.seeds.get(seed_id)
+    except EnvFactoryError as exc:
+        fail(exc, as_json)
+    if as_json:
+        typer.echo(seed.model_dump_json())
+        return
+    _print_seed(seed)
+
+
+def _print_seed(seed: TaskSeed) -> None:
+    out = _out()
+    c = seed.constraints
+    out.print(f"[bold]{seed.id}[/]  {seed.title}")
+    out.print(f"  domain      {seed.domain}")
+    out.print(f"  submitted   {seed.created_at:%Y-%m-%d %H:%M:%S} UTC")
+    out.print(f"  source      {seed.source or '-'}")
+    out.print(f"  repository  {seed.repository or '-'}")
+    out.print(
+        f"  constraints max_turns {c.max_turns}, time budget {c.time_budget_s} s, base {c.base_image}"
+    )
+    out.print(f"  content     sha256 {seed.content_hash}")
+    for a in seed.attachments:
+        out.print(f"  attachment  {a.path} ({_size(a.size)}, {a.key[:12]})")
+    out.print()
+    out.print(Markdown(seed.description))

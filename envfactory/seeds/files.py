@@ -1,0 +1,180 @@
+"""Attachments: resolve the paths a seed lists, refusing anything unsafe or oversize.
+
+Invariants: every attachment is a regular file inside the seed directory, reached without
+following a symlink (a symlink anywhere on the path is refused, so nothing outside the
+directory can be smuggled in); at most ``max_attachments`` files, each at most
+``max_attachment_bytes``, together at most ``max_total_bytes``; text files (by extension)
+are UTF-8. Nothing here writes anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from envfactory.core.settings import SeedLimits
+
+from .format import decode_utf8
+from .problems import Problem
+
+#: Extensions read as text: they must be UTF-8 so agents and reviewers can read them.
+TEXT_SUFFIXES = frozenset(
+    ".md .txt .rst .py .sh .sql .csv .tsv .json .yaml .yml .toml .ini .cfg .conf .log .js .ts "
+    ".go .rs .java .c .h .cpp .rb .pl .r .html .xml .lock .env .dockerfile .mk".split()
+)
+_TEXT_NAMES = frozenset({"Dockerfile", "Makefile", "README", "LICENSE", "requirements.txt"})
+
+
+@dataclass(frozen=True)
+class LoadedFile:
+    path: str  # relative POSIX path inside the seed directory
+    data: bytes
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1_000_000:.1f} MB" if n >= 100_000 else f"{n} bytes"
+
+
+def entries(spec: Any, label: str) -> tuple[list[str], list[Problem]]:
+    """The listed paths: one string or a list of strings."""
+    where = f"{label} field 'attachments'"
+    hint = "a path relative to the seed directory, or a list of them"
+    if isinstance(spec, str):
+        spec = [spec]
+    if not isinstance(spec, list):
+        return [], [
+            Problem(where, f"must be a path or a list of paths, got {type(spec).__name__}", hint)
+        ]
+    out, problems = [], []
+    for i, item in enumerate(spec):
+        if not isinstance(item, str) or not item.strip():
+            got = "an empty entry" if isinstance(item, str) or item is None else type(item).__name__
+            problems.append(Problem(f"{where}[{i}]", f"must be a non-empty path, got {got}", hint))
+        else:
+            out.append(item.strip())
+    return out, problems
+
+
+def resolve(
+    seed_dir: Path, listed: list[str], skip: Path, limits: SeedLimits
+) -> tuple[list[Path], list[Problem]]:
+    """Expand the listed paths (directories recursively) into files, checking safety."""
+    files: dict[str, Path] = {}
+    problems: list[Problem] = []
+    for entry in listed:
+        where = f"attachment '{entry}'"
+        unsafe = _unsafe(seed_dir, entry)
+        if unsafe:
+            problems.append(Problem(where, unsafe[0], unsafe[1]))
+            continue
+        target = seed_dir / entry
+        if target.is_dir():
+            problems += _walk(seed_dir, target, files, skip, limits)
+        elif target.is_file():
+            files.setdefault(_rel(seed_dir, target), target)
+        else:
+            problems.append(Problem(where, "is not a regular file or directory",
+                                    "attach regular files only"))  # fmt: skip
+        if len(files) > limits.max_attachments:
+            break
+    files.pop(_rel(seed_dir, skip), None)
+    if len(files) > limits.max_attachments:
+        problems.append(_too_many(limits))
+    return list(files.values()), problems
+
+
+def all_files(seed_dir: Path, skip: Path, limits: SeedLimits) -> tuple[list[Path], list[Problem]]:
+    """No ``attachments`` key in a seed directory: everything beside seed.yaml is attached."""
+    files: dict[str, Path] = {}
+    problems = _walk(seed_dir, seed_dir, files, skip, limits)
+    files.pop(_rel(seed_dir, skip), None)
+    if len(files) > limits.max_attachments:
+        problems.append(_too_many(limits))
+    return list(files.values()), problems
+
+
+def _too_many(limits: SeedLimits) -> Problem:
+    return Problem(
+        "attachments",
+        f"too many files (more than {limits.max_attachments}, the limit)",
+        "bundle them into one archive (tar.gz) or raise ENVFACTORY_SEEDS__MAX_ATTACHMENTS",
+    )
+
+
+def _rel(seed_dir: Path, p: Path) -> str:
+    return p.relative_to(seed_dir).as_posix()
+
+
+def _unsafe(seed_dir: Path, entry: str) -> tuple[str, str] | None:
+    """Why ``entry`` may not be used, or None. Checks the text, then each path component."""
+    if "\\" in entry:
+        return "uses backslashes", "write paths with forward slashes: data/input.csv"
+    pure = PurePosixPath(entry)
+    if pure.is_absolute():
+        return "is an absolute path", "give a path relative to the seed directory"
+    if ".." in pure.parts:
+        return "escapes the seed directory ('..')", "copy the file into the seed directory"
+    current = seed_dir
+    for part in pure.parts:
+        current = current / part
+        try:
+            mode = current.lstat().st_mode
+        except FileNotFoundError:
+            return "not found in the seed directory", f"check the spelling; looked for {current}"
+        if stat.S_ISLNK(mode):
+            return (
+                f"is or passes through a symlink ({current.name})",
+                "copy the real file in instead",
+            )
+    return None
+
+
+def _walk(
+    seed_dir: Path, top: Path, files: dict[str, Path], skip: Path, limits: SeedLimits
+) -> list[Problem]:
+    problems: list[Problem] = []
+    for dirpath, dirnames, filenames in os.walk(top):  # does not follow symlinked dirs
+        for name in sorted(dirnames + filenames):
+            p = Path(dirpath) / name
+            mode = p.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                problems.append(Problem(f"attachment '{_rel(seed_dir, p)}'", "is a symlink",
+                                        "copy the real file in instead"))  # fmt: skip
+            elif stat.S_ISREG(mode) and p != skip:
+                files.setdefault(_rel(seed_dir, p), p)
+            elif not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+                problems.append(Problem(f"attachment '{_rel(seed_dir, p)}'",
+                                        "is not a regular file", "attach regular files only"))  # fmt: skip
+        if len(files) > limits.max_attachments:
+            break  # enough to say "too many"; do not walk a huge tree to the end
+    return problems
+
+
+def read_all(
+    seed_dir: Path, paths: list[Path], limits: SeedLimits
+) -> tuple[list[LoadedFile], list[Problem]]:
+    """Read the files, enforcing the size limits and UTF-8 for text files."""
+    loaded, problems, total = [], [], 0
+    for p in sorted(paths, key=lambda q: _rel(seed_dir, q)):
+        rel, size = _rel(seed_dir, p), p.stat().st_size
+        where = f"attachment '{rel}'"
+        if size > limits.max_attachment_bytes:
+            problems.append(Problem(where, f"is too large ({_mb(size)}; at most {_mb(limits.max_attachment_bytes)})",
+                                    "attach a smaller sample, or raise ENVFACTORY_SEEDS__MAX_ATTACHMENT_BYTES"))  # fmt: skip
+            continue
+        total += size
+        data = p.read_bytes()
+        if p.suffix.lower() in TEXT_SUFFIXES or p.name in _TEXT_NAMES:
+            _, bad = decode_utf8(data, where, rel)
+            if bad:
+                problems.append(bad)
+                continue
+        loaded.append(LoadedFile(rel, data))
+    if total > limits.max_total_bytes:
+        problems.append(Problem("attachments", f"are too large together ({_mb(total)}; at most "
+                                f"{_mb(limits.max_total_bytes)})",
+                                "attach less, or raise ENVFACTORY_SEEDS__MAX_TOTAL_BYTES"))  # fmt: skip
+    return loaded, problems

@@ -1,0 +1,126 @@
+"""The seed file format (``seed.yaml``): parsing and field validation.
+
+See ``docs/seed-format.md`` for the user-facing description. Invariants: the file is UTF-8
+YAML whose top level is a mapping; no key appears twice; unknown keys are errors (a typo
+must not silently drop data); types are strict (``max_turns: "60"`` is an error, not 60).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
+
+from envfactory.core.models import Constraints
+
+from .problems import FIELD_HINTS, Problem, from_validation_error
+
+Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Domain = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+_REPO_URL = re.compile(r"^((https?|ssh|git|file)://\S+|[\w.-]+@[\w.-]+:\S+)$")
+
+
+class SeedFile(BaseModel):
+    """What ``seed.yaml`` may contain. ``attachments`` is checked separately (paths)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    title: Title
+    description: Text
+    domain: Domain
+    attachments: Any = None
+    repository: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] | None = None
+    constraints: Constraints = Field(default_factory=Constraints)
+    source: Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)] | None = None
+
+    @field_validator("repository")
+    @classmethod
+    def _clone_url(cls, v: str | None) -> str | None:
+        if v is not None and not _REPO_URL.match(v):
+            raise ValueError("is not a clone URL")
+        return v
+
+
+ALLOWED_KEYS = {
+    "": list(SeedFile.model_fields),
+    "constraints": list(Constraints.model_fields),
+}
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice (PyYAML would keep the last silently)."""
+
+
+def _mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in seen:
+            line = key_node.start_mark.line + 1
+            raise _DuplicateKey(f"key '{key}' appears twice (second time on line {line})")
+        seen.add(key)
+    return loader.construct_mapping(node, deep=True)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def decode_utf8(data: bytes, label: str, filename: str) -> tuple[str | None, Problem | None]:
+    """Decode strictly; on failure name the line and column of the first bad byte."""
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        bad = data[exc.start : exc.start + 1].hex()
+        return None, Problem(
+            label,
+            f"is not UTF-8 text (byte 0x{bad} at line {line}, column {col})",
+            f"save it as UTF-8, e.g. `iconv -f latin1 -t utf-8 {filename} > {filename}.utf8`",
+        )
+
+
+def parse_yaml(text: str, label: str) -> tuple[dict[str, Any] | None, Problem | None]:
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except _DuplicateKey as exc:
+        return None, Problem(label, str(exc), "keep one of them")
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        what = getattr(exc, "problem", None) or str(exc)
+        return None, Problem(label, f"is not valid YAML{at}: {what}",
+                             "check indentation and quote values containing ': '")  # fmt: skip
+    if not isinstance(data, dict):
+        got = "an empty file" if data is None else f"a {type(data).__name__}"
+        return None, Problem(label, f"must be a YAML mapping of fields, got {got}",
+                             "start with `title: ...`; see docs/seed-format.md")  # fmt: skip
+    return data, None
+
+
+def validate_fields(data: dict[str, Any], label: str) -> tuple[SeedFile | None, list[Problem]]:
+    """Validate the fields strictly; every problem is named by its field."""
+    bad_keys = [k for k in data if not isinstance(k, str)]
+    if bad_keys:
+        return None, [
+            Problem(label, f"keys must be text, got {bad_keys[0]!r}", FIELD_HINTS["title"])
+        ]
+    try:
+        return SeedFile.model_validate(data, strict=True), []
+    except ValidationError as exc:
+        return None, from_validation_error(exc, label, ALLOWED_KEYS)

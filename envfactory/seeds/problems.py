@@ -1,0 +1,107 @@
+"""Turning everything wrong with a seed into one ``InvalidSeed`` a user can act on.
+
+Every check appends a ``Problem`` (where, what, how to fix) instead of stopping at the first,
+so a user fixes a seed in one round; ``raise_if_any`` raises them together.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from envfactory.core.errors import InvalidSeed
+
+#: How to fix each field, shown when it is missing, empty or of the wrong type.
+FIELD_HINTS: dict[str, str] = {
+    "title": "one line naming the task, e.g. `title: Nightly ETL drops rows after a schema change`",
+    "description": "markdown describing the expert workflow: context, symptoms, what done looks like "
+    "(use `description: |` for several lines)",
+    "domain": "a short area label, e.g. `domain: data-engineering`",
+    "attachments": "a path relative to the seed directory, or a list of them",
+    "repository": "a clone URL, e.g. `repository: https://github.com/org/repo.git`",
+    "constraints": "a mapping with max_turns, time_budget_s and base_image",
+    "constraints.max_turns": "a whole number of agent turns, 1..1000, e.g. `max_turns: 60`",
+    "constraints.time_budget_s": "seconds as a whole number, 10..86400, e.g. `time_budget_s: 1800`",
+    "constraints.base_image": "`debian` or `python`",
+    "source": "free text saying where the seed came from, e.g. `source: incident INC-4411`",
+}
+
+_TYPE_NAMES = {"string_type": "text", "int_type": "a whole number", "dict_type": "a mapping",
+               "model_type": "a mapping", "bool_type": "true or false"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Problem:
+    where: str
+    problem: str
+    hint: str | None = None
+
+    def line(self) -> str:
+        return f"{self.where}: {self.problem}" + (f" (fix: {self.hint})" if self.hint else "")
+
+
+def raise_if_any(problems: list[Problem], file_label: str) -> None:
+    if not problems:
+        return
+    if len(problems) == 1:
+        p = problems[0]
+        raise InvalidSeed(p.where, p.problem, hint=p.hint)
+    listed = "\n".join(f"  - {p.line()}" for p in problems)
+    raise InvalidSeed(file_label, f"{len(problems)} problems:\n{listed}")
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60]}{'…' if len(text) > 60 else ''}"
+
+
+def from_validation_error(
+    exc: ValidationError, file_label: str, allowed: dict[str, list[str]]
+) -> list[Problem]:
+    """One Problem per pydantic error, named by field (``constraints.max_turns``).
+
+    ``allowed`` maps a section ("" for the top level) to its keys, for unknown-key hints.
+    """
+    problems = []
+    for err in exc.errors(include_url=False):
+        field = _loc(err["loc"])
+        where = f"{file_label} field '{field}'"
+        hint = FIELD_HINTS.get(field)
+        kind, value = err["type"], err.get("input")
+        if kind == "missing":
+            problems.append(Problem(where, "is missing (required)", hint))
+        elif kind == "extra_forbidden":
+            problems.append(_unknown_key(file_label, err["loc"], allowed))
+        elif kind == "string_too_short":
+            problems.append(Problem(where, "is empty", hint))
+        elif kind == "string_too_long":
+            limit = err.get("ctx", {}).get("max_length")
+            problems.append(Problem(where, f"is too long ({len(value)} characters, at most {limit})",
+                                    "shorten it; put detail in the description"))  # fmt: skip
+        elif kind in _TYPE_NAMES:
+            problems.append(
+                Problem(where, f"must be {_TYPE_NAMES[kind]}, got {_shown(value)}", hint)
+            )
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+            problems.append(Problem(where, f"{msg}, got {_shown(value)}", hint))
+    return problems
+
+
+def _unknown_key(file_label: str, loc: tuple[Any, ...], allowed: dict[str, list[str]]) -> Problem:
+    section, key = ".".join(str(p) for p in loc[:-1]), str(loc[-1])
+    keys = allowed.get(section, [])
+    close = difflib.get_close_matches(key, keys, n=1)
+    where = f"{file_label} field '{_loc(loc)}'"
+    guess = f"did you mean '{close[0]}'? " if close else ""
+    return Problem(where, "unknown key", f"{guess}allowed keys here: {', '.join(keys)}")

@@ -1,0 +1,61 @@
+"""Engines for SQLite (the embedded default) and PostgreSQL, with the settings that make them
+safe under concurrent writers.
+
+SQLite invariants (every connection): WAL journal, ``busy_timeout``, ``foreign_keys=ON``,
+and transactions we begin ourselves. pysqlite's own transaction handling begins lazily
+before the first DML statement, which lets a read-then-write transaction lose a race with
+``SQLITE_BUSY`` that ``busy_timeout`` cannot wait out. So the driver is put in autocommit
+mode and we emit ``BEGIN`` (readers) or ``BEGIN IMMEDIATE`` (writers: the write lock is
+taken up front, so a writer waits its turn instead of failing halfway).
+
+PostgreSQL needs nothing special: writers that must not race use ``SELECT … FOR UPDATE``
+(``SKIP LOCKED`` for queue claims) inside the repositories.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+BUSY_TIMEOUT_MS = 30_000
+#: Execution option read by the ``begin`` hook: ``"IMMEDIATE"`` takes the write lock at once.
+SQLITE_BEGIN = "sqlite_begin"
+
+
+def is_sqlite(url: str) -> bool:
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def make_engine(url: str, *, foreign_keys: bool = True, echo: bool = False) -> Engine:
+    """An engine for ``url``; SQLite gets WAL, busy_timeout, foreign keys and explicit BEGINs.
+
+    ``foreign_keys=False`` is for migrations only: SQLite batch mode recreates tables, which
+    foreign-key enforcement would block.
+    """
+    if not is_sqlite(url):
+        return create_engine(url, echo=echo, pool_pre_ping=True)
+    engine = create_engine(url, echo=echo, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+    _install_sqlite_hooks(engine, foreign_keys=foreign_keys)
+    return engine
+
+
+def _install_sqlite_hooks(engine: Engine, *, foreign_keys: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see module docstring)
+        cur = dbapi_conn.cursor()
+        try:
+            # WAL is a property of the file; an in-memory database silently stays "memory".
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            cur.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
+            cur.execute("PRAGMA synchronous=NORMAL")  # durable with WAL, far fewer fsyncs
+        finally:
+            cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        mode = conn.get_execution_options().get(SQLITE_BEGIN, "")
+        conn.exec_driver_sql(f"BEGIN {mode}".strip())

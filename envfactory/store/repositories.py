@@ -1,0 +1,367 @@
+"""Repositories: typed reads and writes of domain models, one class per stored object.
+
+Each repository works inside the caller's transaction (a ``Session``); it never commits.
+Reads return frozen pydantic models validated from the stored ``doc``, never ORM rows, so
+nothing leaks a session. Inserting an id that exists raises ``Conflict`` (inside a
+savepoint, so the surrounding transaction stays usable); a missing id raises ``NotFound``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from envfactory.core.errors import Conflict, NotFound
+from envfactory.core.models import (
+    BuildResult,
+    EnvironmentSpec,
+    EnvStatus,
+    GateReport,
+    Model,
+    PackManifest,
+    ShortcutFinding,
+    TaskSeed,
+    Trajectory,
+    Verifier,
+    utcnow,
+)
+
+from .schema import (
+    Base,
+    EnvironmentRow,
+    FindingRow,
+    GateReportRow,
+    PackRow,
+    SeedRow,
+    TrajectoryRow,
+    VerifierRow,
+)
+
+M = TypeVar("M", bound=Model)
+VERSION_RETRIES = 5
+
+
+def dump(model: Model) -> dict[str, Any]:
+    """The JSON document stored for a model; ``Model.model_validate`` reverses it exactly."""
+    return model.model_dump(mode="json")
+
+
+class _Repo:
+    def __init__(self, session: Session) -> None:
+        self.s = session
+
+    def _insert(self, row: Base, what: str) -> None:
+        try:
+            with self.s.begin_nested():
+                self.s.add(row)
+        except IntegrityError as exc:
+            raise Conflict(f"{what} already exists", hint="use a new id or version") from exc
+
+    def _next_version(self, insert: Callable[[int], None], current_max: Callable[[], int]) -> int:
+        """Insert at max+1; a concurrent writer that took the same number makes us retry."""
+        for _ in range(VERSION_RETRIES):
+            version = current_max() + 1
+            try:
+                insert(version)
+                return version
+            except Conflict:
+                continue
+        raise Conflict(f"could not allocate a version after {VERSION_RETRIES} tries")
+
+
+class SeedRepo(_Repo):
+    def add(self, seed: TaskSeed) -> None:
+        row = SeedRow(
+            id=seed.id,
+            content_hash=seed.content_hash,
+            title=seed.title,
+            domain=seed.domain,
+            created_at=seed.created_at,
+            doc=dump(seed),
+        )
+        self._insert(row, f"seed {seed.id} (content {seed.content_hash[:12]})")
+
+    def get(self, seed_id: str) -> TaskSeed:
+        row = self.s.get(SeedRow, seed_id)
+        if row is None:
+            raise NotFound(f"no seed {seed_id!r}", hint="`envfactory seed list` shows the ids")
+        return TaskSeed.model_validate(row.doc)
+
+    def find_by_hash(self, content_hash: str) -> TaskSeed | None:
+        row = self.s.scalars(select(SeedRow).where(SeedRow.content_hash == content_hash)).first()
+        return None if row is None else TaskSeed.model_validate(row.doc)
+
+    def list(
+        self, *, domain: str | None = None, limit: int = 100, offset: int = 0
+    ) -> list[TaskSeed]:
+        q = select(SeedRow).order_by(SeedRow.created_at.desc(), SeedRow.id)
+        if domain is not None:
+            q = q.where(SeedRow.domain == domain)
+        return [
+            TaskSeed.model_validate(r.doc) for r in self.s.scalars(q.limit(limit).offset(offset))
+        ]
+
+    def count(self) -> int:
+        return self.s.scalar(select(func.count()).select_from(SeedRow)) or 0
+
+
+@dataclass(frozen=True)
+class EnvironmentRecord:
+    """One stored environment version with its lifecycle status and build result."""
+
+    spec: EnvironmentSpec
+    status: EnvStatus
+    build: BuildResult | None
+    updated_at: datetime
+
+
+class EnvironmentRepo(_Repo):
+    def add(self, spec: EnvironmentSpec, status: EnvStatus = EnvStatus.DRAFT) -> None:
+        """Store ``spec`` at exactly ``spec.version``; Conflict if that version exists."""
+        now = utcnow()
+        row = EnvironmentRow(
+            id=spec.id, version=spec.version, name=spec.name, seed_id=spec.seed_id,
+            status=status.value, image=spec.image, build=None,
+            created_at=spec.created_at, updated_at=now, doc=dump(spec),
+        )  # fmt: skip
+        self._insert(row, f"environment {spec.id} v{spec.version}")
+
+    def add_version(
+        self, spec: EnvironmentSpec, status: EnvStatus = EnvStatus.DRAFT
+    ) -> EnvironmentSpec:
+        """Store ``spec`` as the next version of ``spec.id``; returns it with that version."""
+        stored: list[EnvironmentSpec] = []
+
+        def insert(version: int) -> None:
+            stored[:] = [spec.model_copy(update={"version": version})]
+            self.add(stored[0], status)
+
+        self._next_version(insert, lambda: max(self.versions(spec.id), default=0))
+        return stored[0]
+
+    def versions(self, env_id: str) -> list[int]:
+        q = select(EnvironmentRow.version).where(EnvironmentRow.id == env_id)
+        return sorted(self.s.scalars(q))
+
+    def _row(self, env_id: str, version: int | None) -> EnvironmentRow:
+        if version is None:
+            version = max(self.versions(env_id), default=0)
+        row = self.s.get(EnvironmentRow, (env_id, version))
+        if row is None:
+            raise NotFound(f"no environment {env_id!r} version {version}")
+        return row
+
+    def get(self, env_id: str, version: int | None = None) -> EnvironmentSpec:
+        """The spec at ``version``, or the latest version when None."""
+        return EnvironmentSpec.model_validate(self._row(env_id, version).doc)
+
+    def record(self, env_id: str, version: int | None = None) -> EnvironmentRecord:
+        return _env_record(self._row(env_id, version))
+
+    def set_status(
+        self, env_id: str, version: int, status: EnvStatus, *, expect: EnvStatus | None = None
+    ) -> None:
+        """Move a version to ``status``; with ``expect``, only from that status (else Conflict)."""
+        q = update(EnvironmentRow).where(
+            EnvironmentRow.id == env_id, EnvironmentRow.version == version
+        )
+        if expect is not None:
+            q = q.where(EnvironmentRow.status == expect.value)
+        res = self.s.execute(q.values(status=status.value, updated_at=utcnow()))
+        if res.rowcount != 1:  # type: ignore[attr-defined]
+            now = self._row(env_id, version).status  # NotFound if it does not exist
+            raise Conflict(f"environment {env_id} v{version} is {now}, expected {expect}")
+
+    def set_build(self, env_id: str, version: int, build: BuildResult) -> EnvironmentSpec:
+        """Record a build: the result, and the image id on the spec itself."""
+        row = self._row(env_id, version)
+        spec = EnvironmentSpec.model_validate(row.doc).model_copy(update={"image": build.image})
+        row.doc, row.image, row.build, row.updated_at = (
+            dump(spec),
+            build.image,
+            dump(build),
+            utcnow(),
+        )
+        self.s.flush()
+        return spec
+
+    def list(
+        self,
+        *,
+        status: EnvStatus | None = None,
+        seed_id: str | None = None,
+        latest_only: bool = True,
+    ) -> list[EnvironmentRecord]:
+        q = select(EnvironmentRow).order_by(EnvironmentRow.id, EnvironmentRow.version)
+        if latest_only:
+            latest = (
+                select(EnvironmentRow.id, func.max(EnvironmentRow.version).label("v"))
+                .group_by(EnvironmentRow.id)
+                .subquery()
+            )
+            q = q.join(
+                latest, (EnvironmentRow.id == latest.c.id) & (EnvironmentRow.version == latest.c.v)
+            )
+        if status is not None:
+            q = q.where(EnvironmentRow.status == status.value)
+        if seed_id is not None:
+            q = q.where(EnvironmentRow.seed_id == seed_id)
+        return [_env_record(r) for r in self.s.scalars(q)]
+
+
+def _env_record(row: EnvironmentRow) -> EnvironmentRecord:
+    return EnvironmentRecord(
+        spec=EnvironmentSpec.model_validate(row.doc),
+        status=EnvStatus(row.status),
+        build=None if row.build is None else BuildResult.model_validate(row.build),
+        updated_at=row.updated_at,
+    )
+
+
+class VerifierRepo(_Repo):
+    def add(self, verifier: Verifier) -> None:
+        row = VerifierRow(
+            env_id=verifier.env_id, version=verifier.version, author=verifier.provenance.author,
+            created_at=verifier.created_at, doc=dump(verifier),
+        )  # fmt: skip
+        self._insert(row, f"verifier {verifier.env_id} v{verifier.version}")
+
+    def add_version(self, verifier: Verifier) -> Verifier:
+        stored: list[Verifier] = []
+
+        def insert(version: int) -> None:
+            stored[:] = [verifier.model_copy(update={"version": version})]
+            self.add(stored[0])
+
+        self._next_version(insert, lambda: max(self.versions(verifier.env_id), default=0))
+        return stored[0]
+
+    def versions(self, env_id: str) -> list[int]:
+        return sorted(
+            self.s.scalars(select(VerifierRow.version).where(VerifierRow.env_id == env_id))
+        )
+
+    def get(self, env_id: str, version: int | None = None) -> Verifier:
+        if version is None:
+            version = max(self.versions(env_id), default=0)
+        row = self.s.get(VerifierRow, (env_id, version))
+        if row is None:
+            raise NotFound(f"no verifier for environment {env_id!r} version {version}")
+        return Verifier.model_validate(row.doc)
+
+
+class GateReportRepo(_Repo):
+    def add(self, report: GateReport) -> int:
+        """Append a report; returns its row id (reports are never overwritten)."""
+        row = GateReportRow(
+            env_id=report.env_id, verifier_version=report.verifier_version,
+            verdict=report.verdict.value, created_at=report.created_at, doc=dump(report),
+        )  # fmt: skip
+        self.s.add(row)
+        self.s.flush()
+        return row.id
+
+    def get(self, report_id: int) -> GateReport:
+        row = self.s.get(GateReportRow, report_id)
+        if row is None:
+            raise NotFound(f"no gate report {report_id}")
+        return GateReport.model_validate(row.doc)
+
+    def list(self, env_id: str, verifier_version: int | None = None) -> list[GateReport]:
+        q = select(GateReportRow).where(GateReportRow.env_id == env_id)
+        if verifier_version is not None:
+            q = q.where(GateReportRow.verifier_version == verifier_version)
+        q = q.order_by(GateReportRow.created_at, GateReportRow.id)
+        return [GateReport.model_validate(r.doc) for r in self.s.scalars(q)]
+
+    def latest(self, env_id: str, verifier_version: int | None = None) -> GateReport | None:
+        reports = self.list(env_id, verifier_version)
+        return reports[-1] if reports else None
+
+
+class TrajectoryRepo(_Repo):
+    def add(self, traj: Trajectory) -> None:
+        row = TrajectoryRow(
+            id=traj.id, role=traj.role.value, env_id=traj.env_id, model=traj.model,
+            reward=traj.reward, created_at=traj.created_at, doc=dump(traj),
+        )  # fmt: skip
+        self._insert(row, f"trajectory {traj.id}")
+
+    def get(self, traj_id: str) -> Trajectory:
+        row = self.s.get(TrajectoryRow, traj_id)
+        if row is None:
+            raise NotFound(f"no trajectory {traj_id!r}")
+        return Trajectory.model_validate(row.doc)
+
+    def set_reward(self, traj_id: str, reward: int) -> Trajectory:
+        if reward not in (0, 1):
+            raise ValueError(f"reward must be 0 or 1, got {reward!r}")
+        row = self.s.get(TrajectoryRow, traj_id)
+        if row is None:
+            raise NotFound(f"no trajectory {traj_id!r}")
+        traj = Trajectory.model_validate(row.doc).model_copy(update={"reward": reward})
+        row.reward, row.doc = reward, dump(traj)
+        self.s.flush()
+        return traj
+
+    def list(
+        self, *, env_id: str | None = None, role: str | None = None, limit: int = 1000
+    ) -> list[Trajectory]:
+        q = select(TrajectoryRow).order_by(TrajectoryRow.created_at, TrajectoryRow.id)
+        if env_id is not None:
+            q = q.where(TrajectoryRow.env_id == env_id)
+        if role is not None:
+            q = q.where(TrajectoryRow.role == str(role))
+        return [Trajectory.model_validate(r.doc) for r in self.s.scalars(q.limit(limit))]
+
+
+class FindingRepo(_Repo):
+    def add(self, finding: ShortcutFinding) -> None:
+        row = FindingRow(
+            id=finding.id, env_id=finding.env_id, source=finding.source, rule=finding.rule,
+            created_at=finding.created_at, doc=dump(finding),
+        )  # fmt: skip
+        self._insert(row, f"finding {finding.id}")
+
+    def get(self, finding_id: str) -> ShortcutFinding:
+        row = self.s.get(FindingRow, finding_id)
+        if row is None:
+            raise NotFound(f"no finding {finding_id!r}")
+        return ShortcutFinding.model_validate(row.doc)
+
+    def list(self, *, env_id: str | None = None) -> list[ShortcutFinding]:
+        q = select(FindingRow).order_by(FindingRow.created_at, FindingRow.id)
+        if env_id is not None:
+            q = q.where(FindingRow.env_id == env_id)
+        return [ShortcutFinding.model_validate(r.doc) for r in self.s.scalars(q)]
+
+
+class PackRepo(_Repo):
+    def add(self, manifest: PackManifest, *, archive_key: str | None = None) -> None:
+        row = PackRow(
+            id=manifest.id, created_by=manifest.created_by, archive_key=archive_key,
+            created_at=manifest.created_at, doc=dump(manifest),
+        )  # fmt: skip
+        self._insert(row, f"pack {manifest.id}")
+
+    def _row(self, pack_id: str) -> PackRow:
+        row = self.s.get(PackRow, pack_id)
+        if row is None:
+            raise NotFound(f"no pack {pack_id!r}")
+        return row
+
+    def get(self, pack_id: str) -> PackManifest:
+        return PackManifest.model_validate(self._row(pack_id).doc)
+
+    def archive_key(self, pack_id: str) -> str | None:
+        return self._row(pack_id).archive_key
+
+    def list(self) -> list[PackManifest]:
+        q = select(PackRow).order_by(PackRow.created_at.desc(), PackRow.id)
+        return [PackManifest.model_validate(r.doc) for r in self.s.scalars(q)]
