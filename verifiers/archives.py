@@ -1,0 +1,72 @@
+"""Tar helpers for moving files into and out of verification containers.
+
+Invariant: a workspace tar taken from a solver's state is re-packed before it enters a
+verification container, keeping only regular files, directories and symlinks whose names
+stay under the workspace's own top directory. Docker builds that tar from the real
+filesystem, so this is defence in depth against odd names, device nodes and hard links
+that point outside the workspace.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import tarfile
+from collections.abc import Mapping
+
+from envfactory.core.errors import InvalidInput
+
+#: A workspace bigger than this is refused rather than copied around for every check.
+MAX_WORKSPACE_BYTES = 512 * 1024 * 1024
+
+
+def tar_of(files: Mapping[str, tuple[bytes, int]]) -> bytes:
+    """A tar of {relative path: (bytes, mode)}; parent directories are implied."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for name, (data, mode) in sorted(files.items()):
+            info = tarfile.TarInfo(name.lstrip("/"))
+            info.size = len(data)
+            info.mode = mode
+            info.mtime = 0
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _safe_name(name: str, root_name: str) -> bool:
+    if name.startswith("/") or ".." in name.split("/"):
+        return False
+    norm = posixpath.normpath(name)
+    return norm == root_name or norm.startswith(root_name + "/")
+
+
+def sanitize(raw: bytes, *, root_name: str) -> bytes:
+    """Re-pack a tar from `get_archive`, dropping anything that could escape `root_name`."""
+    if len(raw) > MAX_WORKSPACE_BYTES:
+        raise InvalidInput(
+            f"workspace archive of {len(raw)} bytes exceeds {MAX_WORKSPACE_BYTES}",
+            hint="declare a narrower workspace_paths in the environment spec",
+        )
+    src = tarfile.open(fileobj=io.BytesIO(raw), mode="r:*")
+    out = io.BytesIO()
+    with src, tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as dst:
+        for m in src:
+            if not _safe_name(m.name, root_name):
+                continue
+            if m.islnk() and not _safe_name(m.linkname, root_name):
+                continue
+            if not (m.isreg() or m.isdir() or m.issym() or m.islnk()):
+                continue
+            dst.addfile(m, src.extractfile(m) if m.isreg() else None)
+    return out.getvalue()
+
+
+def read_members(raw: bytes) -> dict[str, bytes]:
+    """{name: content} of the regular files in a tar (tests and probes)."""
+    out = {}
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:*") as tf:
+        for m in tf:
+            if m.isreg():
+                f = tf.extractfile(m)
+                out[m.name] = f.read() if f else b""
+    return out

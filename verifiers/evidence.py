@@ -1,0 +1,119 @@
+"""Evidence for gate rows, and shortcut findings for the review queue.
+
+`check_evidence` turns what a check observed into short lines a reviewer can act on
+(exit codes, failed steps, tamper evidence by attack class, the verifier's output when
+the check failed). `findings_from_report` turns every failing probe / regression check
+and every state with tamper evidence into a `ShortcutFinding` — the workflows layer
+files them into the human review queue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from envfactory.core.models import CheckKind, Evidence, GateCheck, GateReport, ShortcutFinding
+
+from .tamper import category_of
+
+if TYPE_CHECKING:
+    from .probes import Probe
+    from .runner import VerifyResult
+    from .states import ProducedState
+
+_TAIL = 600
+
+
+def _tail(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _TAIL else "…" + text[-_TAIL:]
+
+
+def check_evidence(
+    state: ProducedState,
+    results: Sequence[VerifyResult],
+    probe: Probe | None,
+    *,
+    shared_with: str | None = None,
+    expected: int | None = None,
+) -> tuple[str, ...]:
+    lines: list[str] = []
+    if probe is not None:
+        lines.append(f"probe {probe.name}: {probe.doc.splitlines()[0] if probe.doc else ''}")
+    if shared_with:
+        lines.append(f"verification input identical to {shared_with}: verified once, result shared")
+    lines += [f"state: {entry}" for entry in state.log]
+    codes = [r.exit_code for r in results]
+    lines.append(
+        f"exit codes {codes}" + (" (timed out)" if any(r.timed_out for r in results) else "")
+    )
+    for note in dict.fromkeys(n for r in results for n in r.notes):
+        lines.append(f"runner: {note}")
+    for change in state.prepared.tamper[:20]:
+        lines.append(f"tamper {category_of(change.path) or 'unknown'}: {change.kind} {change.path}")
+    if len(state.prepared.tamper) > 20:
+        lines.append(f"tamper: … {len(state.prepared.tamper) - 20} more")
+    wrong = [r for r in results if expected is not None and r.reward != expected]
+    if wrong:
+        if wrong[0].stdout.strip():
+            lines.append("stdout: " + _tail(wrong[0].stdout))
+        if wrong[0].stderr.strip():
+            lines.append("stderr: " + _tail(wrong[0].stderr))
+    return tuple(lines)
+
+
+def _finding_id(env_id: str, rule: str, state: str) -> str:
+    return "finding-" + hashlib.sha256(f"{env_id}\0{rule}\0{state}".encode()).hexdigest()[:12]
+
+
+def _summary(check: GateCheck) -> str:
+    return (
+        f"{check.kind.value} {check.name}: expected reward {check.expected}, "
+        f"observed {list(check.observed)}"
+    )
+
+
+def findings_from_report(report: GateReport) -> tuple[ShortcutFinding, ...]:
+    """Shortcut findings for review: failing probe/regression checks, then tamper evidence.
+
+    Ids are derived from (env, rule, state), so re-running the gates on the same verifier
+    yields the same ids and the queue can de-duplicate.
+    """
+    out: list[ShortcutFinding] = []
+    for check in report.checks:
+        if check.kind in (CheckKind.PROBE, CheckKind.REGRESSION) and not check.passed:
+            rule = check.name.split("@", 1)[0] if check.kind == CheckKind.PROBE else "regression"
+            out.append(
+                ShortcutFinding(
+                    id=_finding_id(report.env_id, rule, check.name),
+                    env_id=report.env_id,
+                    source="probe",
+                    rule=rule,
+                    state=check.state,
+                    evidence=Evidence(
+                        summary=_summary(check),
+                        diff=check.tamper,
+                        verifier_output="\n".join(check.evidence),
+                    ),
+                )  # fmt: skip
+            )
+    for check in report.checks:
+        if check.tamper and check.kind not in (CheckKind.PROBE,):
+            classes = sorted({category_of(t.path) or "unknown" for t in check.tamper})
+            rule = "tamper:" + ",".join(classes)
+            out.append(
+                ShortcutFinding(
+                    id=_finding_id(report.env_id, rule, check.name),
+                    env_id=report.env_id,
+                    source="tamper",
+                    rule=rule,
+                    state=check.state,
+                    evidence=Evidence(
+                        summary=f"{check.name} changes {', '.join(classes)} outside the workspace",
+                        diff=check.tamper,
+                        verifier_output="\n".join(check.evidence),
+                    ),
+                )  # fmt: skip
+            )
+    return tuple(out)

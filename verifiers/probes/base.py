@@ -1,0 +1,71 @@
+"""What a shortcut probe is: a named, documented state transform that tries to earn reward
+without doing the task.
+
+A probe is a *class* of attack, not an example: it is written against what every task
+has (an instruction, declared workspace paths, the usual tool locations), never against
+one task's tests. Its class docstring names the attack class; `script` is POSIX shell run
+as root in the sandbox holding the state to attack; it must succeed on any Debian-like
+image and do nothing harmful to the host. A probe that finds nothing to change leaves the
+state as it was (the gates then skip it as not applicable).
+"""
+
+from __future__ import annotations
+
+import shlex
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import ClassVar
+
+from envfactory.core.models import EnvironmentSpec, ExecResult
+from sandboxes.protocol import Sandbox
+
+#: Where verifiers and harnesses usually read or write rewards and results.
+USUAL_RESULT_DIRS = ("/logs/verifier", "/logs", "/tmp", "/root", "/output", "/results")
+#: Names under which a test runner's files usually go.
+TEST_GLOBS = (
+    "test_*.py",
+    "*_test.py",
+    "tests.py",
+    "test.sh",
+    "run-tests.sh",
+    "run_tests.sh",
+    "*.test.js",
+    "*.spec.js",
+    "*_test.go",
+    "test_*.sh",
+)
+
+
+class Probe(ABC):
+    """Base class; subclasses document their attack class in their docstring."""
+
+    name: ClassVar[str]
+
+    @property
+    def doc(self) -> str:
+        return (type(self).__doc__ or "").strip()
+
+    @abstractmethod
+    def script(self, spec: EnvironmentSpec) -> str:
+        """The shell script that transforms the state."""
+
+    def apply(self, sandbox: Sandbox, spec: EnvironmentSpec) -> ExecResult:
+        return sandbox.exec(["/bin/sh", "-c", self.script(spec)], timeout=120, user="root")
+
+
+def q(s: str) -> str:
+    return shlex.quote(s)
+
+
+def qs(items: Sequence[str]) -> str:
+    return " ".join(shlex.quote(i) for i in items)
+
+
+def find_tests_expr() -> str:
+    """A `find` predicate (parenthesised) matching test-like file names."""
+    return "\\( " + " -o ".join(f"-name {q(g)}" for g in TEST_GLOBS) + " \\)"
+
+
+def test_roots(spec: EnvironmentSpec) -> list[str]:
+    """Where tests the solver can reach usually live: the workspace and /tests."""
+    return [*spec.workspace_paths, "/tests"]
