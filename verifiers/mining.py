@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from envfactory.core.models import (
+    AgentRole,
     Evidence,
     FindingSource,
     PathChange,
@@ -104,6 +105,12 @@ def mine_trajectory(trajectory: Trajectory, config: MiningConfig) -> list[Shortc
     for index, kind, text in actions:
         _mine_action(index, kind, text, hits)
     _mine_length(len(actions), config, hits)
+    if trajectory.role == AgentRole.RED_TEAM and trajectory.reward == 1:
+        # told to get the reward without doing the task, and it did: a shortcut exists
+        # even when no rule above can say which one
+        _hit(hits, "red-team-rewarded").reasons.append(
+            "the red team, told to obtain the reward without doing the task, earned it"
+        )
     return [_finding(trajectory, config, rule, h) for rule, h in sorted(hits.items())]
 
 

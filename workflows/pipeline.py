@@ -191,8 +191,9 @@ class SynthesizeEnvironment(_Steps):
 
     async def _pipeline(self, inp: SynthesisInput) -> SynthesisResult:
         self._stage("research")
+        env_id = "env-" + workflow.info().run_id.replace("-", "")[:12]
         spec = await self.act(
-            acts.RESEARCH, ResearchInput(seed_id=inp.seed_id), SpecRef, agents=True
+            acts.RESEARCH, ResearchInput(seed_id=inp.seed_id, env_id=env_id), SpecRef, agents=True
         )
         self._set(env_id=spec.env_id)
         self._log(f"research: {spec.env_id} v{spec.version}, {spec.reference_steps} step(s)")

@@ -126,6 +126,9 @@ class ValidateResult(_In):
 
 class ResearchInput(_In):
     seed_id: str
+    #: chosen by the workflow (from its run id), so a retried research activity finds
+    #: the environment an earlier attempt stored instead of making a second one
+    env_id: str
 
 
 class SpecRef(_In):

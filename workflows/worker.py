@@ -20,7 +20,11 @@ from datetime import timedelta
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from envfactory.core.errors import ConfigError
+from envfactory.core.settings import Settings, TemporalSettings
+
 from .activities import AGENT_ACTIVITIES, SANDBOX_ACTIVITIES, PipelineActivities
+from .client import connect, pipeline_config
 from .pipeline import SynthesizeEnvironment, ValidateTasks
 from .services import PipelineServices
 from .types import PipelineConfig
@@ -73,3 +77,40 @@ def load_factory(spec: str) -> Callable[..., PipelineServices]:
     if not attr:
         raise ValueError(f"services factory {spec!r}: expected 'module:callable'")
     return getattr(importlib.import_module(module), attr)
+
+
+async def connect_with_retry(settings: TemporalSettings, target: str | None = None,
+                             timeout_s: float = 30.0) -> Client:
+    """A freshly started dev server opens its port before it serves: retry for a while."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        try:
+            return await connect(settings, target)
+        except ConfigError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
+async def serve(
+    settings: Settings,
+    services: PipelineServices,
+    queues: Sequence[str] | None = None,
+    *,
+    target: str | None = None,
+    stop: asyncio.Event | None = None,
+    on_ready: Callable[[Client], None] | None = None,
+) -> None:
+    """The worker main: connect, poll the queues asked for, shut down on `stop`."""
+    client = await connect_with_retry(settings.temporal, target)
+    activities = PipelineActivities(services, max_threads=max(4, settings.sandbox.pool_size * 4))
+    workers = build_workers(client, activities, pipeline_config(settings), queues)
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            for worker in workers:
+                await stack.enter_async_context(worker)
+            if on_ready is not None:
+                on_ready(client)
+            await (stop.wait() if stop else asyncio.Event().wait())
+    finally:
+        activities.close()

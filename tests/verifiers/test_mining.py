@@ -132,3 +132,9 @@ def test_findings_carry_the_final_state_for_regression_gates():
     [finding] = mine_trajectory(trajectory, CONFIG)
     assert finding.state == trajectory.final_state
     assert finding.env_id == "env-1"
+
+
+def test_a_rewarded_red_team_trajectory_is_always_a_finding():
+    red = _traj(HONEST).model_copy(update={"role": AgentRole.RED_TEAM})
+    assert rules(red) == {"red-team-rewarded"}
+    assert rules(red.model_copy(update={"reward": 0})) == set()

@@ -92,7 +92,7 @@ class FileServices:
         if inp.seed_id in self.scenario.invalid_seeds:
             raise InvalidSeed("seed.yaml: description", "must not be empty",
                               hint="describe the expert workflow in markdown")  # fmt: skip
-        spec = SpecRef(env_id=f"env-{inp.seed_id}", version=1, reference_steps=3)
+        spec = SpecRef(env_id=inp.env_id, version=1, reference_steps=3)
         self._put("specs", spec.env_id, spec)
         return spec
 
