@@ -21,7 +21,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from envfactory.core.errors import ConfigError
 from envfactory.core.settings import Settings, TemporalSettings
 
-from .pipeline import SynthesizeEnvironment, ValidateTasks
+from .pipeline import SynthesizeEnvironment
 from .types import (
     DecisionRecorded,
     PipelineConfig,
@@ -30,6 +30,7 @@ from .types import (
     SynthesisInput,
     ValidateInput,
 )
+from .validate import ValidateTasks
 
 SYNTH_PREFIX = "synthesize-"
 

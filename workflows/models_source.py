@@ -3,8 +3,9 @@
 `backend=openai` (settings.agents.<role>) → `OpenAIChatModel` for any chat-completions
 server. `backend=scripted` → a `ScriptedModel` replaying the script written for this seed
 and role (the offline demo and tests). Scripts are YAML files under a scripts directory;
-a script names its `role` and its `seed` (the seed's title, id, or the name of the example
-seed's directory), so a new example seed needs only new files, no code.
+a script names its `role` and its `seed` (the seed's title or id, or an alias such as the
+example seed's directory name); a directory on the script's path counts as a seed name
+too. A new example seed needs only new files, no code.
 
 This module is an edge helper: it reads script files, never the environment (API keys
 are resolved by the caller with `resolve_api_key`).
@@ -53,13 +54,13 @@ class ScriptBook:
                 except Exception:  # noqa: BLE001 — not every YAML file there is a script
                     continue
                 role = script.role.replace("_", "-")
-                keys = {script.seed, path.parent.name} - {None, ""}
+                keys = {script.seed, *path.relative_to(root).parent.parts} - {None, ""}
                 for key in keys:
                     entry = self._index.setdefault((slug(str(key)), role), (path, []))
                     entry[1].append(path)
 
-    def find(self, seed: TaskSeed, role: AgentRole) -> Script:
-        for key in (seed.id, seed.title, seed.content_hash, seed.source or ""):
+    def find(self, seed: TaskSeed, role: AgentRole, aliases: tuple[str, ...] = ()) -> Script:
+        for key in (*aliases, seed.id, seed.title, seed.content_hash, seed.source or ""):
             hit = self._index.get((slug(key), role.value))
             if hit is not None:
                 return Script.load(hit[0])
@@ -80,6 +81,8 @@ class ModelSource:
     agents: AgentsSettings
     api_keys: Mapping[str, str] = field(default_factory=dict)  # role → key (resolved at the edge)
     scripts: ScriptBook | None = None
+    #: seed id → extra names to look its scripts up by (the demo: the example's directory)
+    aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def model(self, role: AgentRole, seed: TaskSeed | None) -> ChatModel:
         cfg = role_settings(self.agents, role)
@@ -89,5 +92,5 @@ class ModelSource:
                     f"the {role.value} role is scripted but no script source is configured",
                     hint="pass a scripts directory, or use backend=openai",
                 )
-            return make_model(cfg, script=self.scripts.find(seed, role))
+            return make_model(cfg, script=self.scripts.find(seed, role, self.aliases.get(seed.id, ())))
         return make_model(cfg, api_key=self.api_keys.get(role.value, ""))

@@ -8,8 +8,7 @@
                                               └─ confirmed shortcut or gate failure: patch round ≤ N
                                           → publish (or rejected)
 
-`ValidateTasks` (imported tasks, verifier already stored): build → gates (probes
-included) → publish or reject, for each task concurrently.
+`ValidateTasks` (imported tasks) lives in validate.py.
 
 Invariants:
 - deterministic: no I/O, clocks or randomness here; every box is an activity whose
@@ -25,17 +24,16 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from envfactory.core.models import EnvStatus, ReviewState
 
     from . import activities as acts
+    from .steps import Steps, failure
     from .types import (
         AgentInput,
         AgentRun,
@@ -47,7 +45,6 @@ with workflow.unsafe.imports_passed_through():
         GatesInput,
         MineInput,
         MineOutcome,
-        PipelineConfig,
         PipelineStatus,
         Published,
         PublishInput,
@@ -61,50 +58,9 @@ with workflow.unsafe.imports_passed_through():
         SynthesisInput,
         SynthesisResult,
         TrajectoryRef,
-        ValidateInput,
-        ValidateResult,
         VerifierInput,
         VerifierRef,
     )
-
-T = TypeVar("T")
-
-
-class _Steps:
-    """Shared activity plumbing: one place for timeouts, retries and queues."""
-
-    config: PipelineConfig
-
-    async def act(self, name: str, arg: Any, result_type: type[T], *, agents: bool = False) -> T:
-        cfg = self.config
-        return await workflow.execute_activity(
-            name,
-            arg,
-            result_type=result_type,
-            task_queue=cfg.task_queue_agents if agents else cfg.task_queue_sandbox,
-            start_to_close_timeout=timedelta(
-                seconds=cfg.agent_timeout_s if agents else cfg.sandbox_timeout_s
-            ),
-            heartbeat_timeout=timedelta(seconds=cfg.heartbeat_timeout_s),
-            retry_policy=RetryPolicy(
-                initial_interval=timedelta(seconds=1),
-                backoff_coefficient=2.0,
-                maximum_interval=timedelta(seconds=60),
-                maximum_attempts=cfg.max_attempts,
-            ),
-            cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-        )
-
-
-def _failure(stage: str, err: ActivityError) -> ApplicationError:
-    """A clear, terminal workflow failure naming the box and the underlying reason."""
-    cause = err.cause
-    if isinstance(cause, ApplicationError):
-        return ApplicationError(
-            f"{stage} failed: {cause.message}", type=cause.type, non_retryable=True
-        )
-    return ApplicationError(f"{stage} failed: {cause or err}", non_retryable=True)
-
 
 def _hard_reasons(gate: GateOutcome) -> tuple[str, ...]:
     """Gate failures that need no human: everything but shortcut probes (those go to review)."""
@@ -112,7 +68,7 @@ def _hard_reasons(gate: GateOutcome) -> tuple[str, ...]:
 
 
 @workflow.defn(name="SynthesizeEnvironment")
-class SynthesizeEnvironment(_Steps):
+class SynthesizeEnvironment(Steps):
     @workflow.init
     def __init__(self, inp: SynthesisInput) -> None:
         self.config = inp.config
@@ -137,7 +93,7 @@ class SynthesizeEnvironment(_Steps):
                 DecisionRecorded,
             )
         except ActivityError as err:
-            raise _failure("recording the decision", err) from err
+            raise failure("recording the decision", err) from err
         finally:
             self._pending.discard(decision.item_id)
         if decision.item_id in self._open:
@@ -182,10 +138,10 @@ class SynthesizeEnvironment(_Steps):
         try:
             result = await self._pipeline(inp)
         except ActivityError as err:
-            failure = _failure(self._status.stage, err)
+            fail = failure(self._status.stage, err)
             if self._status.env_id:
-                await self._record_status(EnvStatus.REJECTED, (failure.message,))
-            raise failure from err
+                await self._record_status(EnvStatus.REJECTED, (fail.message,))
+            raise fail from err
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 
@@ -225,7 +181,7 @@ class SynthesizeEnvironment(_Steps):
                          claimed_solved=claimed, failed=isinstance(res, BaseException))
             )  # fmt: skip
             if isinstance(res, BaseException):
-                self._log(f"{a.kind} {a.index}: failed ({_failure(a.kind, res).message})")
+                self._log(f"{a.kind} {a.index}: failed ({failure(a.kind, res).message})")
         self._set(agents=tuple(runs))
         self._log(f"agents: {len(runs)} attempt(s) recorded")
 
@@ -360,54 +316,3 @@ class SynthesizeEnvironment(_Steps):
 
     def _log(self, line: str) -> None:
         self._set(history=(*self._status.history, line))
-
-
-@workflow.defn(name="ValidateTasks")
-class ValidateTasks(_Steps):
-    """Imported tasks: their verifier exists already, so only build → gates → publish."""
-
-    @workflow.init
-    def __init__(self, inp: ValidateInput) -> None:
-        self.config = inp.config
-        self._done: dict[str, SynthesisResult] = {}
-
-    @workflow.query(name="status")
-    def status(self) -> ValidateResult:
-        return ValidateResult(results=tuple(self._done.values()))
-
-    @workflow.run
-    async def run(self, inp: ValidateInput) -> ValidateResult:
-        results = await asyncio.gather(*(self._one(env_id) for env_id in inp.env_ids))
-        return ValidateResult(results=tuple(results))
-
-    async def _one(self, env_id: str) -> SynthesisResult:
-        try:
-            await self.act(acts.BUILD, EnvInput(env_id=env_id), BuiltEnv)
-            gate = await self.act(
-                acts.RUN_GATES, GatesInput(env_id=env_id, repeats=self.config.repeats), GateOutcome
-            )
-            result = await self._decide(env_id, gate)
-        except ActivityError as err:
-            reason = _failure("validation", err).message
-            result = SynthesisResult(seed_id="", env_id=env_id, outcome="rejected", reasons=(reason,))
-        self._done[env_id] = result
-        return result
-
-    async def _decide(self, env_id: str, gate: GateOutcome) -> SynthesisResult:
-        base = {"seed_id": "", "env_id": env_id, "verifier_version": gate.verifier_version,
-                "gate_report_id": gate.report_id}  # fmt: skip
-        if gate.passed:
-            pub = await self.act(
-                acts.PUBLISH,
-                PublishInput(env_id=env_id, verifier_version=gate.verifier_version,
-                             gate_report_id=gate.report_id),
-                Published,
-            )  # fmt: skip
-            if pub.published:
-                return SynthesisResult(outcome="published", **base)
-            reasons = pub.reasons
-        else:
-            reasons = gate.reasons
-        status = StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=reasons)
-        await self.act(acts.SET_STATUS, status, type(None))
-        return SynthesisResult(outcome="rejected", reasons=reasons, **base)

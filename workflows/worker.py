@@ -25,9 +25,10 @@ from envfactory.core.settings import Settings, TemporalSettings
 
 from .activities import AGENT_ACTIVITIES, SANDBOX_ACTIVITIES, PipelineActivities
 from .client import connect, pipeline_config
-from .pipeline import SynthesizeEnvironment, ValidateTasks
+from .pipeline import SynthesizeEnvironment
 from .services import PipelineServices
 from .types import PipelineConfig
+from .validate import ValidateTasks
 
 WORKFLOWS = [SynthesizeEnvironment, ValidateTasks]
 

@@ -16,6 +16,16 @@ from . import db, seed  # noqa: E402  (sub-apps register on `app` above)
 app.add_typer(seed.app, name="seed")
 app.add_typer(db.app, name="db")
 
+from . import demo as _demo  # noqa: E402
+from . import status as _status  # noqa: E402
+from . import up as _up  # noqa: E402
+from . import worker as _worker  # noqa: E402
+
+app.command("up")(_up.up)
+app.command("worker")(_worker.worker)
+app.command("status")(_status.status)
+app.command("demo")(_demo.demo)
+
 
 def main() -> None:
     app()

@@ -210,3 +210,18 @@ def test_submitting_the_same_seed_twice_starts_one_pipeline(harness, loop):
         h.result(first)
     assert first.id == second.id == "synthesize-seed-twice"
     assert len(h.services.calls("research")) == 1
+
+
+def test_validate_tasks_publishes_sound_imports_and_rejects_broken_ones_with_reasons(harness, loop):
+    with harness(Scenario(failing_envs=["env-broken-always-pass"])) as h:
+        handle = loop.run(wfclient.astart_validation(
+            h.env.client, ["env-sound", "env-broken-always-pass"], h.config,
+            f"validate-{uuid.uuid4().hex[:6]}",
+        ))  # fmt: skip
+        result = h.result(handle)
+    by_env = {r.env_id: r for r in result.results}
+    assert by_env["env-sound"].outcome == "published"
+    assert by_env["env-broken-always-pass"].outcome == "rejected"
+    assert by_env["env-broken-always-pass"].reasons == ("no-op no-op: expected 0, got [1, 1, 1]",)
+    assert h.services.stored("published") == ["env-sound"]
+    assert h.services.calls("research") == [] and h.services.calls("run_agent") == []

@@ -48,6 +48,7 @@ class Scenario(BaseModel):
     hard_gate_failures: int = 0  # the first N verifier versions fail a hard gate
     #: judges whose index is listed wait for `release-judge-<i>` before finishing
     blocking_judges: list[int] = []
+    failing_envs: list[str] = []  # environments whose gates always fail (no-op accepted)
 
 
 class FileServices:
@@ -120,7 +121,7 @@ class FileServices:
     def run_gates(self, inp: GatesInput) -> GateOutcome:
         self._call("run_gates", version=inp.verifier_version)
         version = inp.verifier_version or 1
-        ok = version > self.scenario.hard_gate_failures
+        ok = version > self.scenario.hard_gate_failures and inp.env_id not in self.scenario.failing_envs
         reasons = () if ok else ("no-op no-op: expected 0, got [1, 1, 1]",)
         report = f"gate-{inp.env_id}-v{version}"
         return GateOutcome(report_id=report, verifier_version=version, passed=ok, reasons=reasons)
