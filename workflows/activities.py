@@ -44,6 +44,8 @@ from .types import (
     Published,
     PublishInput,
     ResearchInput,
+    ReviewStateInput,
+    ReviewStateOutcome,
     ScoreInput,
     ScoreOutcome,
     SpecRef,
@@ -61,12 +63,15 @@ RUN_GATES = "run_gates"
 SCORE = "score_trajectories"
 MINE = "mine_shortcuts"
 RECORD_DECISION = "record_decision"
+REVIEW_STATE = "review_state"
 SET_STATUS = "set_env_status"
 PUBLISH = "publish_environment"
 
 #: which queue each activity runs on: LLM loops on `agents`, pure Docker work on `sandbox`
 AGENT_ACTIVITIES = (RESEARCH, RUN_AGENT, SYNTHESIZE_VERIFIER)
-SANDBOX_ACTIVITIES = (BUILD, RUN_GATES, SCORE, MINE, RECORD_DECISION, SET_STATUS, PUBLISH)
+SANDBOX_ACTIVITIES = (
+    BUILD, RUN_GATES, SCORE, MINE, RECORD_DECISION, REVIEW_STATE, SET_STATUS, PUBLISH,
+)  # fmt: skip
 
 In = TypeVar("In")
 Out = TypeVar("Out")
@@ -110,7 +115,8 @@ class PipelineActivities:
             RESEARCH: self.research, BUILD: self.build_environment, RUN_AGENT: self.run_agent,
             SYNTHESIZE_VERIFIER: self.synthesize_verifier, RUN_GATES: self.run_gates,
             SCORE: self.score_trajectories, MINE: self.mine_shortcuts,
-            RECORD_DECISION: self.record_decision, SET_STATUS: self.set_env_status,
+            RECORD_DECISION: self.record_decision, REVIEW_STATE: self.review_state,
+            SET_STATUS: self.set_env_status,
             PUBLISH: self.publish_environment,
         }  # fmt: skip
         return [fn for name, fn in by_name.items() if names is None or name in names]
@@ -161,6 +167,10 @@ class PipelineActivities:
     @activity.defn(name=RECORD_DECISION)
     async def record_decision(self, inp: DecisionInput) -> DecisionRecorded:
         return await self._call(self.services.record_decision, inp)
+
+    @activity.defn(name=REVIEW_STATE)
+    async def review_state(self, inp: ReviewStateInput) -> ReviewStateOutcome:
+        return await self._call(self.services.review_state, inp)
 
     @activity.defn(name=SET_STATUS)
     async def set_env_status(self, inp: StatusInput) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.common import WorkflowIDReusePolicy
@@ -19,6 +20,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from envfactory.core.errors import ConfigError
+from envfactory.core.models import Decision, ReviewItem, ReviewState
 from envfactory.core.settings import Settings, TemporalSettings
 
 from .pipeline import SynthesizeEnvironment
@@ -137,3 +139,33 @@ async def list_synthesis(client: Client, limit: int = 50) -> list[tuple[str, str
         state = wf.status.name if isinstance(wf.status, WorkflowExecutionStatus) else "?"
         out.append((wf.id, state.lower()))
     return out
+
+
+def api_sinks(settings: Settings, store: Any) -> tuple[Any, Any]:
+    """`on_decision` and `on_seed` for `envfactory.api.create_app`.
+
+    The API stores a decision first, then calls `on_decision(item)`: we deliver it to the
+    waiting pipeline through the same `decide` update a CLI reviewer uses (the activity
+    behind it accepts an identical decision that is already stored). `on_seed(seed_id)`
+    starts the seed's pipeline. The client is made on first use, on the caller's loop.
+    """
+    clients: list[Client] = []
+
+    async def client() -> Client:
+        if not clients:
+            clients.append(await connect(settings.temporal))
+        return clients[0]
+
+    async def on_decision(item: ReviewItem) -> None:
+        spec = await asyncio.to_thread(store.environments.get, item.env_id)
+        if spec.seed_id is None:
+            return  # an imported task: no pipeline waits for its review
+        verdict = Decision.CONFIRM if item.state == ReviewState.CONFIRMED else Decision.DISMISS
+        decision = ReviewDecision(item_id=item.id, decision=verdict,
+                                  reviewer=item.reviewer or "unknown", comment=item.comment)  # fmt: skip
+        await decide(await client(), synthesis_id(spec.seed_id), decision)
+
+    async def on_seed(seed_id: str) -> None:
+        await astart_synthesis(await client(), seed_id, pipeline_config(settings))
+
+    return on_decision, on_seed

@@ -24,13 +24,14 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from envfactory.core.models import EnvStatus, ReviewState
+    from envfactory.core.models import Decision, EnvStatus, ReviewState
 
     from . import activities as acts
     from .steps import Steps, failure
@@ -50,6 +51,8 @@ with workflow.unsafe.imports_passed_through():
         PublishInput,
         ResearchInput,
         ReviewDecision,
+        ReviewStateInput,
+        ReviewStateOutcome,
         ScoreInput,
         ScoreOutcome,
         SpecRef,
@@ -96,12 +99,16 @@ class SynthesizeEnvironment(Steps):
             raise failure("recording the decision", err) from err
         finally:
             self._pending.discard(decision.item_id)
-        if decision.item_id in self._open:
-            self._open.remove(decision.item_id)
+        self._apply(recorded, decision)
+        return recorded
+
+    def _apply(self, recorded: DecisionRecorded, decision: ReviewDecision) -> None:
+        if recorded.item_id not in self._open:
+            return  # already applied (the store poll and an update raced)
+        self._open.remove(recorded.item_id)
         if recorded.state == ReviewState.CONFIRMED:
             self._confirmed.append(recorded.finding_id)
         self._set(decided=(*self._status.decided, decision))
-        return recorded
 
     @decide.validator
     def _validate_decision(self, decision: ReviewDecision) -> None:
@@ -270,8 +277,29 @@ class SynthesizeEnvironment(Steps):
             return
         self._open = list(mined.open_items)
         self._stage("awaiting-review")
-        await workflow.wait_condition(lambda: not self._open and not self._pending)
+        poll = timedelta(seconds=self.config.review_poll_s)
+        while self._open or self._pending:
+            try:
+                await workflow.wait_condition(lambda: not self._open and not self._pending,
+                                              timeout=poll)  # fmt: skip
+            except TimeoutError:
+                await self._sync_review(env_id)
         self._log(f"review: {len(self._status.decided)} decision(s) so far")
+
+    async def _sync_review(self, env_id: str) -> None:
+        """Apply decisions the store has but the workflow was never told (nothing is lost)."""
+        asked = tuple(i for i in self._open if i not in self._pending)
+        if not asked:
+            return
+        known = await self.act(
+            acts.REVIEW_STATE, ReviewStateInput(env_id=env_id, item_ids=asked), ReviewStateOutcome
+        )
+        for recorded, reviewer in zip(known.decided, known.reviewers, strict=True):
+            if recorded.item_id in self._pending:
+                continue  # an update for it is in flight and will apply it
+            verdict = Decision.CONFIRM if recorded.state == ReviewState.CONFIRMED else Decision.DISMISS
+            self._apply(recorded, ReviewDecision(item_id=recorded.item_id, decision=verdict,
+                                                 reviewer=reviewer, comment="from the store"))  # fmt: skip
 
     async def _publish(self, seed_id: str, env_id: str, gate: GateOutcome) -> SynthesisResult:
         self._stage("publishing")

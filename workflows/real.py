@@ -238,6 +238,15 @@ class RealServices:
                 raise
         return t.DecisionRecorded(item_id=item.id, finding_id=item.finding_id, state=item.state)
 
+    def review_state(self, inp: t.ReviewStateInput) -> t.ReviewStateOutcome:
+        items = [self.store.reviews.get(i) for i in inp.item_ids]
+        done = [i for i in items if i.state != ReviewState.OPEN]
+        return t.ReviewStateOutcome(
+            decided=tuple(t.DecisionRecorded(item_id=i.id, finding_id=i.finding_id, state=i.state)
+                          for i in done),
+            reviewers=tuple(i.reviewer or "unknown" for i in done),
+        )  # fmt: skip
+
     def set_status(self, inp: t.StatusInput) -> None:
         spec = self._spec(inp.env_id)
         self.store.environments.set_status(spec.id, spec.version, inp.status)

@@ -30,6 +30,8 @@ from .types import (
     Published,
     PublishInput,
     ResearchInput,
+    ReviewStateInput,
+    ReviewStateOutcome,
     ScoreInput,
     ScoreOutcome,
     SpecRef,
@@ -71,6 +73,10 @@ class PipelineServices(Protocol):
 
     def record_decision(self, inp: DecisionInput) -> DecisionRecorded:
         """Store a review decision (Conflict if it was already decided differently)."""
+        ...
+
+    def review_state(self, inp: ReviewStateInput) -> ReviewStateOutcome:
+        """Which of these review items the store already has decisions for."""
         ...
 
     def set_status(self, inp: StatusInput) -> None:

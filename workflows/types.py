@@ -50,6 +50,9 @@ class PipelineConfig(_In):
     agent_timeout_s: int = Field(default=3600, ge=10)
     sandbox_timeout_s: int = Field(default=3600, ge=10)
     max_attempts: int = Field(default=5, ge=1, le=50)
+    #: while waiting for review, look in the store this often for decisions that were
+    #: stored but never delivered to the workflow (e.g. the API's notify failed)
+    review_poll_s: int = Field(default=60, ge=1)
     task_queue_agents: str = "agents"
     task_queue_sandbox: str = "sandbox"
 
@@ -221,6 +224,18 @@ class DecisionRecorded(_In):
     item_id: str
     finding_id: str
     state: ReviewState
+
+
+class ReviewStateInput(_In):
+    env_id: str
+    item_ids: tuple[str, ...]
+
+
+class ReviewStateOutcome(_In):
+    """Items among those asked about that the store says are decided (by any path)."""
+
+    decided: tuple[DecisionRecorded, ...] = ()
+    reviewers: tuple[str, ...] = ()  # one per decided item, same order
 
 
 class StatusInput(_In):

@@ -49,11 +49,17 @@ def start_api(settings: Settings, stack: contextlib.ExitStack, console: Console)
     api: Any = importlib.import_module("envfactory.api")
     factory = getattr(api, "create_app", None)
     if factory is None:
-        console.print("API: envfactory.api has no create_app(settings); skipping")
+        console.print("API: envfactory.api has no create_app(settings, ...); skipping")
         return
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(factory(settings), host=settings.api.host,
+    from envfactory.store import Store
+    from workflows.client import api_sinks
+
+    store = Store.from_settings(settings)
+    on_decision, on_seed = api_sinks(settings, store)
+    app = factory(settings, store=store, on_decision=on_decision, on_seed=on_seed)
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.api.host,
                                            port=settings.api.port, log_level="warning"))  # fmt: skip
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     thread = threading.Thread(target=server.run, name="envfactory-api", daemon=True)

@@ -225,3 +225,15 @@ def test_validate_tasks_publishes_sound_imports_and_rejects_broken_ones_with_rea
     assert by_env["env-broken-always-pass"].reasons == ("no-op no-op: expected 0, got [1, 1, 1]",)
     assert h.services.stored("published") == ["env-sound"]
     assert h.services.calls("research") == [] and h.services.calls("run_agent") == []
+
+
+def test_a_decision_stored_but_never_delivered_is_found_by_the_review_poll(harness):
+    with harness(Scenario(red_team_shortcut_until=2), review_poll_s=1) as h:
+        handle = h.start("seed-undelivered")
+        [item] = h.wait_for_stage(handle, "awaiting-review").open_review_items
+        h.services.decide_in_store(item, "confirm", "dana")  # the API stored it; notify failed
+        result = h.result(handle)
+        status = h.loop.run(handle.query(SynthesizeEnvironment.status))
+    assert result.outcome == "published" and result.verifier_version == 2
+    assert [(d.item_id, d.reviewer) for d in status.decided] == [(item, "dana")]
+    assert h.services.calls("record_decision") == []  # nothing recorded twice

@@ -30,6 +30,8 @@ from workflows.types import (
     Published,
     PublishInput,
     ResearchInput,
+    ReviewStateInput,
+    ReviewStateOutcome,
     ScoreInput,
     ScoreOutcome,
     SpecRef,
@@ -158,6 +160,21 @@ class FileServices:
         self._put("decisions", d.item_id, {"decision": d.decision.value, "reviewer": d.reviewer})
         state = ReviewState.CONFIRMED if d.decision.value == "confirm" else ReviewState.DISMISSED
         return DecisionRecorded(item_id=d.item_id, finding_id="find-" + d.item_id[5:], state=state)
+
+    def review_state(self, inp: ReviewStateInput) -> ReviewStateOutcome:
+        self._call("review_state", items=list(inp.item_ids))
+        decided, reviewers = [], []
+        for item in inp.item_ids:
+            d = self._get("decisions", item)
+            if d is not None:
+                state = ReviewState.CONFIRMED if d["decision"] == "confirm" else ReviewState.DISMISSED
+                decided.append(DecisionRecorded(item_id=item, finding_id="find-" + item[5:], state=state))
+                reviewers.append(d["reviewer"])
+        return ReviewStateOutcome(decided=tuple(decided), reviewers=tuple(reviewers))
+
+    def decide_in_store(self, item: str, decision: str, reviewer: str) -> None:
+        """What the API does first: the decision is stored before anyone is told."""
+        self._put("decisions", item, {"decision": decision, "reviewer": reviewer})
 
     def set_status(self, inp: StatusInput) -> None:
         self._call("set_status", env=inp.env_id, status=inp.status.value)
