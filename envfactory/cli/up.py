@@ -70,6 +70,7 @@ def start_api(settings: Settings, stack: contextlib.ExitStack, console: Console)
 
 def up(
     api: Annotated[bool, typer.Option(help="Also serve the HTTP API and review UI.")] = True,
+    worker: Annotated[bool, typer.Option(help="Also run a worker for both task queues.")] = True,
     scripts: Annotated[
         list[Path] | None, typer.Option(help="Agent script directories (scripted backend).")
     ] = None,
@@ -81,6 +82,8 @@ def up(
       envfactory up
 
       ENVFACTORY_TEMPORAL__ADDRESS=temporal.internal:7233 envfactory up --no-api
+
+      envfactory up --no-worker              # the API alone (docker-compose's api service)
     """
     from workflows.worker import serve
 
@@ -94,11 +97,15 @@ def up(
                 target = start_dev_server(settings, stack, console)
             if api:
                 start_api(settings, stack, console)
-            services = make_services(settings, tuple(scripts or DEFAULT_SCRIPTS))
+            services = make_services(settings, tuple(scripts or DEFAULT_SCRIPTS)) if worker else None
 
             async def main() -> None:
                 stop = asyncio.Event()
                 stop_on_signals(stop)
+                if services is None:  # API only (compose runs workers in their own containers)
+                    console.print("worker: not started here (--no-worker); Ctrl-C to stop")
+                    await stop.wait()
+                    return
                 await serve(settings, services, target=target, stop=stop,
                             on_ready=lambda _c: console.print("worker: polling; Ctrl-C to stop"))  # fmt: skip
 
