@@ -8,11 +8,12 @@ handling — not the components, which have their own tests.
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
+from temporalio.client import WorkflowFailureError, WorkflowHistory, WorkflowUpdateFailedError
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Replayer
@@ -189,7 +190,11 @@ def test_the_signal_fallback_decides_an_open_item(harness):
     assert [c["decision"] for c in h.services.calls("record_decision")] == ["dismiss"]
 
 
-def test_a_recorded_history_replays_deterministically(harness, loop):
+HISTORIES = Path(__file__).parent / "histories"
+
+
+def test_a_fresh_history_replays_deterministically(harness, loop):
+    """Also re-records the stored history when ENVFACTORY_RECORD_HISTORIES=1 (on purpose only)."""
     with harness(Scenario(red_team_shortcut_until=3, hard_gate_failures=1)) as h:
         handle = h.start("seed-replay")
         [item] = h.wait_for_stage(handle, "awaiting-review").open_review_items
@@ -201,6 +206,20 @@ def test_a_recorded_history_replays_deterministically(harness, loop):
     replay = loop.run(replayer.replay_workflow(history, raise_on_replay_failure=False))
     assert replay.replay_failure is None
     assert len(history.events) > 30  # research, build, agents, 2+ rounds, review, publish
+    if os.environ.get("ENVFACTORY_RECORD_HISTORIES") == "1":
+        (HISTORIES / f"{handle.id}.json").write_text(history.to_json())  # named by workflow id
+
+
+def test_recorded_histories_still_replay_with_todays_workflow_code(loop):
+    """A history recorded by an earlier version of the code: a non-deterministic change to
+    the workflows (reordered activities, a new timer without a patch) fails here."""
+    files = sorted(HISTORIES.glob("*.json"))
+    assert files, f"no recorded histories under {HISTORIES}"
+    replayer = Replayer(workflows=WORKFLOWS, data_converter=pydantic_data_converter)
+    for path in files:
+        history = WorkflowHistory.from_json(path.stem, path.read_text())  # ids derive from it
+        replay = loop.run(replayer.replay_workflow(history, raise_on_replay_failure=False))
+        assert replay.replay_failure is None, f"{path.name}: {replay.replay_failure}"
 
 
 def test_submitting_the_same_seed_twice_starts_one_pipeline(harness, loop):
