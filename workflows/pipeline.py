@@ -190,6 +190,10 @@ class SynthesizeEnvironment(Steps):
             if isinstance(res, BaseException):
                 self._log(f"{a.kind} {a.index}: failed ({failure(a.kind, res).message})")
         self._set(agents=tuple(runs))
+        judge_errors = [r for a, r in zip(inputs, results, strict=True) if a.kind == "judge"]
+        if all(isinstance(r, ActivityError) for r in judge_errors):
+            # no judge even ran to the end: that is a broken pipeline, not an unproven task
+            raise judge_errors[0]  # type: ignore[misc]
         self._log(f"agents: {len(runs)} attempt(s) recorded")
 
     async def _rounds(self, seed_id: str, env_id: str) -> SynthesisResult:

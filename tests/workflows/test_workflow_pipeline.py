@@ -256,3 +256,23 @@ def test_a_decision_stored_but_never_delivered_is_found_by_the_review_poll(harne
     assert result.outcome == "published" and result.verifier_version == 2
     assert [(d.item_id, d.reviewer) for d in status.decided] == [(item, "dana")]
     assert h.services.calls("record_decision") == []  # nothing recorded twice
+
+
+def test_one_crashed_judge_is_recorded_as_failed_and_the_others_carry_on(harness):
+    with harness(Scenario(crashing_judges=[1], judge_rewards=[1, 0])) as h:
+        handle = h.start("seed-one-crash")
+        result = h.result(handle)
+        status = h.loop.run(handle.query(SynthesizeEnvironment.status))
+    assert result.outcome == "published" and result.solve_rate == 0.5
+    [crashed] = [a for a in status.agents if a.failed]
+    assert (crashed.kind, crashed.index) == ("judge", 1)
+    assert len([c for c in h.services.calls("run_agent") if c["trajectory"].endswith("judge-1")]) == 3
+
+
+def test_when_every_judge_crashes_the_pipeline_fails_loudly_instead_of_calling_it_unproven(harness):
+    with harness(Scenario(crashing_judges=[0, 1])) as h:
+        with pytest.raises(WorkflowFailureError) as info:
+            h.result(h.start("seed-all-crash"))
+    assert "the Docker daemon went away" in info.value.cause.message
+    assert h.services.calls("synthesize_verifier") == []
+    assert [c["status"] for c in h.services.calls("set_status")] == ["built", "rejected"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from envfactory.core.errors import Conflict, InvalidSeed
+from envfactory.core.errors import Conflict, InvalidSeed, SandboxError
 from envfactory.core.models import ReviewState
 from workflows.types import (
     AgentInput,
@@ -51,6 +51,7 @@ class Scenario(BaseModel):
     #: judges whose index is listed wait for `release-judge-<i>` before finishing
     blocking_judges: list[int] = []
     failing_envs: list[str] = []  # environments whose gates always fail (no-op accepted)
+    crashing_judges: list[int] = []  # judges whose attempt always raises (infrastructure)
 
 
 class FileServices:
@@ -105,6 +106,8 @@ class FileServices:
 
     def run_agent(self, inp: AgentInput) -> TrajectoryRef:
         self._call("run_agent", trajectory=inp.trajectory_id)
+        if inp.kind == "judge" and inp.index in self.scenario.crashing_judges:
+            raise SandboxError("the Docker daemon went away")
         if inp.kind == "judge" and inp.index in self.scenario.blocking_judges:
             release = self.root / f"release-judge-{inp.index}"
             (self.root / f"started-judge-{inp.index}-{os.getpid()}").touch()
