@@ -97,7 +97,7 @@ async def astart_synthesis(
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
         )
     except WorkflowAlreadyStartedError:
-        return client.get_workflow_handle(wid)
+        return client.get_workflow_handle_for(SynthesizeEnvironment.run, wid)
 
 
 def start_synthesis(settings: Settings, seed_id: str) -> str:

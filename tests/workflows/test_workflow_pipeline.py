@@ -227,7 +227,9 @@ def test_submitting_the_same_seed_twice_starts_one_pipeline(harness, loop):
         first = loop.run(wfclient.astart_synthesis(h.env.client, "seed-twice", h.config))
         second = loop.run(wfclient.astart_synthesis(h.env.client, "seed-twice", h.config))
         h.result(first)
+        again = h.result(second)
     assert first.id == second.id == "synthesize-seed-twice"
+    assert again.outcome == "published"  # the second handle is typed: it yields the result model
     assert len(h.services.calls("research")) == 1
 
 
