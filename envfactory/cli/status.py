@@ -107,8 +107,13 @@ def status(
                 s = await _one(client, wid)
                 live.update(render(wid, s))
 
+    from temporalio.service import RPCError
+
     try:
         asyncio.run(main())
     except EnvFactoryError as exc:
         console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from exc
+    except RPCError as exc:  # e.g. no such workflow id
+        console.print(f"[red]error:[/] {workflow_id}: {exc.message}")
         raise typer.Exit(1) from exc
