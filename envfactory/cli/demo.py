@@ -144,10 +144,38 @@ async def _result(handle: Any, status: Any) -> Any:
                                outcome="rejected", reasons=(f"pipeline failed: {cause}",))  # fmt: skip
 
 
-def maybe_train(settings: Settings, published: list[str], console: Console) -> None:
-    """A short SAO run on the published environments, when the trainer extra is installed."""
+def export_published(settings: Settings, services: Any, results: list[Any],
+                     console: Console) -> Path | None:  # fmt: skip
+    """Write the published environments as one pack (build contexts, not image archives)."""
+    published = [r for r in results if r.outcome == "published"]
     if not published:
-        console.print("trainer: no published environment, nothing to train on")
+        console.print("pack: no published environment, nothing to export")
+        return None
+    try:
+        from envfactory.packs import ExportItem, export_pack
+    except ImportError as exc:
+        console.print(f"pack: envfactory.packs is not available ({exc}); skipping")
+        return None
+    store = services.store
+    items = []
+    for r in published:
+        spec = store.environments.get(r.env_id)
+        items.append(ExportItem(
+            spec=spec, verifier=store.verifiers.get(r.env_id, r.verifier_version),
+            gate_report=store.gate_reports.get(int(r.gate_report_id)),
+            seed=store.seeds.get(spec.seed_id) if spec.seed_id else None,
+        ))  # fmt: skip
+    out = settings.home / "packs" / f"demo-{published[0].env_id}"
+    manifest = export_pack(items, out, artifacts=services.artifacts, created_by=REVIEWER)
+    console.print(f"pack: {out} ({len(manifest.environments)} environment(s), "
+                  f"{len(manifest.members)} member(s) with sha256)")  # fmt: skip
+    return out
+
+
+def maybe_train(settings: Settings, pack: Path | None, console: Console) -> None:
+    """A short SAO run on the published pack, when the trainer extra is installed."""
+    if pack is None:
+        console.print("trainer: no pack to train on; skipping")
         return
     if importlib.util.find_spec("envfactory.trainer") is None:
         console.print("trainer: the `trainer` extra is not installed (pip install -e '.[trainer]'); skipping")
@@ -157,11 +185,11 @@ def maybe_train(settings: Settings, published: list[str], console: Console) -> N
     except ImportError as exc:
         console.print(f"trainer: envfactory.cli.train is not available ({exc}); skipping")
         return
-    demo = getattr(train, "demo_run", None)
-    if demo is None:
-        console.print("trainer: envfactory.cli.train has no demo_run(settings, env_ids); skipping")
+    run = getattr(train, "demo_run", None)
+    if run is None:
+        console.print("trainer: envfactory.cli.train has no demo_run(settings, pack); skipping")
         return
-    plot = demo(settings, published)
+    plot = run(settings, pack)
     console.print(f"trainer: short SAO run done; plot at {plot}")
 
 
@@ -200,8 +228,9 @@ def demo(
             services = make_services(settings, tuple(scripts or DEFAULT_SCRIPTS), aliases)
             results = asyncio.run(run_pipelines(settings, services, seeds, target, console))
             summarize(services, results, console)
+            pack = export_published(settings, services, results, console)
             if train:
-                maybe_train(settings, [r.env_id for r in results if r.outcome == "published"], console)
+                maybe_train(settings, pack, console)
     except EnvFactoryError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(1) from exc
