@@ -2,3 +2,9 @@
 
 Imports nothing of ours but the domain models (``envfactory.core``).
 """
+
+from .engine import DockerEngine, tar_dir
+from .protocol import Sandbox, SandboxEngine
+from .sandbox import DockerSandbox
+
+__all__ = ["DockerEngine", "DockerSandbox", "Sandbox", "SandboxEngine", "tar_dir"]

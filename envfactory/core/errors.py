@@ -11,7 +11,8 @@
     ├── PublishBlocked          guard() refused to publish; carries every reason
     ├── StoreError              database or artifact store failure
     ├── SandboxError            Docker failure (retryable unless subclassed terminal)
-    │   └── ImageBuildFailed    an environment image did not build (terminal)
+    │   ├── ImageBuildFailed    an environment image did not build (terminal; carries the log)
+    │   └── SandboxFileNotFound a path asked for does not exist in the sandbox (terminal)
     ├── AgentError              LLM endpoint or agent loop failure
     │   ├── AgentRetryable      429 / 5xx / timeout — retry with backoff
     │   └── BudgetExhausted     turn / token / wall-time budget spent (terminal)
@@ -93,6 +94,16 @@ class SandboxError(EnvFactoryError):
 
 class ImageBuildFailed(SandboxError):
     """An environment image failed to build; the build log says why."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, hint: str | None = None, log: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.log = log
+
+
+class SandboxFileNotFound(SandboxError, FileNotFoundError):
+    """A path read from a sandbox does not exist there."""
 
     retryable = False
 

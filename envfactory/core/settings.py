@@ -21,6 +21,7 @@ class _Sub(BaseModel):
 class SandboxSettings(_Sub):
     base_image: str | None = None  # None → build the local debootstrap base image
     from_map: dict[str, str] = Field(default_factory=dict)  # extra "public:tag" → local image
+    map_public_images: bool = True  # FROM python:*/ubuntu:*/debian:* → local base images
     pool_size: int = Field(default=2, ge=1)
     build_network: bool = True  # builds may reach package registries
     build_timeout_s: int = Field(default=900, ge=10)

@@ -83,3 +83,4 @@ class BuildResult(Model):
     cached: bool = False
     substitutions: tuple[str, ...] = ()  # "python:3.12-slim -> envfactory/base-python:abc"
     duration_s: float = 0.0
+    log_tail: str = ""  # last 64 KiB of the build log; the caller stores the full log (on_log)

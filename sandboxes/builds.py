@@ -1,0 +1,202 @@
+"""Environment image builds from a tar'd context, cached by content, with FROM-mapping.
+
+Invariants:
+- the cache key is a hash of the context's *content* (member names, modes, link
+  targets, bytes — not mtimes or owners) after FROM-rewriting, so the same files build
+  once and a changed base image (new recipe hash in the rewritten FROM) builds again;
+- FROM lines naming public images we cannot pull (`python:*`, `ubuntu:*`, `debian:*`
+  and the `from_map` setting) are rewritten to local images, and each rewrite is
+  reported as "public -> local";
+- a build past its timeout is abandoned (the connection closes, the daemon cancels it)
+  and reported as `ImageBuildFailed` with the log so far.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import io
+import re
+import tarfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import docker
+import docker.errors
+
+from envfactory.core.errors import ImageBuildFailed
+
+from . import labels as L
+
+ENV_REPO = "envfactory/env"
+LOG_TAIL_BYTES = 64 * 1024
+_FROM_RE = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.IGNORECASE)
+# Public images we stand in for, with the base flavour that behaves like them.
+BUILTIN_MAP: tuple[tuple[str, str], ...] = (
+    ("python:*", "python"),
+    ("python", "python"),
+    ("ubuntu:*", "minimal"),
+    ("ubuntu", "minimal"),
+    ("debian:*", "minimal"),
+    ("debian", "minimal"),
+)
+
+
+def normalise_ref(ref: str) -> str:
+    """`docker.io/library/python:3.12` → `python:3.12` (how users write FROM lines)."""
+    for prefix in ("docker.io/library/", "index.docker.io/library/", "library/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix) :]
+    return ref
+
+
+def rewrite_from_lines(
+    dockerfile: str, resolve: Callable[[str], str | None]
+) -> tuple[str, tuple[str, ...]]:
+    """Rewrite every FROM whose image `resolve` maps; return the text and the substitutions."""
+    stages: set[str] = set()
+    subs: list[str] = []
+    lines = []
+    for line in dockerfile.splitlines(keepends=True):
+        m = _FROM_RE.match(line.rstrip("\r\n"))
+        if not m:
+            lines.append(line)
+            continue
+        head, flags, ref, rest = m.groups()
+        alias = re.search(r"\bAS\s+(\S+)", rest, re.IGNORECASE)
+        target = None if ref.lower() in stages else resolve(normalise_ref(ref))
+        if alias:
+            stages.add(alias.group(1).lower())
+        if target and target != ref:
+            subs.append(f"{ref} -> {target}")
+            newline = line[len(line.rstrip("\r\n")) :]
+            line = f"{head}{flags}{target}{rest}{newline}"
+        lines.append(line)
+    return "".join(lines), tuple(subs)
+
+
+def match_map(ref: str, mapping: dict[str, str] | tuple[tuple[str, str], ...]) -> str | None:
+    """The value of the first pattern (exact or fnmatch glob) that matches `ref`."""
+    items = mapping.items() if isinstance(mapping, dict) else mapping
+    for pattern, value in items:
+        if ref == pattern or fnmatch.fnmatchcase(ref, pattern):
+            return value
+    return None
+
+
+@dataclass(frozen=True)
+class Context:
+    """A build context held as tar members in memory."""
+
+    members: tuple[tuple[tarfile.TarInfo, bytes | None], ...]
+
+    @classmethod
+    def from_tar(cls, data: bytes) -> Context:
+        out = []
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+            for m in tar.getmembers():
+                f = tar.extractfile(m) if m.isfile() else None
+                out.append((m, f.read() if f else None))
+        return cls(tuple(out))
+
+    def read(self, name: str) -> bytes | None:
+        for m, data in self.members:
+            if m.name.lstrip("./") == name.lstrip("./"):
+                return data
+        return None
+
+    def replace(self, name: str, data: bytes) -> Context:
+        out = []
+        for m, old in self.members:
+            if m.name.lstrip("./") == name.lstrip("./"):
+                info = tarfile.TarInfo(m.name)
+                info.size, info.mode, info.mtime = len(data), m.mode, m.mtime
+                out.append((info, data))
+            else:
+                out.append((m, old))
+        return Context(tuple(out))
+
+    def content_hash(self, dockerfile: str) -> str:
+        h = hashlib.sha256(f"dockerfile={dockerfile}\n".encode())
+        for m, data in sorted(self.members, key=lambda md: md[0].name.lstrip("./")):
+            name = m.name.lstrip("./") or "."
+            h.update(f"{name}\0{m.type!r}\0{m.mode & 0o7777:o}\0{m.linkname}\0".encode())
+            h.update(hashlib.sha256(data or b"").digest())
+        return h.hexdigest()
+
+    def to_tar(self) -> bytes:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            for m, data in self.members:
+                tar.addfile(m, io.BytesIO(data) if data is not None else None)
+        return buf.getvalue()
+
+
+@dataclass
+class BuildOutput:
+    image_id: str
+    log: str
+
+
+def run_build(
+    client: docker.DockerClient,
+    context: bytes,
+    *,
+    tag: str,
+    dockerfile: str,
+    labels: dict[str, str],
+    network: bool,
+    timeout_s: float,
+    on_log: Callable[[str], None] | None = None,
+) -> BuildOutput:
+    """Stream one `docker build`; raise ImageBuildFailed (with the log) on error or timeout."""
+    # A dedicated client: its read timeout bounds a silent step, and closing it drops
+    # the connection, which makes the daemon cancel the build.
+    api = docker.APIClient(base_url=client.api.base_url, timeout=max(int(timeout_s), 10))
+    log: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    image_id = ""
+    try:
+        stream = api.build(
+            fileobj=io.BytesIO(context), custom_context=True, tag=tag, dockerfile=dockerfile,
+            pull=False, rm=True, forcerm=True, labels=labels, decode=True,
+            network_mode="host" if network else "none",
+        )  # fmt: skip
+        for chunk in stream:
+            text = chunk.get("stream") or chunk.get("status") or ""
+            if "error" in chunk:
+                text = f"ERROR: {chunk['error']}\n"
+            if text:
+                log.append(text)
+                if on_log:
+                    on_log(text)
+            if "error" in chunk:
+                raise ImageBuildFailed(f"build of {tag} failed: {chunk['error'].strip()}",
+                                       log="".join(log))  # fmt: skip
+            image_id = chunk.get("aux", {}).get("ID", image_id)
+            if time.monotonic() > deadline:
+                raise _timeout(tag, timeout_s, log)
+    except docker.errors.APIError as exc:
+        raise ImageBuildFailed(f"build of {tag} failed: {exc}", log="".join(log)) from exc
+    except OSError as exc:  # read timeout on a silent step (requests wraps socket.timeout)
+        raise _timeout(tag, timeout_s, log) from exc
+    except Exception as exc:  # requests' ReadTimeout/ConnectionError are not OSError
+        if type(exc).__module__.startswith(("requests", "urllib3")):
+            raise _timeout(tag, timeout_s, log) from exc
+        raise
+    finally:
+        api.close()
+    return BuildOutput(image_id=image_id or client.images.get(tag).id, log="".join(log))
+
+
+def _timeout(tag: str, timeout_s: float, log: list[str]) -> ImageBuildFailed:
+    return ImageBuildFailed(
+        f"build of {tag} exceeded its timeout of {timeout_s:.0f}s",
+        hint="raise ENVFACTORY_SANDBOX__BUILD_TIMEOUT_S or make the build faster",
+        log="".join(log),
+    )
+
+
+def env_labels(context_hash: str, run_id: str | None) -> dict[str, str]:
+    return L.ownership("build", run_id, kind="env", context=context_hash[:24])

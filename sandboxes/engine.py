@@ -1,0 +1,249 @@
+"""`DockerEngine`: base images, environment builds, locked-down sandboxes, gc, the pool.
+
+Invariants:
+- a started sandbox is locked down unless the caller asks otherwise: network off, every
+  capability dropped, no-new-privileges, memory (no swap) / cpu / pids limits, an init
+  process that reaps zombies;
+- at most `settings.pool_size` sandboxes from one engine exist at once; `start` waits
+  for a slot (up to `pool_wait_s`) instead of exhausting the machine;
+- everything created is labelled (`labels.ownership`); `gc` only ever selects by label;
+- settings come in as `SandboxSettings`; nothing here reads the environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+
+from envfactory.core.errors import ConfigError, ImageBuildFailed, SandboxError
+from envfactory.core.models import BuildResult, Limits
+from envfactory.core.settings import SandboxSettings
+
+from . import base_image as B
+from . import builds as BL
+from . import labels as L
+from .sandbox import DockerSandbox
+
+Log = Callable[[str], None]
+
+
+class DockerEngine:
+    """Implements `sandboxes.protocol.SandboxEngine` on one Docker engine."""
+
+    def __init__(
+        self,
+        settings: SandboxSettings | None = None,
+        *,
+        client: docker.DockerClient | None = None,
+        recipe: B.BaseRecipe | None = None,
+        pool_wait_s: float = 600.0,
+        run_id: str | None = None,
+    ) -> None:
+        self.settings = settings or SandboxSettings()
+        self.client = client or docker.from_env(timeout=self.settings.docker_timeout_s)
+        self._recipe = recipe
+        self.pool_wait_s = pool_wait_s
+        self.run_id = run_id
+        self._pool = threading.BoundedSemaphore(self.settings.pool_size)
+        self._base_cache: dict[str, str] = {}
+        self._runtime: str | None = None
+
+    # -- images -------------------------------------------------------------------------
+
+    def ensure_base_image(self, flavour: str = "python", *, log: Log | None = None) -> str:
+        """The base image for a flavour; `settings.base_image` wins over the local build."""
+        if self.settings.base_image:
+            return self.settings.base_image
+        if flavour not in self._base_cache:
+            recipe = self._recipe or B.BaseRecipe.from_host()
+            self._base_cache[flavour] = B.ensure_base_image(
+                self.client, flavour, recipe=recipe, log=log or (lambda _: None)
+            )
+        return self._base_cache[flavour]
+
+    def resolve_from(self, ref: str) -> str | None:
+        """The local image standing in for a public FROM reference, or None to keep it."""
+        custom = BL.match_map(ref, self.settings.from_map)
+        if custom:
+            return custom
+        flavour = BL.match_map(ref, BL.BUILTIN_MAP) if self.settings.map_public_images else None
+        return self.ensure_base_image(flavour) if flavour else None
+
+    def build(
+        self,
+        context_tar: bytes,
+        *,
+        dockerfile: str = "Dockerfile",
+        tag: str | None = None,
+        on_log: Log | None = None,
+    ) -> BuildResult:
+        """Build from a tar'd context; cached by content hash (`envfactory/env:<hash>`)."""
+        started = time.monotonic()
+        ctx = BL.Context.from_tar(context_tar)
+        text = ctx.read(dockerfile)
+        if text is None:
+            raise ImageBuildFailed(
+                f"the build context has no {dockerfile}",
+                hint="put a Dockerfile at the root of the context or pass dockerfile=",
+            )
+        rewritten, subs = BL.rewrite_from_lines(text.decode(), self.resolve_from)
+        if subs:
+            ctx = ctx.replace(dockerfile, rewritten.encode())
+        chash = ctx.content_hash(dockerfile)
+        env_tag = f"{BL.ENV_REPO}:{chash[:24]}"
+        cached = B.image_exists(self.client, env_tag)
+        log = f"cached: {env_tag}\n" if cached else ""
+        if not cached:
+            out = BL.run_build(
+                self.client, ctx.to_tar(), tag=env_tag, dockerfile=dockerfile,
+                labels=BL.env_labels(chash, self.run_id), network=self.settings.build_network,
+                timeout_s=self.settings.build_timeout_s, on_log=on_log,
+            )  # fmt: skip
+            log = out.log
+        image = self.client.images.get(env_tag)
+        if tag and tag != env_tag:
+            repo, _, t = tag.rpartition(":") if ":" in tag.split("/")[-1] else (tag, "", "latest")
+            image.tag(repo, t)
+        return BuildResult(
+            image=image.id, tag=tag or env_tag, context_hash=chash, cached=cached,
+            substitutions=subs, duration_s=round(time.monotonic() - started, 3),
+            log_tail=log[-BL.LOG_TAIL_BYTES :],
+        )  # fmt: skip
+
+    def build_dir(
+        self, path: Path, *, dockerfile: str = "Dockerfile", tag: str | None = None,
+        on_log: Log | None = None,
+    ) -> BuildResult:  # fmt: skip
+        path = Path(path)
+        if not (path / dockerfile).is_file():
+            raise ImageBuildFailed(f"{path / dockerfile} does not exist",
+                                   hint="point build_dir at a directory holding a Dockerfile")  # fmt: skip
+        return self.build(tar_dir(path), dockerfile=dockerfile, tag=tag, on_log=on_log)
+
+    def remove_image(self, image: str) -> None:
+        with contextlib.suppress(docker.errors.ImageNotFound):
+            self.client.images.remove(image, force=True)
+
+    # -- sandboxes ----------------------------------------------------------------------
+
+    def start(
+        self,
+        image: str,
+        *,
+        limits: Limits | None = None,
+        purpose: str = "episode",
+        run_id: str | None = None,
+        network: bool | None = None,
+    ) -> DockerSandbox:
+        limits = limits or Limits()
+        if not self._pool.acquire(timeout=self.pool_wait_s):
+            raise SandboxError(
+                f"no sandbox slot free after {self.pool_wait_s:.0f}s (pool_size="
+                f"{self.settings.pool_size})", hint="raise ENVFACTORY_SANDBOX__POOL_SIZE",
+            )  # fmt: skip
+        try:
+            run_id = run_id or self.run_id
+            container = self.client.containers.run(
+                image, **self._run_kwargs(limits, purpose, run_id, network)
+            )
+        except docker.errors.ImageNotFound as exc:
+            self._pool.release()
+            raise ConfigError(f"image {image} does not exist locally",
+                              hint="build it first (engine.build / ensure_base_image)") from exc  # fmt: skip
+        except BaseException as exc:
+            self._pool.release()
+            if isinstance(exc, docker.errors.APIError):
+                raise SandboxError(f"starting a sandbox from {image} failed: {exc}") from exc
+            raise
+        return DockerSandbox(
+            self.client, container, image, default_timeout_s=limits.exec_timeout_s,
+            output_cap=self.settings.output_cap_bytes, run_id=run_id, on_remove=self._pool.release,
+        )  # fmt: skip
+
+    def _run_kwargs(
+        self, limits: Limits, purpose: str, run_id: str | None, network: bool | None
+    ) -> dict[str, Any]:
+        net = limits.network if network is None else network
+        kw: dict[str, Any] = dict(
+            entrypoint=["sleep", "infinity"], command=[], detach=True, init=True,
+            labels=L.ownership(purpose, run_id), name=f"envfactory-{purpose}-{uuid.uuid4().hex[:10]}",
+            network_mode="bridge" if net else "none", cap_drop=["ALL"],
+            security_opt=["no-new-privileges"], mem_limit=f"{limits.memory_mb}m",
+            memswap_limit=f"{limits.memory_mb}m", nano_cpus=int(limits.cpus * 1e9),
+            pids_limit=limits.pids, stop_signal="SIGKILL",
+        )  # fmt: skip
+        runtime = self.runtime()
+        if runtime != "runc":
+            kw["runtime"] = runtime
+        return kw
+
+    def runtime(self) -> str:
+        """runc, or runsc (gVisor) when asked for or when `auto` finds it on the engine."""
+        if self._runtime is None:
+            want = self.settings.runtime
+            have = (
+                set((self.client.info().get("Runtimes") or {}).keys()) if want != "runc" else set()
+            )
+            if want == "runsc" and "runsc" not in have:
+                raise ConfigError("runtime runsc (gVisor) is not configured on this Docker engine",
+                                  hint="install runsc and register it, or set runtime to auto/runc")  # fmt: skip
+            self._runtime = "runsc" if want != "runc" and "runsc" in have else "runc"
+        return self._runtime
+
+    @contextlib.contextmanager
+    def sandbox(self, image: str, **kw: Any) -> Iterator[DockerSandbox]:
+        """`with engine.sandbox(image) as sb:` — removed on exit, whatever happens."""
+        sb = self.start(image, **kw)
+        try:
+            yield sb
+        finally:
+            sb.remove()
+
+    @contextlib.asynccontextmanager
+    async def asandbox(self, image: str, **kw: Any) -> AsyncIterator[DockerSandbox]:
+        sb = await asyncio.to_thread(self.start, image, **kw)
+        try:
+            yield sb
+        finally:
+            # Shielded: a cancelled activity must still remove its container.
+            await asyncio.shield(asyncio.to_thread(sb.remove))
+
+    async def astart(self, image: str, **kw: Any) -> DockerSandbox:
+        return await asyncio.to_thread(self.start, image, **kw)
+
+    async def abuild(self, context_tar: bytes, **kw: Any) -> BuildResult:
+        return await asyncio.to_thread(self.build, context_tar, **kw)
+
+    # -- cleanup ------------------------------------------------------------------------
+
+    def gc(
+        self, *, older_than_s: float = 0, run_id: str | None = None, include_live: bool = False,
+        images: bool = False,
+    ) -> list[str]:  # fmt: skip
+        """Remove our orphaned containers (owner process gone) and, with `images`, our
+        snapshot images; never anything without our owner label. Returns what was removed."""
+        from .gc import collect
+
+        return collect(self.client, older_than_s=older_than_s, run_id=run_id,
+                       include_live=include_live, images=images)  # fmt: skip
+
+
+def tar_dir(path: Path) -> bytes:
+    """A host directory as an uncompressed tar with paths relative to it."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for child in sorted(Path(path).iterdir()):
+            tar.add(child, arcname=child.name)
+    return buf.getvalue()

@@ -1,0 +1,76 @@
+"""Label-based janitor: removes our orphans and never touches anything unlabelled.
+
+A container is ours when it carries `envfactory.owner=envfactory` (the Docker query
+filters on it, and each hit is checked again here). It is an orphan when the process
+that created it is gone (`envfactory.owner_proc`), so a janitor can run while other
+processes on the same engine are using their sandboxes. `include_live` drops that check
+(an operator's "remove everything of ours"). Snapshot images (`envfactory.kind=state`)
+are removed only when asked, because the store may still reference them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import docker
+import docker.errors
+
+from . import labels as L
+
+
+def _selected(lab: dict[str, str], older_than_s: float, run_id: str | None) -> bool:
+    if lab.get(L.OWNER) != L.OWNER_VALUE:
+        return False  # defence in depth: never trust the server-side filter alone
+    if run_id is not None and lab.get(L.RUN_ID) != run_id:
+        return False
+    created = float(lab.get(L.CREATED, "0") or 0)
+    return time.time() - created >= older_than_s
+
+
+def collect(
+    client: docker.DockerClient,
+    *,
+    older_than_s: float = 0,
+    run_id: str | None = None,
+    include_live: bool = False,
+    images: bool = False,
+) -> list[str]:
+    """Remove what matches; return the removed ids, prefixed with their type."""
+    removed: list[str] = []
+    # Low-level listings carry labels without a per-object inspect, which would race
+    # with other processes removing their own containers meanwhile.
+    for c in client.api.containers(all=True, filters={"label": L.OWNER_FILTER}):
+        lab = c.get("Labels") or {}
+        if not _selected(lab, older_than_s, run_id):
+            continue
+        if not include_live and L.process_alive(lab.get(L.OWNER_PROC, "")):
+            continue
+        with contextlib.suppress(docker.errors.NotFound):
+            client.api.remove_container(c["Id"], force=True, v=True)
+            removed.append(f"container:{c['Id']}")
+    volumes = client.api.volumes(filters={"label": L.OWNER_FILTER}).get("Volumes") or []
+    for v in volumes:
+        if _selected(v.get("Labels") or {}, older_than_s, run_id):
+            with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+                # In use by a live container: the engine refuses, which is right.
+                client.api.remove_volume(v["Name"])
+                removed.append(f"volume:{v['Name']}")
+    if images:
+        removed += _collect_state_images(client, older_than_s, run_id)
+    return removed
+
+
+def _collect_state_images(
+    client: docker.DockerClient, older_than_s: float, run_id: str | None
+) -> list[str]:
+    removed = []
+    filters = {"label": [L.OWNER_FILTER, f"{L.KIND}=state"]}
+    for img in client.api.images(filters=filters):
+        if not _selected(img.get("Labels") or {}, older_than_s, run_id):
+            continue
+        with contextlib.suppress(docker.errors.ImageNotFound, docker.errors.APIError):
+            # APIError: a container still uses it; it stays until that one is gone.
+            client.api.remove_image(img["Id"], force=False)
+            removed.append(f"image:{img['Id']}")
+    return removed

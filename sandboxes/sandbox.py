@@ -1,0 +1,322 @@
+"""`DockerSandbox`: one locked-down container, driven through exec.
+
+Invariants: every exec is bounded in time (see `execution`) and in output; a container
+that outlives an exec's client deadline is killed and started again (its filesystem is
+kept, every process ends); `remove()` is idempotent and returns the pool slot. Blocking
+methods are thread-safe; `a*` twins run them in a worker thread for async callers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import tarfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import docker
+import docker.errors
+
+from envfactory.core.errors import SandboxError, SandboxFileNotFound
+from envfactory.core.models import ExecResult, PathChange, StateKind, StateRef
+
+from . import execution as X
+from . import labels as L
+
+if TYPE_CHECKING:
+    from docker.models.containers import Container
+
+_DIFF_KIND = {0: "C", 1: "A", 2: "D"}
+STATE_REPO = "envfactory/state"
+# Created by the engine, not by anything run in the sandbox (the `--init` binary's mount).
+ENGINE_PATHS = frozenset({"/usr/sbin/docker-init"})
+
+
+class DockerSandbox:
+    """Implements `sandboxes.protocol.Sandbox` on one Docker container."""
+
+    def __init__(
+        self,
+        client: docker.DockerClient,
+        container: Container,
+        image: str,
+        *,
+        default_timeout_s: float,
+        output_cap: int,
+        run_id: str | None = None,
+        on_remove: Callable[[], None] | None = None,
+    ) -> None:
+        self._client = client
+        self._container = container
+        self.id: str = container.id or ""
+        self.image = image
+        self.run_id = run_id
+        self.default_timeout_s = default_timeout_s
+        self.output_cap = output_cap
+        self._on_remove = on_remove
+        self._removed = False
+        self._lock = threading.Lock()
+        self._oom_seen = 0  # cgroup oom_kill count already attributed to an earlier exec
+
+    # -- exec ---------------------------------------------------------------------------
+
+    def exec(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout: float | None = None,
+        user: str | None = None,
+        workdir: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
+        """Run `cmd` (a string runs under `bash -c`); never raises for a non-zero exit."""
+        timeout_s = float(timeout if timeout is not None else self.default_timeout_s)
+        marker = uuid.uuid4().hex
+        api = self._client.api
+        start = time.monotonic()
+        try:
+            exec_id = api.exec_create(
+                self.id, X.wrap_command(cmd, timeout_s), stdout=True, stderr=True,
+                user=user or "", workdir=workdir, environment=X.exec_env(env, marker),
+            )["Id"]  # fmt: skip
+            handle = api.exec_start(exec_id, socket=True)
+            sock = X.raw_socket(handle)
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"exec in sandbox {self.id[:12]} failed: {exc}") from exc
+        deadline = start + timeout_s + X.KILL_GRACE_S + X.CLIENT_GRACE_S
+        try:
+            out = X.read_stream(sock, deadline=deadline, cap=self.output_cap)
+        finally:
+            X.hang_up(sock, handle)
+        if not out.eof:  # truncated or past the deadline: stop the command now
+            self._kill_marked(marker, user)
+        exit_code = self._wait_exit(exec_id, 0 if out.eof else 3.0)
+        if out.truncated:
+            exit_code = None  # we killed it: its own status would mislead
+        if exit_code is None and out.deadline_hit:
+            self._backstop_kill()
+        duration = X.elapsed_since(start)
+        timed_out = out.deadline_hit or (exit_code in (124, 137) and duration >= timeout_s)
+        oom = exit_code == 137 and not timed_out and self._oom_happened()
+        return ExecResult(
+            exit_code=exit_code,
+            stdout=out.stdout.decode("utf-8", "replace"),
+            stderr=out.stderr.decode("utf-8", "replace"),
+            truncated=out.truncated, timed_out=timed_out, oom_killed=oom, duration_s=duration,
+        )  # fmt: skip
+
+    def _wait_exit(self, exec_id: str, wait_s: float) -> int | None:
+        """The exec's exit code, polling up to `wait_s` for it to be reported."""
+        end = time.monotonic() + wait_s
+        while True:
+            info = self._client.api.exec_inspect(exec_id)
+            if not info.get("Running"):
+                return info.get("ExitCode")
+            if time.monotonic() >= end:
+                return None
+            time.sleep(0.05)
+
+    def _kill_marked(self, marker: str, user: str | None) -> None:
+        """Kill the exec's processes from inside (detached: never block on its output)."""
+        api = self._client.api
+        try:
+            kid = api.exec_create(self.id, X.kill_marked_command(marker), user=user or "")["Id"]
+            api.exec_start(kid, detach=True)
+            if self._wait_exit(kid, 10.0) is None:
+                self._backstop_kill()
+        except docker.errors.APIError:
+            self._backstop_kill()
+
+    def _backstop_kill(self) -> None:
+        """The command escaped every in-container kill: kill the container, start it again."""
+        with self._lock:
+            with contextlib.suppress(docker.errors.APIError):
+                self._container.kill()  # already stopped: starting it again is what matters
+            with contextlib.suppress(docker.errors.APIError, OSError):
+                self._client.api.wait(self.id, timeout=10)  # OSError: requests' timeout
+            self._container.start()
+            self._oom_seen = 0
+
+    def _oom_happened(self) -> bool:
+        """Did the kernel OOM-kill something since the last check? (cgroup v1 and v2)"""
+        probe = (
+            "cat /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events"
+            " 2>/dev/null | awk '$1==\"oom_kill\"{print $2}'"
+        )
+        res = self._client.api.exec_start(
+            self._client.api.exec_create(self.id, ["sh", "-c", probe])["Id"]
+        )
+        text = res.decode(errors="replace").strip() if isinstance(res, bytes) else ""
+        if text.isdigit():
+            count = int(text)
+            seen, self._oom_seen = self._oom_seen, count
+            return count > seen
+        self._container.reload()
+        return bool(self._container.attrs["State"].get("OOMKilled"))
+
+    # -- files --------------------------------------------------------------------------
+
+    def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
+        raw = data.encode() if isinstance(data, str) else data
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            info = tarfile.TarInfo(_abs(path).lstrip("/"))
+            info.size, info.mode, info.mtime = len(raw), mode, int(time.time())
+            tar.addfile(info, io.BytesIO(raw))
+        self.put_archive("/", buf.getvalue())
+
+    def read_file(self, path: str, max_bytes: int | None = None) -> bytes:
+        stream = self._get_archive_stream(path)
+        data = bytearray()
+        limit = None if max_bytes is None else max_bytes + 1024 * 1024  # header room
+        for chunk in stream:
+            data += chunk
+            if limit is not None and len(data) >= limit:
+                break
+        with tarfile.open(fileobj=io.BytesIO(bytes(data)), mode="r|") as tar:
+            member = tar.next()
+            if member is None or not member.isfile():
+                raise SandboxError(f"{path} in sandbox {self.id[:12]} is not a regular file")
+            fobj = tar.extractfile(member)
+            assert fobj is not None
+            return fobj.read(max_bytes) if max_bytes is not None else fobj.read()
+
+    def put_dir(self, src: Path, dest: str) -> None:
+        """Copy a host directory's contents into `dest` (created if missing)."""
+        src = Path(src)
+        if not src.is_dir():
+            raise SandboxError(f"put_dir: {src} is not a directory on the host")
+        buf = io.BytesIO()
+        prefix = _abs(dest).strip("/")
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            tar.add(src, arcname=prefix or ".")
+        self.put_archive("/", buf.getvalue())
+
+    def get_archive(self, path: str) -> bytes:
+        return b"".join(self._get_archive_stream(path))
+
+    def _get_archive_stream(self, path: str) -> Any:
+        try:
+            stream, _stat = self._client.api.get_archive(self.id, _abs(path))
+        except docker.errors.NotFound as exc:
+            raise SandboxFileNotFound(f"{path} does not exist in sandbox {self.id[:12]}") from exc
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"reading {path} from sandbox {self.id[:12]}: {exc}") from exc
+        return stream
+
+    def put_archive(self, dest: str, tar_bytes: bytes) -> None:
+        try:
+            ok = self._client.api.put_archive(self.id, _abs(dest), tar_bytes)
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"copying into {dest} in sandbox {self.id[:12]}: {exc}") from exc
+        if not ok:
+            raise SandboxError(f"copying into {dest} in sandbox {self.id[:12]} was refused")
+
+    # -- state --------------------------------------------------------------------------
+
+    def diff(self) -> list[PathChange]:
+        """Paths changed against the image, minus the engine's own mount points."""
+        raw = self._client.api.diff(self.id) or []
+        changes = [PathChange(path=c["Path"], kind=_DIFF_KIND[c["Kind"]]) for c in raw]  # type: ignore[arg-type]
+        return sorted(_drop_engine_artifacts(changes), key=lambda c: c.path)
+
+    def snapshot(
+        self, kind: StateKind, label: str = "", env_id: str | None = None, *, with_diff: bool = True
+    ) -> StateRef:
+        """Commit the filesystem to a labelled image; the sandbox keeps running."""
+        extra = {"kind": "state", "state_kind": str(kind), "state_label": label}
+        if env_id:
+            extra["env_id"] = env_id
+        lab = L.ownership("state", self.run_id, **extra)
+        changes = self.diff() if with_diff else []
+        tag = f"{kind}-{uuid.uuid4().hex[:12]}"
+        try:
+            res = self._client.api.commit(self.id, repository=STATE_REPO, tag=tag,
+                                          conf={"Labels": lab}, pause=True)  # fmt: skip
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"snapshot of sandbox {self.id[:12]} failed: {exc}") from exc
+        return StateRef(image=res["Id"], kind=kind, label=label, env_id=env_id, diff=tuple(changes))
+
+    def restart(self) -> None:
+        """End every process; keep the filesystem."""
+        with self._lock:
+            try:
+                self._container.restart(timeout=1)
+            except docker.errors.APIError as exc:
+                raise SandboxError(f"restarting sandbox {self.id[:12]} failed: {exc}") from exc
+            self._oom_seen = 0
+
+    def remove(self) -> None:
+        with self._lock:
+            if self._removed:
+                return
+            self._removed = True
+        try:
+            self._container.remove(force=True, v=True)
+        except docker.errors.NotFound:
+            pass  # already gone (gc or a crash): removal is idempotent
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"removing sandbox {self.id[:12]} failed: {exc}") from exc
+        finally:
+            if self._on_remove:
+                self._on_remove()
+
+    def __enter__(self) -> DockerSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+    # -- async twins (Temporal activities) -----------------------------------------------
+
+    async def aexec(self, cmd: str | Sequence[str], **kw: Any) -> ExecResult:
+        return await asyncio.to_thread(self.exec, cmd, **kw)
+
+    async def awrite_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
+        await asyncio.to_thread(self.write_file, path, data, mode)
+
+    async def aread_file(self, path: str, max_bytes: int | None = None) -> bytes:
+        return await asyncio.to_thread(self.read_file, path, max_bytes)
+
+    async def aput_dir(self, src: Path, dest: str) -> None:
+        await asyncio.to_thread(self.put_dir, src, dest)
+
+    async def adiff(self) -> list[PathChange]:
+        return await asyncio.to_thread(self.diff)
+
+    async def asnapshot(
+        self, kind: StateKind, label: str = "", env_id: str | None = None
+    ) -> StateRef:
+        return await asyncio.to_thread(self.snapshot, kind, label, env_id)
+
+    async def arestart(self) -> None:
+        await asyncio.to_thread(self.restart)
+
+    async def aremove(self) -> None:
+        await asyncio.to_thread(self.remove)
+
+
+def _drop_engine_artifacts(changes: list[PathChange]) -> list[PathChange]:
+    """Drop `--init`'s bind-mount point and directories changed only because of it."""
+    kept = [c for c in changes if c.path not in ENGINE_PATHS]
+    if len(kept) == len(changes):
+        return changes
+
+    def artifact_parent(c: PathChange) -> bool:
+        return c.kind == "C" and any(p.startswith(c.path + "/") for p in ENGINE_PATHS)
+
+    real = [c.path for c in kept if not artifact_parent(c)]
+    return [
+        c for c in kept if not artifact_parent(c) or any(p.startswith(c.path + "/") for p in real)
+    ]
+
+
+def _abs(path: str) -> str:
+    if not path.startswith("/"):
+        raise SandboxError(f"sandbox path {path!r} must be absolute (start with '/')")
+    return path

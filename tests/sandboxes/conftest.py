@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from sandboxes import DockerEngine, DockerSandbox
+
+
+@pytest.fixture
+def sandbox(docker_engine: DockerEngine, base_image: str) -> Iterator[DockerSandbox]:
+    with docker_engine.sandbox(base_image, purpose="test") as sb:
+        yield sb
