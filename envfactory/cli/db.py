@@ -7,11 +7,12 @@ store; an external database (ENVFACTORY_DATABASE_URL) is upgraded only on reques
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
+from sqlalchemy.exc import DBAPIError
 
-from envfactory.core.errors import EnvFactoryError
+from envfactory.core.errors import EnvFactoryError, StoreError
 from envfactory.core.settings import load_settings
 from envfactory.store import migrate
 
@@ -25,6 +26,11 @@ def _url() -> str:
     if settings.embedded_db:
         Path(settings.home).mkdir(parents=True, exist_ok=True)
     return settings.db_url
+
+
+def _fail(exc: EnvFactoryError) -> NoReturn:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(1)
 
 
 def _redacted(url: str) -> str:
@@ -48,8 +54,7 @@ def upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")] = 
         migrate.upgrade(url, revision)
         typer.echo(f"{_redacted(url)}: at revision {migrate.current(url)}")
     except EnvFactoryError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        _fail(exc)
 
 
 @app.command("downgrade")
@@ -65,8 +70,11 @@ def downgrade(
       envfactory db downgrade base
     """
     url = _url()
-    migrate.downgrade(url, revision)
-    typer.echo(f"{_redacted(url)}: at revision {migrate.current(url) or 'base (empty)'}")
+    try:
+        migrate.downgrade(url, revision)
+        typer.echo(f"{_redacted(url)}: at revision {migrate.current(url) or 'base (empty)'}")
+    except EnvFactoryError as exc:
+        _fail(exc)
 
 
 @app.command("current")
@@ -78,7 +86,10 @@ def current() -> None:
       envfactory db current
     """
     url = _url()
-    have, want = migrate.current(url), migrate.head()
+    try:
+        have, want = migrate.current(url), migrate.head()
+    except EnvFactoryError as exc:
+        _fail(exc)
     state = "up to date" if have == want else "needs `envfactory db upgrade`"
     typer.echo(f"{_redacted(url)}: revision {have or 'base (empty)'}, head {want} ({state})")
 
@@ -92,7 +103,10 @@ def check() -> None:
       envfactory db check
     """
     url = _url()
-    diffs = migrate.check(url)
+    try:
+        diffs = migrate.check(url)
+    except DBAPIError as exc:
+        _fail(StoreError(f"cannot inspect {_redacted(url)}: {exc.orig}"))
     if diffs:
         for d in diffs:
             typer.echo(f"  {d}", err=True)

@@ -105,7 +105,7 @@ class Settings(BaseSettings):
 
     @property
     def embedded_db(self) -> bool:
-        return self.database_url is None
+        return not self.database_url  # an empty ENVFACTORY_DATABASE_URL= means the default too
 
 
 def load_settings(**overrides: object) -> Settings:

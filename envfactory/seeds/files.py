@@ -52,7 +52,8 @@ def entries(spec: Any, label: str) -> tuple[list[str], list[Problem]]:
     for i, item in enumerate(spec):
         if not isinstance(item, str) or not item.strip():
             got = "an empty entry" if isinstance(item, str) or item is None else type(item).__name__
-            problems.append(Problem(f"{where}[{i}]", f"must be a non-empty path, got {got}", hint))
+            where_i = f"{label} field 'attachments[{i}]'"
+            problems.append(Problem(where_i, f"must be a non-empty path, got {got}", hint))
         else:
             out.append(item.strip())
     return out, problems
@@ -118,17 +119,16 @@ def _unsafe(seed_dir: Path, entry: str) -> tuple[str, str] | None:
     if ".." in pure.parts:
         return "escapes the seed directory ('..')", "copy the file into the seed directory"
     current = seed_dir
-    for part in pure.parts:
+    for i, part in enumerate(pure.parts):
         current = current / part
         try:
             mode = current.lstat().st_mode
         except FileNotFoundError:
             return "not found in the seed directory", f"check the spelling; looked for {current}"
         if stat.S_ISLNK(mode):
-            return (
-                f"is or passes through a symlink ({current.name})",
-                "copy the real file in instead",
-            )
+            last = i == len(pure.parts) - 1
+            what = "is a symlink" if last else f"passes through a symlink ({part})"
+            return what, "copy the real file in instead"
     return None
 
 

@@ -37,6 +37,7 @@ class SeedDraft:
     fields: SeedFile
     files: tuple[files.LoadedFile, ...]
     content_hash: str
+    label: str  # the seed file as the user named it, for messages
 
     @property
     def seed_id(self) -> str:
@@ -74,7 +75,7 @@ def load_seed(path: Path | str, limits: SeedLimits) -> SeedDraft:
     loaded, file_problems = _attachments(data, seed_file, seed_dir, given_dir, label, limits)
     raise_if_any(problems + file_problems, label)
     assert fields is not None
-    return SeedDraft(fields, tuple(loaded), content_hash(fields, loaded))
+    return SeedDraft(fields, tuple(loaded), content_hash(fields, loaded), label)
 
 
 def _read_seed_file(seed_file: Path, label: str, limits: SeedLimits) -> bytes:
@@ -135,7 +136,7 @@ def store_draft(draft: SeedDraft, *, store: Store, artifacts: ArtifactStore) -> 
     """Store a validated seed: attachments first, the seed row last in one transaction."""
     existing = store.seeds.find_by_hash(draft.content_hash)
     if existing is not None:
-        raise _duplicate(existing)
+        raise _duplicate(existing, draft.label)
     attachments = tuple(
         Attachment(path=f.path, key=artifacts.put_bytes(f.data), size=len(f.data))
         for f in draft.files
@@ -150,13 +151,13 @@ def store_draft(draft: SeedDraft, *, store: Store, artifacts: ArtifactStore) -> 
         with store.session() as tx:
             tx.seeds.add(seed)
     except Conflict as exc:  # a concurrent submit of the same seed won the race
-        raise _duplicate(store.seeds.find_by_hash(draft.content_hash) or seed) from exc
+        raise _duplicate(store.seeds.find_by_hash(draft.content_hash) or seed, draft.label) from exc
     return seed
 
 
-def _duplicate(existing: TaskSeed) -> InvalidSeed:
+def _duplicate(existing: TaskSeed, label: str) -> InvalidSeed:
     return InvalidSeed(
-        "seed",
+        label,
         f"is a duplicate of {existing.id} ('{existing.title}', submitted "
         f"{existing.created_at:%Y-%m-%d %H:%M} UTC)",
         hint=f"it is already stored: `envfactory seed show {existing.id}`; change the seed to submit a new one",

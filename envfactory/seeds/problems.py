@@ -33,6 +33,10 @@ _TYPE_NAMES = {"string_type": "text", "int_type": "a whole number", "dict_type":
                "model_type": "a mapping", "bool_type": "true or false"}  # fmt: skip
 
 
+_BOUNDS = {"greater_than_equal": "at least", "greater_than": "more than",
+           "less_than_equal": "at most", "less_than": "less than"}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Problem:
     where: str
@@ -88,6 +92,12 @@ def from_validation_error(
             limit = err.get("ctx", {}).get("max_length")
             problems.append(Problem(where, f"is too long ({len(value)} characters, at most {limit})",
                                     "shorten it; put detail in the description"))  # fmt: skip
+        elif kind in _BOUNDS:
+            bound = next(iter(err.get("ctx", {}).values()), "?")
+            problems.append(Problem(where, f"must be {_BOUNDS[kind]} {bound}, got {value!r}", hint))
+        elif kind == "literal_error":
+            expected = err.get("ctx", {}).get("expected", "?")
+            problems.append(Problem(where, f"must be {expected}, got {value!r}", hint))
         elif kind in _TYPE_NAMES:
             problems.append(
                 Problem(where, f"must be {_TYPE_NAMES[kind]}, got {_shown(value)}", hint)

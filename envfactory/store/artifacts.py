@@ -25,7 +25,7 @@ import tarfile
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, BinaryIO, cast
 
 from envfactory.core.errors import InvalidInput, NotFound, StoreError
 from envfactory.core.models.base import SHA256_RE
@@ -73,7 +73,9 @@ class ArtifactStore:
             raise InvalidInput(f"{root}: not a directory")
         with self._temp() as (out, tmp):
             hashing = _HashingWriter(out)
-            with tarfile.open(fileobj=hashing, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            with tarfile.open(
+                fileobj=cast(IO[bytes], hashing), mode="w", format=tarfile.PAX_FORMAT
+            ) as tar:
                 for rel in _walk(root):
                     info, src = _tar_entry(root, rel)
                     try:

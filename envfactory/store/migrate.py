@@ -19,8 +19,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy.exc import DBAPIError
 
-from envfactory.core.errors import ConfigError
+from envfactory.core.errors import ConfigError, StoreError
 from envfactory.core.settings import Settings
 
 from .db import make_engine
@@ -43,6 +44,9 @@ def _run(url: str, fn: Any, *args: Any) -> None:
             cfg = alembic_config()
             cfg.attributes["connection"] = conn
             fn(cfg, *args)
+    except DBAPIError as exc:
+        shown = engine.url.render_as_string(hide_password=True)
+        raise StoreError(f"migrating {shown} failed: {exc.orig}") from exc
     finally:
         engine.dispose()
 
@@ -68,6 +72,10 @@ def current(url: str) -> str | None:
     try:
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
+    except DBAPIError as exc:
+        shown = engine.url.render_as_string(hide_password=True)
+        raise StoreError(f"cannot read the schema revision of {shown}: {exc.orig}",
+                         hint="is the database running and the URL right?") from exc  # fmt: skip
     finally:
         engine.dispose()
 

@@ -61,6 +61,8 @@ class _Repo:
             with self.s.begin_nested():
                 self.s.add(row)
         except IntegrityError as exc:
+            if "foreign key" in str(exc.orig).lower():
+                raise NotFound(f"{what} refers to a row that is not stored: {exc.orig}") from exc
             raise Conflict(f"{what} already exists", hint="use a new id or version") from exc
 
     def _next_version(self, insert: Callable[[int], None], current_max: Callable[[], int]) -> int:

@@ -15,6 +15,7 @@ Invariants:
 
 from __future__ import annotations
 
+import builtins
 from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select, update
@@ -139,7 +140,7 @@ class ReviewRepo(_Repo):
         self.s.flush()
         return after
 
-    def audit(self, item_id: str) -> list[ReviewAudit]:
+    def audit(self, item_id: str) -> builtins.list[ReviewAudit]:
         q = (
             select(ReviewDecisionRow)
             .where(ReviewDecisionRow.review_id == item_id)

@@ -1,9 +1,8 @@
 """Fixtures for the agent tests: a local chat-completions server, a directory-backed
-sandbox and an in-memory artifact store — real implementations of the seams, no patching."""
+sandbox and the real artifact store — real implementations of the seams, no patching."""
 
 from __future__ import annotations
 
-import hashlib
 import io
 import re
 import subprocess
@@ -18,21 +17,7 @@ from envfactory.agents import RetryPolicy
 from envfactory.agents.chat_server import LocalChatServer
 from envfactory.core.models import ExecResult, PathChange, StateKind, StateRef
 from envfactory.core.settings import AgentSettings
-
-
-class MemoryStore:
-    """Content-addressed bytes in a dict: the ArtifactSink protocol, nothing more."""
-
-    def __init__(self) -> None:
-        self.blobs: dict[str, bytes] = {}
-
-    def put_bytes(self, data: bytes) -> str:
-        key = hashlib.sha256(data).hexdigest()
-        self.blobs[key] = data
-        return key
-
-    def get(self, key: str) -> bytes:
-        return self.blobs[key]
+from envfactory.store import ArtifactStore
 
 
 class DirSandbox:
@@ -130,8 +115,9 @@ def server() -> Iterator[LocalChatServer]:
 
 
 @pytest.fixture
-def store() -> MemoryStore:
-    return MemoryStore()
+def store(tmp_path: Path) -> ArtifactStore:
+    """The real content-addressed artifact store, on a temporary directory."""
+    return ArtifactStore(tmp_path / "artifacts")
 
 
 @pytest.fixture
@@ -161,3 +147,9 @@ def settings_for():
         return AgentSettings(**(base | kw))  # type: ignore[arg-type]
 
     return make
+
+
+@pytest.fixture
+def make_sandbox():
+    """A factory of directory sandboxes, for engines that start several."""
+    return DirSandbox

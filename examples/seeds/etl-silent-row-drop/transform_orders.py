@@ -23,7 +23,10 @@ def load_customers(path):
 def transform(orders_path, customers_path, out_path, day):
     customers = load_customers(customers_path)
     kept = skipped = 0
-    with open(orders_path, newline="", encoding="utf-8") as f, open(out_path, "w", newline="") as out:
+    with (
+        open(orders_path, newline="", encoding="utf-8") as f,
+        open(out_path, "w", newline="") as out,
+    ):
         writer = csv.writer(out)
         writer.writerow(["order_id", "customer_id", "segment", "placed_at", "amount_eur"])
         for row in csv.DictReader(f):
@@ -37,12 +40,18 @@ def transform(orders_path, customers_path, out_path, day):
                 skipped += 1
                 continue
             amount = float(row["amount"].replace(",", "."))
-            writer.writerow([row["order_id"], cust["customer_id"], cust["segment"], ts.isoformat(), amount])
+            writer.writerow(
+                [row["order_id"], cust["customer_id"], cust["segment"], ts.isoformat(), amount]
+            )
             kept += 1
     print(f"kept={kept} skipped={skipped}", file=sys.stderr)
     return kept
 
 
 if __name__ == "__main__":
-    day = dt.date.fromisoformat(sys.argv[4]) if len(sys.argv) > 4 else dt.date.today() - dt.timedelta(days=1)
+    day = (
+        dt.date.fromisoformat(sys.argv[4])
+        if len(sys.argv) > 4
+        else dt.date.today() - dt.timedelta(days=1)
+    )
     transform(sys.argv[1], sys.argv[2], sys.argv[3], day)

@@ -1,0 +1,191 @@
+"""Every way a seed can be wrong gets a message naming the field or file and how to fix it,
+a refusal (non-zero exit on the CLI), and nothing stored — checked through the function
+and through the command line, case by case."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from envfactory.cli import app
+from envfactory.core.errors import InvalidSeed
+from envfactory.core.settings import SeedLimits, Settings
+from envfactory.seeds import submit_seed
+from envfactory.store import ArtifactStore, Store
+
+
+def _yaml(d: Path, old: str, new: str) -> Path:
+    f = d / "seed.yaml"
+    text = f.read_text()
+    assert old in text, old
+    f.write_text(text.replace(old, new))
+    return d
+
+
+def _write(path: Path, data: bytes | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def _outside(d: Path) -> Path:
+    return _write(d.parent / "outside" / "secret.txt", "api_key=hunter2\n")
+
+
+def _symlinked_seed_yaml(d: Path) -> Path:
+    real = _write(d.parent / "real.yaml", (d / "seed.yaml").read_text())
+    (d / "seed.yaml").unlink()
+    (d / "seed.yaml").symlink_to(real)
+    return d
+
+
+def _symlink(d: Path, name: str, target: Path, attach: str | None = None) -> Path:
+    (d / name).symlink_to(target)
+    return _yaml(d, "  - data\n", f"  - {attach or name}\n") if attach != "" else d
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    make: Callable[[Path], Path]  # breaks a valid seed dir; returns what to submit
+    says: tuple[str, ...]  # substrings the user must see
+    duplicate: bool = False  # submit the untouched seed first
+
+
+CASES = [
+    Case("missing title", lambda d: _yaml(d, "title: Nightly ETL drops rows after a schema change\n", ""),
+         ("field 'title'", "is missing", "title: ")),
+    Case("empty description", lambda d: _yaml(d, "description: |\n  The partner changed the export format; "
+         "the job keeps 0 rows and exits 0.\n", 'description: "   "\n'), ("field 'description'", "is empty")),
+    Case("missing domain", lambda d: _yaml(d, "domain: data-engineering\n", ""),
+         ("field 'domain'", "is missing", "domain: data-engineering")),
+    Case("title of the wrong type", lambda d: _yaml(d, "title: Nightly ETL drops rows after a schema change",
+         "title: 42"), ("field 'title'", "must be text, got int 42")),
+    Case("title too long", lambda d: _yaml(d, "title: Nightly ETL", "title: " + "x" * 300 + " Nightly ETL"),
+         ("field 'title'", "is too long", "at most 200")),
+    Case("number given as a string", lambda d: _yaml(d, "max_turns: 40", 'max_turns: "40"'),
+         ("field 'constraints.max_turns'", "must be a whole number, got str '40'", "max_turns: 60")),
+    Case("number out of range", lambda d: _yaml(d, "max_turns: 40", "max_turns: 0"),
+         ("field 'constraints.max_turns'", "must be at least 1, got 0")),
+    Case("unknown base image", lambda d: _yaml(d, "base_image: python", "base_image: ubuntu"),
+         ("field 'constraints.base_image'", "'debian' or 'python'", "ubuntu")),
+    Case("constraints not a mapping", lambda d: _yaml(d, "constraints:\n  max_turns: 40\n  time_budget_s: 900\n"
+         "  base_image: python\n", "constraints: 40\n"), ("field 'constraints'", "must be a mapping")),
+    Case("unknown top-level key", lambda d: _yaml(d, "domain:", "titel: typo\ndomain:"),
+         ("field 'titel'", "unknown key", "did you mean 'title'")),
+    Case("unknown nested key", lambda d: _yaml(d, "max_turns: 40", "max_turn: 40"),
+         ("field 'constraints.max_turn'", "unknown key", "did you mean 'max_turns'")),
+    Case("repository not a URL", lambda d: _yaml(d, "domain:", "repository: my laptop copy\ndomain:"),
+         ("field 'repository'", "is not a clone URL", "https://")),
+    Case("attachments of the wrong type", lambda d: _yaml(d, "  - job.py\n  - data\n", "  job.py: 1\n"),
+         ("field 'attachments'", "must be a path or a list of paths, got dict")),
+    Case("empty attachment entry", lambda d: _yaml(d, "  - data\n", '  - ""\n'),
+         ("field 'attachments[1]'", "must be a non-empty path")),
+    Case("attachment not found", lambda d: _yaml(d, "  - data\n", "  - dataa\n"),
+         ("attachment 'dataa'", "not found in the seed directory")),
+    Case("path escaping the seed directory", lambda d: (_outside(d), _yaml(d, "  - data\n",
+         "  - ../outside/secret.txt\n"))[1], ("attachment '../outside/secret.txt'", "escapes the seed directory")),
+    Case("absolute path", lambda d: _yaml(d, "  - data\n", "  - /etc/hostname\n"),
+         ("attachment '/etc/hostname'", "absolute path", "relative to the seed directory")),
+    Case("backslash path", lambda d: _yaml(d, "  - data\n", "  - data\\orders.csv\n"),
+         ("attachment 'data\\orders.csv'", "backslashes", "forward slashes")),
+    Case("symlinked attachment", lambda d: _symlink(d, "notes.txt", _outside(d)),
+         ("attachment 'notes.txt'", "is a symlink", "copy the real file")),
+    Case("symlink inside an attached directory", lambda d: (
+         (d / "data" / "passwd").symlink_to("/etc/passwd"), d)[1], ("attachment 'data/passwd'", "is a symlink")),
+    Case("path through a symlinked directory", lambda d: _symlink(d, "ext", _outside(d).parent, "ext/secret.txt"),
+         ("attachment 'ext/secret.txt'", "passes through a symlink (ext)")),
+    Case("symlinked seed.yaml", _symlinked_seed_yaml, ("seed.yaml", "is a symlink")),
+    Case("oversize attachment", lambda d: (_write(d / "data" / "big.bin", b"\0" * 3_000), d)[1],
+         ("attachment 'data/big.bin'", "is too large (3000 bytes; at most 2000 bytes)",
+          "ENVFACTORY_SEEDS__MAX_ATTACHMENT_BYTES")),
+    Case("attachments too large together", lambda d: ([_write(d / "data" / n, "x" * 1_990)
+         for n in ("orders.csv", "p0.txt", "p1.txt")], d)[1], ("attachments", "too large together", "MAX_TOTAL_BYTES")),
+    Case("too many attachments", lambda d: ([_write(d / "data" / f"f{i}.txt", f"{i}") for i in range(5)], d)[1],
+         ("attachments", "too many files (more than 4", "bundle them")),
+    Case("non-UTF-8 seed.yaml", lambda d: _write(d / "seed.yaml", (d / "seed.yaml").read_text()
+         .replace("Nightly", "Café nightly").encode("latin-1")).parent, ("seed.yaml", "is not UTF-8 text",
+         "byte 0xe9 at line 1", "iconv")),
+    Case("non-UTF-8 text attachment", lambda d: (_write(d / "data" / "orders.csv", "id;name\n1;Müller\n"
+         .encode("latin-1")), d)[1], ("attachment 'data/orders.csv'", "is not UTF-8 text", "line 2", "iconv")),
+    Case("invalid YAML", lambda d: _write(d / "seed.yaml", "title: [unclosed\ndomain: x\n").parent,
+         ("seed.yaml", "is not valid YAML at line")),
+    Case("YAML that is not a mapping", lambda d: _write(d / "seed.yaml", "- title\n- domain\n").parent,
+         ("seed.yaml", "must be a YAML mapping of fields, got a list")),
+    Case("empty seed.yaml", lambda d: _write(d / "seed.yaml", "").parent, ("seed.yaml", "got an empty file")),
+    Case("key given twice", lambda d: _yaml(d, "domain:", "title: again\ndomain:"),
+         ("seed.yaml", "key 'title' appears twice (second time on line 4)")),
+    Case("directory without seed.yaml", lambda d: ((d / "seed.yaml").unlink(), d)[1],
+         ("has no seed.yaml", "put the seed fields in seed.yaml")),
+    Case("path that does not exist", lambda d: d / "nope", ("nope", "does not exist")),
+    Case("several problems at once", lambda d: _yaml(_yaml(d, "title: Nightly ETL drops rows after a schema "
+         "change\n", ""), "max_turns: 40", "max_turns: lots"), ("2 problems", "field 'title'",
+         "field 'constraints.max_turns'")),
+    Case("duplicate of a stored seed", lambda d: shutil.copytree(d, d.parent / "again"),
+         ("seed.yaml: is a duplicate of seed-", "envfactory seed show seed-"), duplicate=True),
+]  # fmt: skip
+
+
+def _message(exc: InvalidSeed) -> str:
+    return str(exc)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_bad_seed_is_refused_by_name_and_nothing_is_stored(
+    case: Case, seed_dir: Path, limits: SeedLimits, store: Store, artifacts: ArtifactStore
+) -> None:
+    if case.duplicate:
+        submit_seed(seed_dir, store=store, artifacts=artifacts, limits=limits)
+    seeds_before, keys_before = store.seeds.count(), set(artifacts.keys())
+    target = case.make(seed_dir)
+    with pytest.raises(InvalidSeed) as info:
+        submit_seed(target, store=store, artifacts=artifacts, limits=limits)
+    message = _message(info.value)
+    for part in case.says:
+        assert part in message, f"{part!r} not in:\n{message}"
+    assert store.seeds.count() == seeds_before
+    assert set(artifacts.keys()) == keys_before
+
+
+def _cli_env(home: Path, limits: SeedLimits) -> dict[str, str | None]:
+    return {
+        "ENVFACTORY_HOME": str(home),
+        "ENVFACTORY_DATABASE_URL": None,  # unset: the embedded default under home
+        "ENVFACTORY_SEEDS__MAX_ATTACHMENTS": str(limits.max_attachments),
+        "ENVFACTORY_SEEDS__MAX_ATTACHMENT_BYTES": str(limits.max_attachment_bytes),
+        "ENVFACTORY_SEEDS__MAX_TOTAL_BYTES": str(limits.max_total_bytes),
+        "COLUMNS": "200",
+    }
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_the_cli_refuses_a_bad_seed_with_a_non_zero_exit_and_stores_nothing(
+    case: Case, seed_dir: Path, limits: SeedLimits, tmp_path: Path
+) -> None:
+    runner, home = CliRunner(), tmp_path / "home"
+    env = _cli_env(home, limits)
+    if case.duplicate:
+        assert runner.invoke(app, ["seed", "submit", str(seed_dir)], env=env).exit_code == 0
+    target = case.make(seed_dir)
+    result = runner.invoke(app, ["seed", "submit", str(target)], env=env)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: ")
+    for part in case.says:
+        assert part in result.stderr, f"{part!r} not in:\n{result.stderr}"
+    as_json = runner.invoke(app, ["seed", "submit", str(target), "--json"], env=env)
+    assert as_json.exit_code == 1
+    body = json.loads(as_json.stdout)
+    assert body["error"] == "InvalidSeed" and body["where"] and body["message"]
+    if case.duplicate:
+        settings = Settings(home=home, database_url=None)
+        with Store.from_settings(settings) as store:
+            assert store.seeds.count() == 1
+    else:  # validation happens before the store is opened: not even a database appears
+        assert not (home / "envfactory.db").exists()
+        assert not (home / "artifacts").exists()

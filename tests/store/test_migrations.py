@@ -1,0 +1,110 @@
+"""Migrations: upgrade → downgrade → upgrade on SQLite and PostgreSQL, no drift between the
+ORM models and the migrations, the embedded default migrates itself, and the CLI."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect
+from typer.testing import CliRunner
+
+from envfactory.cli import app
+from envfactory.core.errors import ConfigError
+from envfactory.core.settings import Settings
+from envfactory.store import Store
+from envfactory.store.db import make_engine
+from envfactory.store.migrate import check, current, downgrade, ensure_schema, head, upgrade
+from envfactory.store.schema import metadata
+
+TABLES = set(metadata.tables)
+
+
+def _tables(url: str) -> set[str]:
+    engine = make_engine(url)
+    try:
+        return set(inspect(engine).get_table_names()) - {"alembic_version"}
+    finally:
+        engine.dispose()
+
+
+def test_upgrade_downgrade_upgrade_leaves_a_schema_identical_to_the_models(db_url: str) -> None:
+    assert current(db_url) is None
+    upgrade(db_url)
+    assert current(db_url) == head() and _tables(db_url) == TABLES
+    assert check(db_url) == []
+    downgrade(db_url, "base")
+    assert current(db_url) is None and _tables(db_url) == set()
+    upgrade(db_url)
+    assert current(db_url) == head() and check(db_url) == []
+
+
+def test_check_reports_drift_when_the_database_lags_the_models(db_url: str) -> None:
+    upgrade(db_url)
+    downgrade(db_url, "base")
+    diffs = check(db_url)
+    assert {d[1].name for d in diffs if d[0] == "add_table"} == TABLES
+
+
+def test_the_migrations_are_found_through_the_package() -> None:
+    import migrations
+
+    assert head() == "0001"
+    assert (Path(migrations.__file__).parent / "versions" / "0001_initial_schema.py").is_file()
+
+
+def test_the_embedded_default_is_migrated_automatically(settings: Settings) -> None:
+    assert not settings.home.exists()
+    assert ensure_schema(settings) == head()
+    assert ensure_schema(settings) == head()  # idempotent
+    with Store.from_settings(settings) as store:
+        assert store.seeds.count() == 0
+
+
+def _ensure(home: str) -> str:
+    return ensure_schema(Settings(home=Path(home), database_url=None))
+
+
+@pytest.mark.slow
+def test_two_processes_migrating_a_fresh_home_at_once_both_succeed(tmp_path: Path) -> None:
+    with multiprocessing.get_context("spawn").Pool(3) as pool:
+        revs = pool.map(_ensure, [str(tmp_path / "home")] * 3)
+    assert revs == [head()] * 3
+
+
+def test_an_external_database_behind_head_is_refused_with_a_hint(db_url: str) -> None:
+    settings = Settings(home=Path("/nonexistent"), database_url=db_url)
+    with pytest.raises(ConfigError, match="envfactory db upgrade"):
+        ensure_schema(settings)
+    upgrade(db_url)
+    assert ensure_schema(settings) == head()
+
+
+def test_db_commands_upgrade_report_check_and_downgrade(db_url: str, tmp_path: Path) -> None:
+    runner = CliRunner()
+    env = {"ENVFACTORY_DATABASE_URL": db_url, "ENVFACTORY_HOME": str(tmp_path / "h")}
+    before = runner.invoke(app, ["db", "current"], env=env)
+    assert before.exit_code == 0 and "needs `envfactory db upgrade`" in before.output
+    up = runner.invoke(app, ["db", "upgrade"], env=env)
+    assert up.exit_code == 0 and f"at revision {head()}" in up.output
+    assert "up to date" in runner.invoke(app, ["db", "current"], env=env).output
+    ok = runner.invoke(app, ["db", "check"], env=env)
+    assert ok.exit_code == 0 and "matches" in ok.output
+    down = runner.invoke(app, ["db", "downgrade", "base"], env=env)
+    assert down.exit_code == 0 and current(db_url) is None
+    drift = runner.invoke(app, ["db", "check"], env=env)
+    assert drift.exit_code == 1
+
+
+def _upgrade(url: str) -> str | None:
+    upgrade(url)
+    return current(url)
+
+
+@pytest.mark.slow
+def test_concurrent_upgrades_of_one_database_all_succeed(db_url: str) -> None:
+    """PostgreSQL serialises them with an advisory lock; SQLite with its write lock."""
+    with multiprocessing.get_context("spawn").Pool(3) as pool:
+        assert pool.map(_upgrade, [db_url] * 3) == [head()] * 3
+    assert check(db_url) == []
