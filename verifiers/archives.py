@@ -33,6 +33,35 @@ def tar_of(files: Mapping[str, tuple[bytes, int]]) -> bytes:
     return buf.getvalue()
 
 
+def combine(
+    files: list[tuple[str, bytes | None, int]],
+    trees: list[tuple[str, bytes]],
+    *,
+    dirs: list[tuple[str, int]] = (),  # type: ignore[assignment]
+) -> bytes:
+    """One tar: `dirs` (name, mode), `files` (name, bytes, mode) and every member of each
+    tree tar re-rooted under its prefix (hard-link targets too)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as out:
+        for name, mode in dirs:
+            info = tarfile.TarInfo(name)
+            info.type, info.mode = tarfile.DIRTYPE, mode
+            out.addfile(info)
+        for name, data, mode in files:
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data or b""), mode
+            out.addfile(info, io.BytesIO(data or b""))
+        for prefix, raw in trees:
+            with tarfile.open(fileobj=io.BytesIO(raw), mode="r:*") as src:
+                for m in src:
+                    data = src.extractfile(m) if m.isreg() else None
+                    m.name = f"{prefix}/{m.name}"
+                    if m.islnk():
+                        m.linkname = f"{prefix}/{m.linkname}"
+                    out.addfile(m, data)
+    return buf.getvalue()
+
+
 def _safe_name(name: str, root_name: str) -> bool:
     if name.startswith("/") or ".." in name.split("/"):
         return False

@@ -30,6 +30,7 @@ from envfactory.core.models import (
     GateReport,
     StateKind,
     StateRef,
+    Step,
     Verifier,
 )
 from sandboxes.protocol import Sandbox, SandboxEngine
@@ -53,7 +54,6 @@ class GateInput:
     regressions: tuple[StateRef, ...] = ()
     probes: tuple[Probe, ...] = PROBES
     concurrency: int = 2  # settings.sandbox.pool_size at the edge
-    commit_probe_states: bool = False  # keep probe states as images (findings, regressions)
     progress: Progress | None = None
 
 
@@ -120,7 +120,7 @@ class _GateRunner:
             self.notes.append("one-block reference solution: no prefix states to check")
         self.total = self._planned_total()
         try:
-            self._on_state(pristine_state(inp.engine, inp.image, spec), CheckKind.NOOP, 0)
+            self._spawn(self._produce_noop)
             self._spawn(self._produce_reference)
             for partial in spec.partial_solutions:
                 self._spawn(self._produce_partial, partial.name, partial.steps)
@@ -139,31 +139,34 @@ class _GateRunner:
         n_states = 2 + n_unsolved + len(self.inp.regressions)
         return n_states + len(self.inp.probes) * (1 + n_unsolved)
 
+    def _produce_noop(self) -> None:
+        self._on_state(
+            pristine_state(self.inp.engine, self.inp.image, self.spec), CheckKind.NOOP, 0
+        )
+
     def _produce_reference(self) -> None:
         steps = self.spec.reference_solution
         n = len(steps)
         names = [f"prefix-{i + 1}" for i in range(n - 1)] + ["oracle"]
         kinds = [StateKind.PARTIAL] * (n - 1) + [StateKind.ORACLE]
-        commit = [bool(self.inp.probes)] * (n - 1) + [False]
         for st in produce_chain(
-            self.inp.engine,
-            self.inp.image,
-            self.spec,
-            steps,
-            names=names,
-            kinds=kinds,
-            commit=commit,
+            self.inp.engine, self.inp.image, self.spec, steps, names=names, kinds=kinds
         ):
             oracle = st.kind == StateKind.ORACLE
             self._on_state(
                 st, CheckKind.ORACLE if oracle else CheckKind.UNSOLVED, 1 if oracle else 0
             )
 
-    def _produce_partial(self, name: str, steps: Sequence) -> None:
+    def _produce_partial(self, name: str, steps: Sequence[Step]) -> None:
+        names: list[str | None] = [None] * (len(steps) - 1) + [f"partial:{name}"]
         (st,) = produce_chain(
-            self.inp.engine, self.inp.image, self.spec, steps, names=[None] * (len(steps) - 1) + [f"partial:{name}"],
-            kinds=[StateKind.PARTIAL] * len(steps), commit=[False] * (len(steps) - 1) + [bool(self.inp.probes)],
-        )  # fmt: skip
+            self.inp.engine,
+            self.inp.image,
+            self.spec,
+            steps,
+            names=names,
+            kinds=[StateKind.PARTIAL] * len(steps),
+        )
         self._on_state(st, CheckKind.UNSOLVED, 0)
 
     def _produce_regression(self, ref: StateRef) -> None:
@@ -174,21 +177,7 @@ class _GateRunner:
         )
 
     def _produce_probe(self, base: ProducedState, probe: Probe) -> None:
-        st = produce_probe(
-            self.inp.engine,
-            self.inp.image,
-            self.spec,
-            base,
-            probe,
-            commit=self.inp.commit_probe_states,
-        )
-        if st is None:
-            with self.lock:
-                self.notes.append(
-                    f"probe {probe.name} changed nothing on {base.name}: not applicable"
-                )
-            self._tick(f"probe:{probe.name}@{base.name} (n/a)")
-            return
+        st = produce_probe(self.inp.engine, self.inp.image, self.spec, base, probe)
         self._on_state(st, CheckKind.PROBE, 0, probe)
 
     # -- scheduling -----------------------------------------------------------------------

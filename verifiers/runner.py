@@ -5,7 +5,8 @@ Invariants (DESIGN.md, "Invariants of a trustworthy reward"):
 1. Reward is 1 iff this process observed exit status 0 of the verifier's entry command,
    within its timeout. No file, output line or marker the solver could write is read.
 2. No solver process survives: every verification runs in a *fresh* container started
-   from a committed image (a commit holds a filesystem, never a process).
+   from an image (an image holds a filesystem, never a process); a state that is
+   re-created by replaying its recipe is restarted before verification.
 3. The verifier's files are copied in only now, into a random directory under
    ``/run/envfactory-verifier-`` that no image contains; the solver cannot have seen it.
 4. The entry command runs under ``env -i`` with a fixed PATH, ``/bin/sh`` without
@@ -13,12 +14,14 @@ Invariants (DESIGN.md, "Invariants of a trustworthy reward"):
 5. Scope ``workspace``: the container starts from the *pristine* environment image and
    only the task's declared workspace paths are copied in from the state, so
    interpreters, libraries and system files are the environment's own. Scope
-   ``full-state``: the container starts from the state itself and any tamper evidence
-   (see `verifiers.tamper`) makes the reward 0.
+   ``full-state``: the container holds the state itself and any tamper evidence
+   (see `verifiers.tamper`) makes the reward 0 — the verifier is then not even run.
 
-Verification is split in two so gates can amortise: `prepare_state` extracts what a state
-contributes once; `verify_prepared` runs one fresh-container verification of it and can
-be called many times, concurrently.
+Cost: one verification is one container start, one `put_archive` (workspace and verifier
+files staged in a single tar) and one exec that swaps the workspace in and then runs the
+entry command; removal is left to the caller's `remove` hook (gates do it in the
+background). `prepare_state` extracts what a state contributes once, so gates can verify
+it many times, concurrently.
 """
 
 from __future__ import annotations
@@ -26,20 +29,21 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from envfactory.core.errors import EnvFactoryError
 from envfactory.core.models import EnvironmentSpec, PathChange, Verifier
 from envfactory.core.models.base import Model
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from . import archives
-from .statediff import image_diff
+from .statediff import image_diff, live_diff
 from .tamper import FIXED_PATH, VERIFIER_DIR_PREFIX, tamper_changes
 
 FileSource = Callable[[str], bytes]
-#: Called with a sandbox to remove; the default removes it at once. Gates pass a
-#: background remover so container teardown is off the critical path.
 Remover = Callable[[Sandbox], None]
+_STAGE_PREFIX = "/.envfactory-stage-"  # not under /run: a workspace may be /run
+_SETUP_FAILED = 125  # exit status of the setup part; the entry never ran
 
 
 class VerifyResult(Model):
@@ -48,26 +52,36 @@ class VerifyResult(Model):
     stdout: str = ""
     stderr: str = ""
     duration_s: float = 0.0  # the whole verification: container start to reward
-    command_s: float = 0.0  # the entry command alone
+    command_s: float = 0.0  # the exec that ran the entry command
     timed_out: bool = False
     tamper: tuple[PathChange, ...] = ()
     notes: tuple[str, ...] = ()  # why a reward was forced to 0, etc.
 
 
 @dataclass(frozen=True)
+class Replay:
+    """One recipe entry that re-creates a gate state: an argv run as root in `workdir`."""
+
+    argv: tuple[str, ...]
+    workdir: str = "/"
+
+
+@dataclass(frozen=True)
 class PreparedState:
     """What one state contributes to its verifications, extracted once."""
 
-    image: str  # the image every verification container starts from
-    scope: str
-    workspace: tuple[tuple[str, bytes | None], ...] = ()  # path → tar of it (None: absent)
+    image: str  # every verification container starts from this image
+    scope: str  # "workspace" | "full-state"
+    workspace: tuple[tuple[str, bytes | None], ...] = ()  # path → its tar (None: absent)
     tamper: tuple[PathChange, ...] = ()
-    notes: tuple[str, ...] = field(default=())
+    replay: tuple[Replay, ...] = ()  # re-creates the state on `image` (gate states)
+    notes: tuple[str, ...] = ()
+    tamper_known: bool = True
 
 
-def verifier_tar(verifier: Verifier, files: FileSource) -> bytes:
-    """The verifier's files as one tar, modes preserved (paths relative to its dir)."""
-    return archives.tar_of({f.path: (files(f.key), f.mode) for f in verifier.files})
+def verifier_tar(verifier: Verifier, files: FileSource) -> dict[str, tuple[bytes, int]]:
+    """The verifier's files, {relative path: (bytes, mode)}."""
+    return {f.path: (files(f.key), f.mode) for f in verifier.files}
 
 
 def prepare_state(
@@ -77,36 +91,31 @@ def prepare_state(
     pristine_image: str,
     spec: EnvironmentSpec,
     state_diff: Sequence[PathChange] | None = None,
-    workspace: Sequence[tuple[str, bytes | None]] | None = None,
 ) -> PreparedState:
-    """Extract a state's workspace (scope `workspace`) and its tamper evidence.
+    """Extract a saved state's workspace (scope `workspace`) and its tamper evidence.
 
-    `state_diff` is the state's change list against the pristine image, when the caller
-    has it (gates and agents record it at snapshot time); without it the runner computes
-    one. `workspace` lets a caller that already archived the workspace skip extraction.
+    `state_diff` is the state's change list against the pristine image when the caller
+    has it (agents record it at snapshot time); without it the runner computes one.
     """
-    notes: list[str] = []
-    if state_diff is None:
-        state_diff = (
-            () if state_image == pristine_image else image_diff(engine, state_image, pristine_image)
-        )
-        if state_diff is None:
-            notes.append("could not compute the state's changes; tamper evidence unknown")
+    if state_image == pristine_image:
+        state_diff = ()
+    elif state_diff is None:
+        state_diff = image_diff(engine, state_image, pristine_image, spec)
+    known = state_diff is not None
+    notes = () if known else ("could not list the state's changes: tamper evidence unknown",)
     tamper = tamper_changes(state_diff or (), spec.workspace_paths)
-    if state_diff is None and spec.verify_scope == "full-state":
-        # Fail closed: without a diff we cannot rule tampering out.
-        tamper = (PathChange(path="<unknown>", kind="C"),)
     if spec.verify_scope == "full-state":
-        return PreparedState(state_image, "full-state", (), tamper, tuple(notes))
-    if workspace is None:
-        workspace = extract_workspace(engine, state_image, spec)
-    return PreparedState(pristine_image, "workspace", tuple(workspace), tamper, tuple(notes))
+        return PreparedState(state_image, "full-state", (), tamper, (), notes, known)
+    workspace = (
+        extract_workspace(engine, state_image, spec) if state_image != pristine_image else ()
+    )
+    return PreparedState(pristine_image, "workspace", tuple(workspace), tamper, (), notes, known)
 
 
 def extract_workspace(
     engine: SandboxEngine, image: str, spec: EnvironmentSpec
 ) -> list[tuple[str, bytes | None]]:
-    """Tar each declared workspace path out of a container of `image` (no process runs)."""
+    """Tar each declared workspace path out of a container of `image` (nothing runs in it)."""
     box = engine.start(image, limits=spec.limits, purpose="verify-extract", network=False)
     try:
         return workspace_from(box, spec.workspace_paths)
@@ -115,17 +124,17 @@ def extract_workspace(
 
 
 def workspace_from(box: Sandbox, paths: Sequence[str]) -> list[tuple[str, bytes | None]]:
-    """Tar each workspace path out of a live sandbox; a missing path is recorded as None."""
+    """Tar each workspace path out of a sandbox; a path the state lacks is recorded as None."""
     out: list[tuple[str, bytes | None]] = []
     for path in paths:
         try:
             raw = box.get_archive(path)
-        except Exception as exc:  # noqa: BLE001 — the engine's "no such path" has no common type
-            if "404" in str(exc) or "No such" in str(exc) or "not found" in str(exc).lower():
-                out.append((path, None))
-                continue
-            raise
-        out.append((path, archives.sanitize(raw, root_name=path.rstrip("/").rsplit("/", 1)[-1])))
+        except EnvFactoryError as exc:
+            if type(exc).__name__ != "SandboxFileNotFound":
+                raise
+            out.append((path, None))
+            continue
+        out.append((path, archives.sanitize(raw, root_name=_base(path))))
     return out
 
 
@@ -135,42 +144,52 @@ def verify_prepared(
     *,
     spec: EnvironmentSpec,
     verifier: Verifier,
-    verifier_files: bytes,
+    verifier_files: dict[str, tuple[bytes, int]],
     remove: Remover | None = None,
 ) -> VerifyResult:
     """One verification of a prepared state, in its own fresh container."""
     t0 = time.monotonic()
+    if prepared.scope == "full-state" and (prepared.tamper or not prepared.tamper_known):
+        why = "full-state scope: tamper evidence present, reward is 0 (verifier not run)"
+        return _zero(
+            t0,
+            prepared,
+            why
+            if prepared.tamper_known
+            else "full-state scope: tamper evidence unknown, reward is 0",
+        )
     box = engine.start(prepared.image, limits=spec.limits, purpose="verify", network=False)
     try:
-        vdir = VERIFIER_DIR_PREFIX + secrets.token_hex(8)
-        setup = _populate(box, prepared, vdir, verifier_files)
-        if setup is not None:
-            return _zero(t0, prepared, f"could not set up the verification container: {setup}")
+        if prepared.replay:
+            tamper = _replay(engine, box, spec, prepared)
+            if tamper is None or tamper:
+                why = "replayed state: tamper evidence " + (
+                    "unknown" if tamper is None else "present"
+                )
+                return _zero(
+                    t0, prepared, f"full-state scope: {why}, reward is 0 (verifier not run)"
+                )
+        token = secrets.token_hex(8)
+        vdir, stage = VERIFIER_DIR_PREFIX + token, _STAGE_PREFIX + token
+        box.put_archive("/", _staged_tar(prepared, stage, verifier_files))
         t1 = time.monotonic()
-        res = box.exec(
-            _entry_argv(verifier.entry, vdir, spec.workdir),
-            timeout=verifier.timeout_s,
-            workdir=vdir,
-        )
+        script = _setup_script(prepared, vdir, stage, verifier.timeout_s)
+        argv = ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry]
+        # The entry has its own `timeout` inside; the exec's is a backstop for the setup.
+        res = box.exec(argv, timeout=verifier.timeout_s + 15, workdir="/", user="root")
         command_s = time.monotonic() - t1
     finally:
         (remove or _remove_now)(box)
     notes = list(prepared.notes)
-    passed = res.exit_code == 0 and not res.timed_out
-    if passed and prepared.scope == "full-state" and prepared.tamper:
-        notes.append("full-state scope: tamper evidence present, reward forced to 0")
-        passed = False
+    if res.exit_code == _SETUP_FAILED and "envfactory-setup-failed" in res.stderr:
+        notes.append("setting up the verification container failed: " + res.stderr.strip()[-300:])
     return VerifyResult(
-        reward=int(passed),
-        exit_code=res.exit_code,
-        stdout=res.stdout,
-        stderr=res.stderr,
-        duration_s=time.monotonic() - t0,
-        command_s=command_s,
-        timed_out=res.timed_out,
-        tamper=prepared.tamper,
-        notes=tuple(notes),
-    )
+        reward=int(res.exit_code == 0 and not res.timed_out),
+        exit_code=res.exit_code, stdout=res.stdout, stderr=res.stderr,
+        duration_s=time.monotonic() - t0, command_s=command_s,
+        timed_out=res.timed_out or (res.exit_code == 137 and command_s >= verifier.timeout_s),
+        tamper=prepared.tamper, notes=tuple(notes),
+    )  # fmt: skip
 
 
 def verify_state(
@@ -196,45 +215,74 @@ def verify_state(
     )
 
 
-def _populate(
-    box: Sandbox, prepared: PreparedState, vdir: str, verifier_files: bytes
-) -> str | None:
-    """Replace the workspace with the state's, then copy the verifier in. None when done."""
-    paths = [p for p, _ in prepared.workspace]
-    script = "set -e\n"
-    for p in paths:
-        script += f"rm -rf -- {_q(p)}\nmkdir -p -- {_q(_parent(p))}\n"
-    script += f"rm -rf -- {_q(vdir)}\nmkdir -m 0700 -p -- {_q(vdir)}\n"
-    res = box.exec(["/bin/sh", "-c", script], timeout=60)
-    if res.exit_code != 0:
-        return (res.stderr or res.stdout).strip()[-500:] or f"exit {res.exit_code}"
-    for path, tar in prepared.workspace:
-        if tar is not None:
-            box.put_archive(_parent(path), tar)
-    box.put_archive(vdir, verifier_files)
-    return None
+def _replay(
+    engine: SandboxEngine, box: Sandbox, spec: EnvironmentSpec, prepared: PreparedState
+) -> tuple[PathChange, ...] | None:
+    """Re-create a gate state by its recipe, end every process it left (restart), and
+    return the tamper evidence of exactly this filesystem (None: unknown)."""
+    for entry in prepared.replay:
+        box.exec(
+            list(entry.argv), timeout=spec.limits.exec_timeout_s, workdir=entry.workdir, user="root"
+        )
+    box.restart()
+    diff = live_diff(engine, box, prepared.image, spec)
+    return None if diff is None else tamper_changes(diff, spec.workspace_paths)
 
 
-def _entry_argv(entry: str, vdir: str, workdir: str) -> list[str]:
-    env = [
-        f"PATH={FIXED_PATH}",
-        "HOME=/root",
-        "LANG=C.UTF-8",
-        "LC_ALL=C.UTF-8",
-        f"VERIFIER_DIR={vdir}",
-        f"WORKDIR={workdir}",
+def _staged_tar(
+    prepared: PreparedState, stage: str, verifier_files: dict[str, tuple[bytes, int]]
+) -> bytes:
+    """One tar for `/`: under the stage dir, the workspace copies (`ws/<i>/`) and the
+    verifier (`verifier/`); the setup script moves them into place."""
+    root = stage.lstrip("/")
+    members = [
+        (f"{root}/verifier/{name}", data, mode) for name, (data, mode) in verifier_files.items()
     ]
-    return ["/usr/bin/env", "-i", *env, "/bin/sh", "-c", entry]
+    trees = [
+        (f"{root}/ws/{i}", tar) for i, (_, tar) in enumerate(prepared.workspace) if tar is not None
+    ]
+    return archives.combine(members, trees, dirs=[(root, 0o700), (f"{root}/verifier", 0o700)])
+
+
+def _setup_script(prepared: PreparedState, vdir: str, stage: str, timeout_s: int) -> str:
+    """Swap the state's workspace in, place the verifier, then exec the entry under a
+    clean environment. Runs as `sh -c SCRIPT envfactory-verify ENTRY`: the entry is "$1",
+    never interpolated into the script."""
+    lines = ['fail() { echo envfactory-setup-failed: "$1" >&2; exit 125; }']
+    for i, (path, tar) in enumerate(prepared.workspace):
+        q, parent = _q(path), _q(_parent(path))
+        lines.append(f"rm -rf -- {q} || fail 'removing {path}'")
+        if tar is not None:
+            src = _q(f"{stage}/ws/{i}/{_base(path)}")
+            lines.append(f"mkdir -p -- {parent} && mv -- {src} {q} || fail 'placing {path}'")
+    lines.append(
+        f"rm -rf -- {_q(vdir)}; mkdir -p -- {_q(_parent(vdir))} || fail 'no parent for the verifier'"
+    )
+    lines.append(
+        f"mv -- {_q(stage + '/verifier')} {_q(vdir)} && rm -rf -- {_q(stage)} || fail 'placing the verifier'"
+    )
+    lines.append(f"cd -- {_q(vdir)} || fail 'no verifier dir'")
+    env = " ".join(
+        _q(e)
+        for e in (
+            f"PATH={FIXED_PATH}",
+            "HOME=/root",
+            "LANG=C.UTF-8",
+            "LC_ALL=C.UTF-8",
+            f"VERIFIER_DIR={vdir}",
+        )
+    )
+    lines.append(
+        f'exec /usr/bin/timeout -s KILL {int(timeout_s)} /usr/bin/env -i {env} /bin/sh -c "$1"'
+    )
+    return "\n".join(lines)
 
 
 def _zero(t0: float, prepared: PreparedState, why: str) -> VerifyResult:
     return VerifyResult(
-        reward=0,
-        exit_code=None,
-        duration_s=time.monotonic() - t0,
-        tamper=prepared.tamper,
+        reward=0, exit_code=None, duration_s=time.monotonic() - t0, tamper=prepared.tamper,
         notes=(*prepared.notes, why),
-    )
+    )  # fmt: skip
 
 
 def _remove_now(box: Sandbox) -> None:
@@ -242,8 +290,11 @@ def _remove_now(box: Sandbox) -> None:
 
 
 def _parent(path: str) -> str:
-    parent = path.rstrip("/").rsplit("/", 1)[0]
-    return parent or "/"
+    return path.rstrip("/").rsplit("/", 1)[0] or "/"
+
+
+def _base(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _q(s: str) -> str:

@@ -1,0 +1,174 @@
+"""The runner's invariants, on the real Docker engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from envfactory.core.models import StateKind
+from verifiers.runner import verify_state
+from verifiers.tamper import FIXED_PATH, VERIFIER_DIR_PREFIX
+
+from .sumtask import SPEC, make_verifier, sound_verifier
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+FULL = SPEC.model_copy(update={"verify_scope": "full-state"})
+MARK = "envfactory-solver-bg-7f3a"
+LIVE = "pgrep -f '[e]nvfactory-solver-bg-7f3a'"  # the bracket keeps pgrep's own shell out
+
+
+@pytest.fixture(scope="module")
+def solver_state(docker_engine, sum_image):  # type: ignore[no-untyped-def]
+    """A committed solver state: correct outputs, a background process still running, a
+    forged reward file, a pre-planted guess at the verifier directory."""
+    with docker_engine.sandbox(sum_image, purpose="test") as box:
+        for step in SPEC.reference_solution:
+            assert box.exec(step.script, workdir="/workspace").ok
+        box.exec(f"setsid nohup bash -c 'exec -a {MARK} sleep 1000' >/dev/null 2>&1 &")
+        box.exec("mkdir -p /logs/verifier /run/envfactory-verifier-guess && echo 1 > /logs/verifier/reward.txt"
+                 " && echo 'exit 0' > /run/envfactory-verifier-guess/test.sh")  # fmt: skip
+        assert box.exec(LIVE).ok
+        ref = box.snapshot(StateKind.SOLVER, label="solver")
+    yield ref
+    docker_engine.remove_image(ref.image)
+
+
+def _verify(engine, image, state, spec, verifier, files):  # type: ignore[no-untyped-def]
+    return verify_state(engine, state_image=state.image, pristine_image=image, spec=spec,
+                        verifier=verifier, files=files, state_diff=state.diff)  # fmt: skip
+
+
+@pytest.mark.parametrize("spec", [SPEC, FULL], ids=["workspace", "full-state"])
+def test_no_solver_process_survives_into_verification(
+    docker_engine, sum_image, solver_state, files, spec
+):  # type: ignore[no-untyped-def]
+    clean = spec.model_copy(update={"workspace_paths": ("/workspace", "/logs", "/run")})
+    v = make_verifier(files, f"! {LIVE} && test -s /workspace/out/total.txt")
+    assert _verify(docker_engine, sum_image, solver_state, clean, v, files).reward == 1
+
+
+@pytest.mark.parametrize("spec", [SPEC, FULL], ids=["workspace", "full-state"])
+def test_a_reward_file_written_by_the_solver_does_not_count(
+    docker_engine, sum_image, solver_state, files, spec
+):  # type: ignore[no-untyped-def]
+    v = make_verifier(files, "echo checking; exit 1")
+    res = _verify(docker_engine, sum_image, solver_state, spec, v, files)
+    assert (res.reward, res.exit_code) == (0, None if spec is FULL else 1)
+
+
+def test_the_verifier_directory_is_fresh_random_and_absent_from_the_solver_state(
+    docker_engine, sum_image, solver_state, files
+):  # type: ignore[no-untyped-def]
+    v = make_verifier(files, 'echo "$VERIFIER_DIR"; ls -A "$VERIFIER_DIR"')
+    seen = [
+        _verify(docker_engine, sum_image, solver_state, SPEC, v, files).stdout.split()
+        for _ in range(2)
+    ]
+    dirs = [s[0] for s in seen]
+    assert all(d.startswith(VERIFIER_DIR_PREFIX) for d in dirs) and dirs[0] != dirs[1]
+    assert seen[0][1:] == ["pytest.ini", "test_outputs.py"]  # only the verifier's own files
+    with docker_engine.sandbox(solver_state.image, purpose="test") as box:
+        assert box.exec(f"ls -d {dirs[0]} {dirs[1]}").exit_code != 0
+
+
+def test_the_entry_runs_with_a_clean_environment_and_the_fixed_path(
+    docker_engine, sum_image, files
+):  # type: ignore[no-untyped-def]
+    v = make_verifier(
+        files,
+        f'test "$PATH" = "{FIXED_PATH}" && test -z "$PIP_CERT$ENVFACTORY_EXEC_ID$PYTHONUNBUFFERED" && env',
+    )
+    res = verify_state(
+        docker_engine,
+        state_image=sum_image,
+        pristine_image=sum_image,
+        spec=SPEC,
+        verifier=v,
+        files=files,
+    )
+    assert res.reward == 1, res.stdout + res.stderr
+    assert sorted(line.split("=")[0] for line in res.stdout.split()) == [
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "PATH",
+        "PWD",
+        "VERIFIER_DIR",
+    ]
+
+
+def test_a_timeout_is_reward_zero(docker_engine, sum_image, files):  # type: ignore[no-untyped-def]
+    v = make_verifier(files, "sleep 30; exit 0", timeout_s=2)
+    res = verify_state(
+        docker_engine,
+        state_image=sum_image,
+        pristine_image=sum_image,
+        spec=SPEC,
+        verifier=v,
+        files=files,
+    )
+    assert (res.reward, res.timed_out) == (0, True)
+    assert res.command_s < 15
+
+
+def test_a_missing_command_is_reward_zero(docker_engine, sum_image, files):  # type: ignore[no-untyped-def]
+    v = make_verifier(files, "no-such-command-envfactory")
+    res = verify_state(
+        docker_engine,
+        state_image=sum_image,
+        pristine_image=sum_image,
+        spec=SPEC,
+        verifier=v,
+        files=files,
+    )
+    assert (res.reward, res.exit_code) == (0, 127)
+
+
+def test_the_sound_verifier_accepts_the_solved_state_and_rejects_the_pristine_one(
+    docker_engine, sum_image, solver_state, files
+):  # type: ignore[no-untyped-def]
+    v = sound_verifier(files)
+    assert _verify(docker_engine, sum_image, solver_state, SPEC, v, files).reward == 1
+    res = verify_state(
+        docker_engine,
+        state_image=sum_image,
+        pristine_image=sum_image,
+        spec=SPEC,
+        verifier=v,
+        files=files,
+    )
+    assert res.reward == 0 and res.exit_code == 1
+
+
+@pytest.fixture(scope="module")
+def hijacked_state(docker_engine, sum_image):  # type: ignore[no-untyped-def]
+    """Wrong outputs, and python3 in /usr/local/bin replaced by `exit 0`."""
+    with docker_engine.sandbox(sum_image, purpose="test") as box:
+        box.exec(
+            "mkdir -p out && echo 1 > out/total.txt && echo 1 > out/count.txt", workdir="/workspace"
+        )
+        box.exec(
+            "rm /usr/local/bin/python3 && printf '#!/bin/sh\\nexit 0\\n' > /usr/local/bin/python3 && chmod +x /usr/local/bin/python3"
+        )
+        ref = box.snapshot(StateKind.SOLVER, label="hijack")
+    yield ref
+    docker_engine.remove_image(ref.image)
+
+
+def test_workspace_scope_verifies_with_the_pristine_interpreter(
+    docker_engine, sum_image, hijacked_state, files
+):  # type: ignore[no-untyped-def]
+    res = _verify(docker_engine, sum_image, hijacked_state, SPEC, sound_verifier(files), files)
+    assert res.reward == 0 and res.exit_code == 1
+    assert "/usr/local/bin/python3" in {t.path for t in res.tamper}
+
+
+@pytest.mark.parametrize("with_diff", [True, False], ids=["recorded-diff", "computed-diff"])
+def test_full_state_scope_turns_tamper_evidence_into_reward_zero(
+    docker_engine, sum_image, hijacked_state, files, with_diff
+):  # type: ignore[no-untyped-def]
+    state = hijacked_state if with_diff else hijacked_state.model_copy(update={"diff": ()})
+    res = verify_state(docker_engine, state_image=state.image, pristine_image=sum_image, spec=FULL,
+                       verifier=sound_verifier(files), files=files, state_diff=state.diff or None)  # fmt: skip
+    assert res.reward == 0
+    assert "/usr/local/bin/python3" in {t.path for t in res.tamper}
