@@ -24,7 +24,7 @@ from sqlalchemy.exc import DBAPIError
 from envfactory.core.errors import ConfigError, StoreError
 from envfactory.core.settings import Settings
 
-from .db import make_engine
+from .db import SQLITE_BEGIN, make_engine
 from .schema import metadata
 
 SCRIPT_LOCATION = "migrations:"
@@ -38,9 +38,11 @@ def alembic_config() -> Config:
 
 def _run(url: str, fn: Any, *args: Any) -> None:
     # Foreign keys off on SQLite: batch mode recreates tables that others reference.
+    # BEGIN IMMEDIATE: a migration reads alembic_version and then writes; a deferred BEGIN
+    # would let two concurrent upgraders deadlock on the lock upgrade (SQLITE_BUSY at once).
     engine = make_engine(url, foreign_keys=False)
     try:
-        with engine.begin() as conn:
+        with engine.execution_options(**{SQLITE_BEGIN: "IMMEDIATE"}).begin() as conn:
             cfg = alembic_config()
             cfg.attributes["connection"] = conn
             fn(cfg, *args)

@@ -68,7 +68,7 @@ def _ensure(home: str) -> str:
 
 @pytest.mark.slow
 def test_two_processes_migrating_a_fresh_home_at_once_both_succeed(tmp_path: Path) -> None:
-    with multiprocessing.get_context("spawn").Pool(3) as pool:
+    with multiprocessing.get_context("fork").Pool(3) as pool:
         revs = pool.map(_ensure, [str(tmp_path / "home")] * 3)
     assert revs == [head()] * 3
 
@@ -105,6 +105,6 @@ def _upgrade(url: str) -> str | None:
 @pytest.mark.slow
 def test_concurrent_upgrades_of_one_database_all_succeed(db_url: str) -> None:
     """PostgreSQL serialises them with an advisory lock; SQLite with its write lock."""
-    with multiprocessing.get_context("spawn").Pool(3) as pool:
+    with multiprocessing.get_context("fork").Pool(3) as pool:
         assert pool.map(_upgrade, [db_url] * 3) == [head()] * 3
     assert check(db_url) == []
