@@ -12,7 +12,7 @@ import asyncio
 import os
 import signal
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -21,12 +21,30 @@ from envfactory.core.errors import EnvFactoryError
 from envfactory.core.models import AgentRole
 from envfactory.core.settings import Settings, load_settings
 
-DEFAULT_SCRIPTS = (Path("examples/scripts"), Path("examples/seeds"))
+#: extra script directories; the packaged scripts (envfactory/agents/scripts) are always used
+DEFAULT_SCRIPTS: tuple[Path, ...] = ()
+EXAMPLE_SEEDS = Path("examples/seeds")
+
+
+def example_aliases(settings: Settings, seeds_dir: Path = EXAMPLE_SEEDS) -> dict[str, tuple[str, ...]]:
+    """seed id → its example directory name, so scripted agents find the example's scripts
+    however the seed was submitted (demo, `seed submit`, API)."""
+    from envfactory.seeds import load_seed
+
+    out: dict[str, tuple[str, ...]] = {}
+    for path in sorted(seeds_dir.glob("*/seed.yaml")) if seeds_dir.is_dir() else ():
+        try:
+            out[load_seed(path.parent, settings.seeds).seed_id] = (path.parent.name,)
+        except EnvFactoryError:
+            continue  # a broken example is reported by `seed submit`, not here
+    return out
 
 
 def make_services(settings: Settings, scripts: tuple[Path, ...] = DEFAULT_SCRIPTS,
-                  aliases: dict[str, tuple[str, ...]] | None = None):  # type: ignore[no-untyped-def]
+                  aliases: dict[str, tuple[str, ...]] | None = None,
+                  engine: Any = None):  # type: ignore[no-untyped-def]
     """The real services for a worker process (imports Docker and the agents lazily)."""
+    import envfactory.agents.scripts as packaged
     from envfactory.agents import resolve_api_key
     from sandboxes import DockerEngine
     from workflows.models_source import ModelSource, ScriptBook, role_settings
@@ -34,8 +52,10 @@ def make_services(settings: Settings, scripts: tuple[Path, ...] = DEFAULT_SCRIPT
 
     keys = {r.value: resolve_api_key(role_settings(settings.agents, r), os.environ)
             for r in (AgentRole.RESEARCH, AgentRole.JUDGE, AgentRole.VERIFIER, AgentRole.RED_TEAM)}  # fmt: skip
-    models = ModelSource(settings.agents, keys, ScriptBook(tuple(scripts)), dict(aliases or {}))
-    return build_services(settings, DockerEngine(settings.sandbox), models)
+    book = ScriptBook((Path(packaged.__file__).parent, *scripts))
+    names = {**example_aliases(settings), **(aliases or {})}
+    models = ModelSource(settings.agents, keys, book, names)
+    return build_services(settings, engine or DockerEngine(settings.sandbox), models)
 
 
 def stop_on_signals(stop: asyncio.Event) -> None:

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from envfactory.cli.worker import make_services
 from envfactory.core.models import EnvStatus
 from envfactory.core.settings import GateSettings, Settings
 from envfactory.seeds import load_seed, store_draft
+from sandboxes import DockerEngine
 from workflows.activities import PipelineActivities
 from workflows.client import pipeline_config
 from workflows.pipeline import SynthesizeEnvironment
@@ -25,21 +27,18 @@ pytestmark = [pytest.mark.temporal, pytest.mark.docker, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = REPO / "examples" / "seeds" / "flask-build-transitive-pin"
-SCRIPTS = (REPO / "examples" / "scripts", REPO / "examples" / "seeds")
+SCRIPTS: tuple[Path, ...] = ()  # the packaged scripts (envfactory/agents/scripts) suffice
 
 
 @pytest.fixture
 def real_services(tmp_path):
-    sandboxes = pytest.importorskip("sandboxes.engine", reason="the sandboxes package has not landed")
-    from envfactory.cli.worker import make_services
-
     settings = Settings(home=tmp_path / "home", gates=GateSettings(judges=2, repeats=1))
+    engine = DockerEngine(settings.sandbox, run_id=f"test-wf-{uuid.uuid4().hex[:8]}")
     draft = load_seed(SEED, settings.seeds)
-    services = make_services(settings, SCRIPTS, aliases={draft.seed_id: (SEED.name,)})
+    services = make_services(settings, SCRIPTS, {draft.seed_id: (SEED.name,)}, engine=engine)
     seed = store_draft(draft, store=services.store, artifacts=services.artifacts)
-    assert isinstance(services.engine, sandboxes.DockerEngine)
     yield settings, services, seed
-    services.engine.gc()
+    engine.gc(run_id=engine.run_id, include_live=True, images=True)
     services.store.close()
 
 
