@@ -28,9 +28,10 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from envfactory.core.errors import ConfigError, SandboxError
+from envfactory.core.errors import ConfigError, ImageBuildFailed, SandboxError
 
 from . import labels as L
+from .builds import run_build
 
 BASE_REPO = "envfactory/base"
 PYTHON_REPO = "envfactory/base-python"
@@ -208,17 +209,12 @@ def build_python(client: docker.DockerClient, base_tag: str, *, log: Log = lambd
         info = tarfile.TarInfo("Dockerfile")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
-    buf.seek(0)
     lab = L.ownership("base", kind="base", recipe=digest)
     try:
-        for chunk in client.api.build(fileobj=buf, custom_context=True, tag=tag, pull=False,
-                                      rm=True, forcerm=True, labels=lab, decode=True):  # fmt: skip
-            if "stream" in chunk:
-                log(chunk["stream"].rstrip("\n"))
-            if "error" in chunk:
-                raise SandboxError(f"building {tag} failed: {chunk['error']}")
-    except docker.errors.APIError as exc:
-        raise SandboxError(f"building {tag} failed: {exc}") from exc
+        run_build(client, buf.getvalue(), tag=tag, dockerfile="Dockerfile", labels=lab,
+                  network=False, timeout_s=900, on_log=log)  # fmt: skip
+    except ImageBuildFailed as exc:
+        raise SandboxError(f"building {tag} failed: {exc.message}", hint=exc.log[-2000:]) from exc
     return tag
 
 

@@ -16,14 +16,17 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import io
+import json
 import re
+import socket
 import tarfile
-import time
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import docker
 import docker.errors
+import urllib3.exceptions
 
 from envfactory.core.errors import ImageBuildFailed
 
@@ -151,18 +154,26 @@ def run_build(
     on_log: Callable[[str], None] | None = None,
 ) -> BuildOutput:
     """Stream one `docker build`; raise ImageBuildFailed (with the log) on error or timeout."""
-    # A dedicated client: its read timeout bounds a silent step, and closing it drops
-    # the connection, which makes the daemon cancel the build.
-    api = docker.APIClient(base_url=client.api.base_url, timeout=max(int(timeout_s), 10))
     log: list[str] = []
-    deadline = time.monotonic() + timeout_s
     image_id = ""
+    expired = threading.Event()
+    # One LABEL instruction: the `labels=` parameter costs a build step (a container and a
+    # commit, seconds on fuse-overlayfs) per label.
+    context = _append_labels(context, dockerfile, labels)
     try:
-        stream = api.build(
+        stream = client.api.build(
             fileobj=io.BytesIO(context), custom_context=True, tag=tag, dockerfile=dockerfile,
-            pull=False, rm=True, forcerm=True, labels=labels, decode=True,
-            network_mode="host" if network else "none",
+            pull=False, rm=True, forcerm=True, decode=True,
+            network_mode="host" if network else "none", timeout=int(timeout_s) + 60,
         )  # fmt: skip
+    except docker.errors.APIError as exc:
+        raise ImageBuildFailed(f"build of {tag} failed: {exc}") from exc
+    # A watchdog hangs up at the deadline even while a step is silent; the daemon then
+    # cancels the build and removes its intermediate container.
+    watchdog = threading.Timer(timeout_s, _hang_up, args=(stream, expired))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
         for chunk in stream:
             text = chunk.get("stream") or chunk.get("status") or ""
             if "error" in chunk:
@@ -175,19 +186,36 @@ def run_build(
                 raise ImageBuildFailed(f"build of {tag} failed: {chunk['error'].strip()}",
                                        log="".join(log))  # fmt: skip
             image_id = chunk.get("aux", {}).get("ID", image_id)
-            if time.monotonic() > deadline:
-                raise _timeout(tag, timeout_s, log)
-    except docker.errors.APIError as exc:
-        raise ImageBuildFailed(f"build of {tag} failed: {exc}", log="".join(log)) from exc
-    except OSError as exc:  # read timeout on a silent step (requests wraps socket.timeout)
-        raise _timeout(tag, timeout_s, log) from exc
-    except Exception as exc:  # requests' ReadTimeout/ConnectionError are not OSError
-        if type(exc).__module__.startswith(("requests", "urllib3")):
+    except (OSError, ValueError, urllib3.exceptions.HTTPError, docker.errors.APIError) as exc:
+        if expired.is_set():
             raise _timeout(tag, timeout_s, log) from exc
-        raise
+        raise ImageBuildFailed(f"build of {tag} failed: {exc}", log="".join(log)) from exc
     finally:
-        api.close()
+        watchdog.cancel()
+    if expired.is_set():
+        raise _timeout(tag, timeout_s, log)
     return BuildOutput(image_id=image_id or client.images.get(tag).id, log="".join(log))
+
+
+def _append_labels(context: bytes, dockerfile: str, labels: dict[str, str]) -> bytes:
+    ctx = Context.from_tar(context)
+    text = (ctx.read(dockerfile) or b"").decode()
+    line = "LABEL " + " ".join(f"{k}={json.dumps(v)}" for k, v in sorted(labels.items()))
+    return ctx.replace(dockerfile, (text.rstrip("\n") + "\n" + line + "\n").encode()).to_tar()
+
+
+def _hang_up(stream: object, expired: threading.Event) -> None:
+    """Shut the build's connection down. docker-py keeps the response in the stream
+    generator's frame; there is no public handle on it."""
+    expired.set()
+    frame = getattr(stream, "gi_frame", None)
+    response = frame.f_locals.get("response") if frame is not None else None
+    try:
+        sock = response.raw._fp.fp.raw._sock  # type: ignore[union-attr]
+        sock.shutdown(socket.SHUT_RDWR)
+    except (AttributeError, OSError):
+        if response is not None:
+            response.close()  # type: ignore[union-attr]
 
 
 def _timeout(tag: str, timeout_s: float, log: list[str]) -> ImageBuildFailed:

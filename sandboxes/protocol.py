@@ -14,7 +14,7 @@ Invariants every implementation keeps:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -45,12 +45,16 @@ class Sandbox(Protocol):
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
-        """Run `cmd` (a string runs under `bash -lc`); never raises for a non-zero exit."""
+        """Run `cmd` (a string runs under `bash -c`; not a login shell, which would reset
+        the PATH an image's ENV set); never raises for a non-zero exit."""
         ...
 
     def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None: ...
 
-    def read_file(self, path: str, max_bytes: int | None = None) -> bytes: ...
+    def read_file(self, path: str, max_bytes: int | None = None) -> bytes:
+        """The file's bytes (at most `max_bytes`); `SandboxFileNotFound` (a
+        FileNotFoundError) when it does not exist."""
+        ...
 
     def put_dir(self, src: Path, dest: str) -> None:
         """Copy a host directory's contents into `dest` (created if missing)."""
@@ -85,16 +89,28 @@ class SandboxEngine(Protocol):
         ...
 
     def build(
-        self, context_tar: bytes, *, dockerfile: str = "Dockerfile", tag: str | None = None
+        self,
+        context_tar: bytes,
+        *,
+        dockerfile: str = "Dockerfile",
+        tag: str | None = None,
+        on_log: Callable[[str], None] | None = None,
     ) -> BuildResult:
         """Build an image from a tar'd build context; cached by the context's content hash.
 
         The caller materialises a `BuildContext` (artifact keys) into the tar: this layer
-        does not know the artifact store."""
+        does not know the artifact store. The full build log streams to `on_log` (store it
+        as an artifact and set `log_key`); `BuildResult.log_tail` holds its last 64 KiB.
+        A failed or timed-out build raises `ImageBuildFailed` whose `.log` holds the log."""
         ...
 
     def build_dir(
-        self, path: Path, *, dockerfile: str = "Dockerfile", tag: str | None = None
+        self,
+        path: Path,
+        *,
+        dockerfile: str = "Dockerfile",
+        tag: str | None = None,
+        on_log: Callable[[str], None] | None = None,
     ) -> BuildResult: ...
 
     def start(
@@ -109,4 +125,14 @@ class SandboxEngine(Protocol):
 
     def remove_image(self, image: str) -> None: ...
 
-    def gc(self, *, older_than_s: float = 0) -> list[str]: ...
+    def gc(
+        self,
+        *,
+        older_than_s: float = 0,
+        run_id: str | None = None,
+        include_live: bool = False,
+        images: bool = False,
+    ) -> list[str]:
+        """Remove our orphans (labelled, owner process gone); `include_live` also removes
+        live ones, `images` also snapshot images. Never touches anything unlabelled."""
+        ...

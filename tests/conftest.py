@@ -1,10 +1,10 @@
-"""Fixtures every package's tests may use.
+"""Shared fixtures for every package's tests.
 
-- a migrated SQLite store and an artifact store, both in the test's tmp_path, and Settings
-  pointing there (nothing read from the host);
-- a real Docker engine and the local base image (built once per session). `docker_engine`
-  labels everything with a per-session run id and removes it all at the end, so tests
-  leave nothing behind even when they fail half-way.
+- `settings`, `store`, `artifacts`: a migrated SQLite store and an artifact store in the
+  test's tmp_path, and Settings pointing there (nothing read from the host);
+- `docker_engine`, `base_image`: a real Docker engine labelled with a per-session run id
+  (everything it made is removed at the end, even when tests fail half-way) and the local
+  base image, built once per session.
 """
 
 from __future__ import annotations

@@ -19,6 +19,16 @@ app.add_typer(pack.app, name="pack")
 app.add_typer(review.app, name="review")
 app.add_typer(reviewer.app, name="reviewer")
 
+from . import demo as _demo  # noqa: E402
+from . import status as _status  # noqa: E402
+from . import up as _up  # noqa: E402
+from . import worker as _worker  # noqa: E402
+
+app.command("up")(_up.up)
+app.command("worker")(_worker.worker)
+app.command("status")(_status.status)
+app.command("demo")(_demo.demo)
+
 
 def main() -> None:
     app()

@@ -51,6 +51,8 @@ class AgentSettings(_Sub):
     wall_time_s: int = Field(default=1800, ge=1)
     request_timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=4, ge=0)
+    token_budget: int | None = Field(default=None, ge=1)  # prompt+completion over a run
+    compact_at: float = Field(default=0.8, gt=0, le=1)  # fraction of context_window
 
 
 class AgentsSettings(_Sub):
