@@ -7,6 +7,7 @@ container starts, not the task: oracle's actions → 1, no actions → 0.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -16,8 +17,9 @@ from envfactory.packs import ExportItem, export_pack, verify_pack
 from envfactory.packs.images import DockerImages
 from envfactory.packs.registry import import_pack, items_from_store
 from envfactory.packs.runtime import Pack
+from verifiers.formats import load_task
 
-from .conftest import make_item
+from .conftest import gate_report, make_item
 
 pytestmark = pytest.mark.docker
 
@@ -160,3 +162,25 @@ def test_a_verifier_that_always_passes_fails_the_gates_and_is_not_exported(
     with pytest.raises(PublishBlocked, match="no-op"):
         export_pack([ExportItem(item.spec, item.verifier, report)], tmp_path / "p",
                     artifacts=artifacts, created_by="t")  # fmt: skip
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
+
+
+def test_an_example_task_as_a_pack_rewards_the_oracle_steps_and_nothing_else(tmp_path, artifacts, engine):
+    """examples/tasks/csv-report: the reference steps → 1; no actions → 0; the authored
+    partial solution (a plain re-run that misses the EU export) → 0."""
+    task = load_task(EXAMPLES / "csv-report", artifacts)
+    item = ExportItem(task.spec, task.verifier, gate_report(task.spec.id))
+    export_pack([item], tmp_path / "p.tar", artifacts=artifacts, created_by="t")
+    partial = task.spec.partial_solutions[0]
+    with Pack.open(tmp_path / "p.tar", engine=engine) as pack:
+        env = pack.environment(task.spec.id)
+        assert "report" in env.instruction
+        rewards = []
+        for steps in (task.spec.reference_solution, (), partial.steps):
+            with env.reset() as ep:
+                for step in steps:
+                    ep.exec(step.script)
+                rewards.append(ep.reward())
+    assert rewards == [1, 0, 0]
