@@ -9,10 +9,11 @@
 Invariants (the reward invariants of DESIGN.md, applied to packs):
 - a pack is opened only after every member's hash checked (`verify.open_verified`);
 - an episode runs in a locked-down sandbox with the network off, whatever the spec says;
-- `reward()` commits the final state, removes the solver's container (no solver
-  process survives into verification), and only then verifies in a fresh container
-  from that state, with the verifier copied in there and nowhere earlier
-  (`verifiers.runner.verify_state`); binary reward, computed once per episode;
+- `reward()` ends every solver process (restart), takes the final state (the workspace
+  tars and tamper evidence; a committed image for full-state scope), removes the
+  solver's container, and only then verifies in a fresh container, with the verifier
+  copied in there and nowhere earlier (`verifiers.runner`); binary reward, computed once
+  per episode;
 - episodes share no mutable state: the only shared thing is each environment's image
   id, resolved once under a lock. `areset` / `aexec` / `areward` / `aclose` run the
   blocking calls in worker threads, so many episodes can run concurrently.
@@ -53,16 +54,29 @@ class EpisodeFinished(EnvFactoryError):
 
 
 @dataclass(frozen=True)
+class CapturedState:
+    """An episode's final state, taken from its sandbox before the sandbox is removed.
+
+    Scope `workspace`: `prepared` holds the workspace tars and tamper evidence (no image is
+    committed: a listing-based diff and `get_archive` cost far less than `docker commit`).
+    Scope `full-state`: `state_image` is the committed container, removed after reward.
+    """
+
+    pristine_image: str
+    prepared: Any = None  # verifiers.runner.PreparedState
+    state_image: str | None = None
+    diff: tuple[PathChange, ...] = ()
+
+
+@dataclass(frozen=True)
 class RewardRequest:
     """Everything verification needs; handed to the reward function."""
 
     engine: SandboxEngine
-    state_image: str
-    pristine_image: str
+    state: CapturedState
     spec: EnvironmentSpec
     verifier: Verifier
     files: Callable[[str], bytes]  # verifier file bytes by content key
-    state_diff: tuple[PathChange, ...]
 
 
 class Verification(Protocol):
@@ -70,21 +84,35 @@ class Verification(Protocol):
 
 
 RewardFn = Callable[[RewardRequest], Verification]
+Capture = Callable[[SandboxEngine, Sandbox, EnvironmentSpec, str], CapturedState]
+
+
+def capture_state(
+    engine: SandboxEngine, box: Sandbox, spec: EnvironmentSpec, pristine: str
+) -> CapturedState:
+    """End every solver process (restart keeps the filesystem), then take the state."""
+    box.restart()
+    if spec.verify_scope == "workspace":
+        from verifiers.states import capture
+
+        prepared, diff = capture(engine, box, spec, pristine=pristine, recipe=(), want_diff=True)
+        return CapturedState(pristine, prepared=prepared, diff=tuple(diff))
+    ref = box.snapshot(StateKind.SOLVER, label="episode", env_id=spec.id)
+    return CapturedState(pristine, state_image=ref.image, diff=ref.diff)
 
 
 def verify_with_runner(req: RewardRequest) -> Verification:
     """The default reward: the verifiers package's runner (fresh container, verifier in)."""
-    from verifiers.runner import verify_state
+    from verifiers.runner import verifier_tar, verify_prepared, verify_state
 
+    st = req.state
+    if st.prepared is not None:
+        return verify_prepared(req.engine, st.prepared, spec=req.spec, verifier=req.verifier,
+                               verifier_files=verifier_tar(req.verifier, req.files))  # fmt: skip
     return verify_state(
-        req.engine,
-        state_image=req.state_image,
-        pristine_image=req.pristine_image,
-        spec=req.spec,
-        verifier=req.verifier,
-        files=req.files,
-        state_diff=req.state_diff,
-    )
+        req.engine, state_image=st.state_image or st.pristine_image, pristine_image=st.pristine_image,
+        spec=req.spec, verifier=req.verifier, files=req.files, state_diff=st.diff,
+    )  # fmt: skip
 
 
 def observation(res: ExecResult) -> str:
@@ -136,14 +164,17 @@ class Episode:
         if self._reward is not None:
             return self._reward
         box = self._sandbox()
-        state = box.snapshot(StateKind.SOLVER, label=f"episode:{self.id}", env_id=self.env.env_id)
-        self._remove_box()  # ends every solver process before the verifier exists anywhere
         try:
-            self.verification = self.env.verify(state.image, self._pristine, state.diff)
+            state = self.env.capture(box, self._pristine)
+        finally:
+            self._remove_box()  # the solver's container is gone before the verifier exists
+        try:
+            self.verification = self.env.verify(state)
             self._reward = 1 if self.verification.reward == 1 else 0
         finally:
-            with contextlib.suppress(EnvFactoryError):
-                self.env.engine.remove_image(state.image)
+            if state.state_image and state.state_image != self._pristine:
+                with contextlib.suppress(EnvFactoryError):
+                    self.env.engine.remove_image(state.state_image)
         return self._reward
 
     def _remove_box(self) -> None:
@@ -180,11 +211,12 @@ class PackEnv:
     """One environment of an open pack; `reset()` starts an episode."""
 
     def __init__(self, packed: PackedEnvironment, engine: SandboxEngine, images: ImageIO,
-                 reward_fn: RewardFn) -> None:  # fmt: skip
+                 reward_fn: RewardFn, capture: Capture) -> None:  # fmt: skip
         self.packed = packed
         self.engine = engine
         self._images = images
         self._reward_fn = reward_fn
+        self._capture = capture
         self._files = packed.verifier_files()  # read once; immutable afterwards
         self._image: str | None = None
         self._image_lock = threading.Lock()
@@ -224,14 +256,12 @@ class PackEnv:
     async def areset(self, *, run_id: str | None = None) -> Episode:
         return await asyncio.to_thread(self.reset, run_id=run_id)
 
-    def verify(
-        self, state_image: str, pristine_image: str, diff: tuple[PathChange, ...]
-    ) -> Verification:
-        files = self._files
-        return self._reward_fn(RewardRequest(
-            engine=self.engine, state_image=state_image, pristine_image=pristine_image,
-            spec=self.spec, verifier=self.packed.verifier, files=files.__getitem__, state_diff=diff,
-        ))  # fmt: skip
+    def capture(self, box: Sandbox, pristine: str) -> CapturedState:
+        return self._capture(self.engine, box, self.spec, pristine)
+
+    def verify(self, state: CapturedState) -> Verification:
+        return self._reward_fn(RewardRequest(engine=self.engine, state=state, spec=self.spec,
+                                             verifier=self.packed.verifier, files=self._files.__getitem__))  # fmt: skip
 
 
 class Pack:
@@ -252,6 +282,7 @@ class Pack:
         engine: SandboxEngine,
         limits: PackLimits | None = None,
         reward_fn: RewardFn | None = None,
+        capture: Capture | None = None,
         images: ImageIO | None = None,
         scratch_dir: Path | None = None,
     ) -> Pack:
@@ -265,7 +296,13 @@ class Pack:
             verified = open_verified(path, scratch or path, limits)
             io = images or DockerImages.from_engine(engine)
             envs = tuple(
-                PackEnv(read_environment(verified, e), engine, io, reward_fn or verify_with_runner)
+                PackEnv(
+                    read_environment(verified, e),
+                    engine,
+                    io,
+                    reward_fn or verify_with_runner,
+                    capture or capture_state,
+                )  # fmt: skip
                 for e in verified.manifest.environments
             )
         except BaseException:

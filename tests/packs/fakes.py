@@ -59,7 +59,8 @@ class FakeSandbox:
             diff=(PathChange(path="/workspace/out.txt", kind="A"),),
         )
 
-    def restart(self) -> None: ...
+    def restart(self) -> None:
+        self.engine.log(f"restart {self.id}")
 
     def remove(self) -> None:
         self.removed = True
@@ -112,13 +113,21 @@ class Verdict:
     reward: int
 
 
+def snapshot_capture(engine, box, spec, pristine):
+    """The capture seam over the recording engine: restart, then snapshot."""
+    from envfactory.packs.runtime import CapturedState
+
+    box.restart()
+    ref = box.snapshot(StateKind.SOLVER, label="episode", env_id=spec.id)
+    return CapturedState(pristine, state_image=ref.image, diff=ref.diff)
+
+
 def oracle_reward(engine: FakeEngine, oracle: str):
     """A reward function that passes iff the oracle script was run in the state."""
 
     def reward(req) -> Verdict:
-        engine.log(
-            f"verify {req.state_image} files={sorted(req.files(e.key) for e in req.verifier.files)}"
-        )
-        return Verdict(1 if oracle in engine.states[req.state_image] else 0)
+        image = req.state.state_image
+        engine.log(f"verify {image} files={sorted(req.files(e.key) for e in req.verifier.files)}")
+        return Verdict(1 if oracle in engine.states[image] else 0)
 
     return reward

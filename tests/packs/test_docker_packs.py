@@ -167,7 +167,9 @@ def test_a_verifier_that_always_passes_fails_the_gates_and_is_not_exported(
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
 
 
-def test_an_example_task_as_a_pack_rewards_the_oracle_steps_and_nothing_else(tmp_path, artifacts, engine):
+def test_an_example_task_as_a_pack_rewards_the_oracle_steps_and_nothing_else(
+    tmp_path, artifacts, engine
+):
     """examples/tasks/csv-report: the reference steps → 1; no actions → 0; the authored
     partial solution (a plain re-run that misses the EU export) → 0."""
     task = load_task(EXAMPLES / "csv-report", artifacts)

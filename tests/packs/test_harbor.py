@@ -10,7 +10,7 @@ from envfactory.packs.runtime import Pack
 from verifiers.formats import load_task
 
 from .conftest import make_item
-from .fakes import FakeEngine, oracle_reward
+from .fakes import FakeEngine, oracle_reward, snapshot_capture
 from .test_runtime import ORACLE
 
 
@@ -74,7 +74,10 @@ def test_a_harbor_pack_runs_episodes_like_our_own_format(tmp_path, artifacts):
     )
     engine = FakeEngine()
     with Pack.open(
-        tmp_path / "h.tar", engine=engine, reward_fn=oracle_reward(engine, ORACLE)
+        tmp_path / "h.tar",
+        engine=engine,
+        reward_fn=oracle_reward(engine, ORACLE),
+        capture=snapshot_capture,
     ) as pack:
         env = pack.environment("env-a")
         assert env.instruction.startswith("Write the word hello")

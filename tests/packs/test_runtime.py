@@ -11,7 +11,7 @@ from envfactory.packs import export_pack
 from envfactory.packs.runtime import EpisodeFinished, Pack
 
 from .conftest import make_item
-from .fakes import FakeEngine, oracle_reward
+from .fakes import FakeEngine, oracle_reward, snapshot_capture
 
 ORACLE = "echo hello > /workspace/out.txt"
 
@@ -24,7 +24,9 @@ def pack_path(tmp_path, artifacts):
 
 
 def _open(pack_path, engine):
-    return Pack.open(pack_path, engine=engine, reward_fn=oracle_reward(engine, ORACLE))
+    return Pack.open(
+        pack_path, engine=engine, reward_fn=oracle_reward(engine, ORACLE), capture=snapshot_capture
+    )
 
 
 def test_the_oracle_actions_earn_reward_one_and_no_actions_earn_zero(pack_path):
@@ -45,7 +47,7 @@ def test_the_solver_container_is_gone_before_the_verifier_runs(pack_path):
         ep.exec(ORACLE)
         ep.reward()
     order = [e.split()[0] for e in engine.events]
-    assert order == ["start", "exec", "snapshot", "remove", "verify"]
+    assert order == ["start", "exec", "restart", "snapshot", "remove", "verify"]
     # the verifier's files reached verification, and never the solver's sandbox
     assert "grep -qx hello" in engine.events[-1]
     assert not any(e.startswith(("write", "put_archive", "put_dir")) for e in engine.events)
