@@ -8,9 +8,9 @@ error, and never drops it (the workflow can be told again from the audit trail).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from envfactory.core.errors import InvalidSeed
@@ -21,6 +21,16 @@ from .app import ApiContext
 log = logging.getLogger(__name__)
 
 
+def _no_nul(value: str) -> str:
+    # PostgreSQL text cannot hold NUL: refuse it here (422) rather than fail in the store.
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_no_nul)]
+
+
 class DecisionResult(BaseModel):
     item: ReviewItem
     workflow_notified: bool
@@ -29,18 +39,18 @@ class DecisionResult(BaseModel):
 
 class DecisionIn(BaseModel):
     decision: Decision
-    comment: str = ""
+    comment: Text = ""
 
 
 class SeedIn(BaseModel):
     """The fields of a seed.yaml, as JSON (attachments are submitted from the CLI)."""
 
-    title: str
-    description: str
-    domain: str
-    repository: str | None = None
+    title: Text
+    description: Text
+    domain: Text
+    repository: Text | None = None
     constraints: dict[str, Any] = {}
-    source: str | None = None
+    source: Text | None = None
 
 
 async def decide(ctx: ApiContext, item_id: str, who: str, body: DecisionIn) -> DecisionResult:

@@ -98,12 +98,21 @@ def create_app(
     )
     app.state.ctx = ctx
     _error_handlers(app)
+    app.middleware("http")(_refuse_nul)
     from . import routes, ui
 
     app.include_router(routes.router)
     app.include_router(ui.router)
     app.add_api_route("/", ui.root_redirect, include_in_schema=False)
     return app
+
+
+async def _refuse_nul(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+    """A NUL in a path or query can never name anything we store (PostgreSQL text cannot
+    hold it): answer 422 before it reaches the database as a driver error."""
+    if "\x00" in request.url.path or "%00" in request.url.query or "\x00" in request.url.query:
+        return JSONResponse({"detail": "NUL characters are not allowed in a URL"}, status_code=422)
+    return await call_next(request)
 
 
 def _error_handlers(app: FastAPI) -> None:

@@ -75,3 +75,14 @@ def test_packs_are_listed_and_a_stored_archive_downloads(api: Api, tmp_path):
         api.client.get(f"/api/packs/{manifest.id}", headers=api.auth("vic")).json()["id"]
         == manifest.id
     )
+
+
+def test_a_nul_character_is_a_422_not_a_database_error(api: Api):
+    """Regression: schemathesis found POST /api/seeds with a NUL in a field answered 503
+    on PostgreSQL ("text fields cannot contain NUL")."""
+    res = api.client.post("/api/seeds", json=SEED | {"title": "a\x00b"}, headers=api.auth("ana"))
+    assert res.status_code == 422 and "NUL" in res.text
+    res = api.client.get("/api/reviews?env_id=a%00b", headers=api.auth("vic"))
+    assert res.status_code == 422
+    res = api.client.get("/api/reviews/rev%00x", headers=api.auth("vic"))
+    assert res.status_code == 422
