@@ -81,7 +81,9 @@ def _draft(body: SeedIn) -> Any:
     raise_if_any(problems, "request body")
     if fields is None:  # validate_fields reports every problem above
         raise InvalidSeed("request body", "is not a valid seed")
-    return SeedDraft(fields=fields, files=(), content_hash=content_hash(fields, []), label="request body")
+    return SeedDraft(
+        fields=fields, files=(), content_hash=content_hash(fields, []), label="request body"
+    )
 
 
 async def submit_seed(ctx: ApiContext, body: SeedIn) -> tuple[TaskSeed, bool]:

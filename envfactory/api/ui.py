@@ -117,7 +117,7 @@ def environments(request: Request, ctx: Ctx, who: Who, status: str = "") -> Resp
         return _signin(request)
     chosen = EnvStatus(status) if status in {s.value for s in EnvStatus} else None
     return _page(ctx, request, "environments.html", who, envs=views.env_summaries(ctx.store, chosen),
-                 status=status, statuses=[s.value for s in EnvStatus])  # fmt: skip
+                 env_status=status, statuses=[s.value for s in EnvStatus])  # fmt: skip
 
 
 @router.get("/environments/{env_id}", response_class=HTMLResponse)

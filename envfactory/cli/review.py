@@ -97,12 +97,16 @@ def decide(
     told, error = True, None
     try:
         on_decision, _ = default_sinks(settings, store)
-        asyncio.run(on_decision(item))
+        asyncio.run(_call(on_decision, item))
     except Exception as e:  # noqa: BLE001 — the decision is stored either way; say what happened
         told, error = False, str(e)
     out = {"item": item.model_dump(mode="json"), "workflow_notified": told, "notify_error": error}
     typer.echo(json.dumps(out, indent=2) if as_json else f"{item.id}: {item.state.value} by {reviewer}"
                + ("" if told else f" (pipeline not told: {error})"))  # fmt: skip
+
+
+async def _call(sink: Any, item: Any) -> None:
+    await sink(item)
 
 
 @app.command("serve")

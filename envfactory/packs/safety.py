@@ -26,7 +26,7 @@ import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import IO
 
 from envfactory.core.errors import InvalidPack
 
@@ -126,7 +126,7 @@ class _Budget:
             )
 
 
-def _copy_hashing(src: BinaryIO, dst: BinaryIO | None, name: str, declared: int) -> FileDigest:
+def _copy_hashing(src: IO[bytes], dst: IO[bytes] | None, name: str, declared: int) -> FileDigest:
     h = hashlib.sha256()
     n = 0
     while chunk := src.read(_CHUNK):

@@ -67,3 +67,17 @@ def test_signing_out_ends_the_session(api: Api):
     _sign_in(api, "vic")
     api.client.post("/ui/logout")
     assert api.client.get("/ui/queue", follow_redirects=False).status_code == 303
+
+
+def test_the_environments_page_filters_by_status(api: Api):
+    """Regression: the status filter was passed as the HTTP status of the page."""
+    from envfactory.core.models import EnvStatus
+    from tests.packs.conftest import DictArtifacts, make_item
+
+    api.store.environments.add(make_item(DictArtifacts(), "env-pub").spec, EnvStatus.PUBLISHED)
+    api.store.environments.add(make_item(DictArtifacts(), "env-draft").spec)
+    _sign_in(api, "vic")
+    res = api.client.get("/ui/environments?status=published")
+    assert res.status_code == 200
+    assert "env-pub" in res.text and "env-draft" not in res.text
+    assert '<option value="published" selected>' in res.text
