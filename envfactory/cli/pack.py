@@ -96,6 +96,8 @@ def export_cmd(
 
     if fmt not in ("envfactory", "harbor") or images not in ("save", "context"):
         raise typer.BadParameter("--format is envfactory|harbor, --images is save|context")
+    if fmt == "harbor" and images == "save":
+        raise typer.BadParameter("a Harbor pack carries build contexts: use --images context")
     if bool(env) == all_published:
         raise typer.BadParameter("give --env ID (one or more) or --all-published, not both")
     settings = load_settings()

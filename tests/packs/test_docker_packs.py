@@ -186,3 +186,26 @@ def test_an_example_task_as_a_pack_rewards_the_oracle_steps_and_nothing_else(
                     ep.exec(step.script)
                 rewards.append(ep.reward())
     assert rewards == [1, 0, 0]
+
+
+@pytest.mark.slow
+def test_a_full_state_environment_rewards_from_a_committed_state(tmp_path, artifacts, engine):
+    """Scope full-state: the final container is committed and verified as a whole; a
+    change outside the workspace (tamper evidence) forces 0 even with the right answer."""
+    item = _item(artifacts)
+    spec = item.spec.model_copy(update={"verify_scope": "full-state"})
+    export_pack([ExportItem(spec, item.verifier, item.gate_report)], tmp_path / "p", artifacts=artifacts,
+                created_by="t")  # fmt: skip
+    with Pack.open(tmp_path / "p", engine=engine) as pack:
+        env = pack.environments[0]
+        rewards = []
+        for actions in (
+            [ORACLE],
+            [],
+            [ORACLE, "echo 'exit 0' > /usr/local/bin/grep; chmod +x /usr/local/bin/grep"],
+        ):
+            with env.reset() as ep:
+                for a in actions:
+                    ep.exec(a)
+                rewards.append(ep.reward())
+    assert rewards == [1, 0, 0]
