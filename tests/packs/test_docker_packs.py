@@ -55,9 +55,11 @@ def test_the_solver_cannot_reach_the_network_or_see_the_verifier(tmp_path, artif
     export_pack([_item(artifacts)], tmp_path / "p", artifacts=artifacts, created_by="t")
     with Pack.open(tmp_path / "p", engine=engine) as pack, pack.environments[0].reset() as ep:
         found = ep.exec(
-            "grep -rl 'grep -qx hello' / --exclude-dir=proc --exclude-dir=sys 2>/dev/null; true"
+            "grep -rl 'grep -qx hello' / --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr 2>/dev/null; true"
         )
         assert found == ""
+        # the same search does find what the solver may see (a positive control)
+        assert ep.exec("grep -rl hello /workspace") == "/workspace/input.txt"
         assert "[exit code" in ep.exec(
             "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 80), 2)'"
         )
