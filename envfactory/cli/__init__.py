@@ -11,13 +11,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-from . import db, pack, review, reviewer, seed  # noqa: E402  (sub-apps register on `app` above)
+from . import agents, db, pack, review, reviewer, seed  # noqa: E402  (sub-apps register on `app` above)
 
 app.add_typer(seed.app, name="seed")
 app.add_typer(db.app, name="db")
+app.add_typer(agents.app, name="agents")
 app.add_typer(pack.app, name="pack")
 app.add_typer(review.app, name="review")
 app.add_typer(reviewer.app, name="reviewer")
+
+
+def _register() -> None:
+    from . import images, sandbox
+
+    app.add_typer(images.app, name="images")
+    app.add_typer(sandbox.app, name="sandbox")
+
+
+_register()
 
 from . import demo as _demo  # noqa: E402
 from . import status as _status  # noqa: E402
