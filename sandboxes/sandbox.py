@@ -103,7 +103,12 @@ class DockerSandbox:
         if exit_code is None and out.deadline_hit:
             self._backstop_kill()
         duration = X.elapsed_since(start)
+        if exit_code == 126 and b"cannot exec in a stopped state" in out.stdout:
+            raise SandboxError(f"sandbox {self.id[:12]} is not running (killed or crashed)",
+                               hint="start a new sandbox; remove() this one")  # fmt: skip
         timed_out = out.deadline_hit or (exit_code in (124, 137) and duration >= timeout_s)
+        if timed_out and out.eof:  # children that left the process group but kept the marker
+            self._kill_marked(marker, user)
         oom = exit_code == 137 and not timed_out and self._oom_happened()
         return ExecResult(
             exit_code=exit_code,
@@ -163,12 +168,16 @@ class DockerSandbox:
 
     # -- files --------------------------------------------------------------------------
 
-    def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
+    def write_file(
+        self, path: str, data: bytes | str, mode: int = 0o644, *, uid: int = 0, gid: int = 0
+    ) -> None:
+        """Write a file (parents created); `uid`/`gid` own it (e.g. for a non-root agent)."""
         raw = data.encode() if isinstance(data, str) else data
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w") as tar:
             info = tarfile.TarInfo(_abs(path).lstrip("/"))
             info.size, info.mode, info.mtime = len(raw), mode, int(time.time())
+            info.uid, info.gid = uid, gid
             tar.addfile(info, io.BytesIO(raw))
         self.put_archive("/", buf.getvalue())
 
@@ -188,15 +197,16 @@ class DockerSandbox:
             assert fobj is not None
             return fobj.read(max_bytes) if max_bytes is not None else fobj.read()
 
-    def put_dir(self, src: Path, dest: str) -> None:
-        """Copy a host directory's contents into `dest` (created if missing)."""
+    def put_dir(self, src: Path, dest: str, *, uid: int = 0, gid: int = 0) -> None:
+        """Copy a host directory's contents into `dest` (created if missing), owned by
+        `uid`/`gid` (never the host's owners)."""
         src = Path(src)
         if not src.is_dir():
             raise SandboxError(f"put_dir: {src} is not a directory on the host")
         buf = io.BytesIO()
         prefix = _abs(dest).strip("/")
         with tarfile.open(fileobj=buf, mode="w") as tar:
-            tar.add(src, arcname=prefix or ".")
+            tar.add(src, arcname=prefix or ".", filter=lambda m: _owned(m, uid, gid, prefix))
         self.put_archive("/", buf.getvalue())
 
     def get_archive(self, path: str) -> bytes:
@@ -290,14 +300,16 @@ class DockerSandbox:
     async def aexec(self, cmd: str | Sequence[str], **kw: Any) -> ExecResult:
         return await asyncio.to_thread(self.exec, cmd, **kw)
 
-    async def awrite_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
-        await asyncio.to_thread(self.write_file, path, data, mode)
+    async def awrite_file(
+        self, path: str, data: bytes | str, mode: int = 0o644, *, uid: int = 0, gid: int = 0
+    ) -> None:
+        await asyncio.to_thread(self.write_file, path, data, mode, uid=uid, gid=gid)
 
     async def aread_file(self, path: str, max_bytes: int | None = None) -> bytes:
         return await asyncio.to_thread(self.read_file, path, max_bytes)
 
-    async def aput_dir(self, src: Path, dest: str) -> None:
-        await asyncio.to_thread(self.put_dir, src, dest)
+    async def aput_dir(self, src: Path, dest: str, *, uid: int = 0, gid: int = 0) -> None:
+        await asyncio.to_thread(self.put_dir, src, dest, uid=uid, gid=gid)
 
     async def adiff(self) -> list[PathChange]:
         return await asyncio.to_thread(self.diff)
@@ -327,6 +339,13 @@ def _drop_engine_artifacts(changes: list[PathChange]) -> list[PathChange]:
     return [
         c for c in kept if not artifact_parent(c) or any(p.startswith(c.path + "/") for p in real)
     ]
+
+
+def _owned(member: tarfile.TarInfo, uid: int, gid: int, top: str) -> tarfile.TarInfo:
+    member.uid, member.gid, member.uname, member.gname = uid, gid, "", ""
+    if member.name == top and member.isdir():
+        member.mode = 0o755  # a host temp dir is 0700; the sandbox's users must enter it
+    return member
 
 
 def _abs(path: str) -> str:

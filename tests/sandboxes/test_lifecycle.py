@@ -9,7 +9,7 @@ import textwrap
 import docker.errors
 import pytest
 
-from envfactory.core.errors import SandboxError
+from envfactory.core.errors import ConfigError, SandboxError
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 from sandboxes.base_image import BaseRecipe
@@ -98,3 +98,13 @@ def test_the_base_image_is_rebuilt_only_when_its_recipe_changes(
         assert any(line.startswith("$ debootstrap") for line in log)
     finally:
         engine.remove_image(tag)
+
+
+def test_gvisor_is_used_only_when_the_engine_reports_it(docker_engine: DockerEngine) -> None:
+    client = docker_engine.client
+    has_runsc = "runsc" in (client.info().get("Runtimes") or {})
+    auto = DockerEngine(SandboxSettings(runtime="auto"), client=client)
+    assert auto.runtime() == ("runsc" if has_runsc else "runc")
+    if not has_runsc:
+        with pytest.raises(ConfigError, match="runsc"):
+            DockerEngine(SandboxSettings(runtime="runsc"), client=client).runtime()
