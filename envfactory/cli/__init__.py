@@ -11,7 +11,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-from . import agents, db, pack, review, reviewer, seed  # noqa: E402  (sub-apps register on `app` above)
+from . import agents, db, pack, review, reviewer, seed, validate  # noqa: E402  (sub-apps register on `app` above)
 
 app.add_typer(seed.app, name="seed")
 app.add_typer(db.app, name="db")
@@ -19,6 +19,7 @@ app.add_typer(agents.app, name="agents")
 app.add_typer(pack.app, name="pack")
 app.add_typer(review.app, name="review")
 app.add_typer(reviewer.app, name="reviewer")
+app.command("validate", epilog=validate.HELP)(validate.validate)
 
 
 def _register() -> None:
