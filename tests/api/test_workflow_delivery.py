@@ -1,7 +1,6 @@
 """A decision made over HTTP reaches the pipeline waiting on it, through Temporal.
 
-A stand-in workflow registered under the pipeline's name (`SynthesizeEnvironment`) with
-the real update name (`decide`) waits for one decision and then finishes: the API's
+A stand-in workflow (`pipeline_standin`) waits for one decision and then finishes: the API's
 default sink (`workflows.client.api_sinks`) must find it by the seed's workflow id and
 deliver the stored decision, so the workflow resumes and returns it.
 """
@@ -9,13 +8,9 @@ deliver the stored decision, so the workflow resumes and returns it.
 from __future__ import annotations
 
 import asyncio
-import uuid
-from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
-from temporalio import workflow
-from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from envfactory.api import create_app
 from envfactory.api.app import store_only
@@ -24,34 +19,13 @@ from envfactory.core.models import ReviewState
 from envfactory.core.settings import Settings, TemporalSettings
 from envfactory.store import ArtifactStore
 from tests.packs.conftest import DictArtifacts, make_item
-from workflows.client import connect, synthesis_id
+from workflows.client import connect
 from workflows.devserver import DevServer, free_port
-from workflows.types import DecisionRecorded, ReviewDecision
 
 from .conftest import add_item
+from .pipeline_standin import waiting_pipeline
 
 pytestmark = pytest.mark.temporal
-
-
-@workflow.defn(name="SynthesizeEnvironment")
-class WaitsForReview:
-    def __init__(self) -> None:
-        self.decision: ReviewDecision | None = None
-
-    @workflow.run
-    async def run(self, seed_id: str) -> str:
-        await workflow.wait_condition(
-            lambda: self.decision is not None, timeout=timedelta(minutes=2)
-        )
-        assert self.decision is not None
-        return f"{self.decision.item_id}:{self.decision.decision.value}:{self.decision.reviewer}"
-
-    @workflow.update(name="decide")
-    async def decide(self, decision: ReviewDecision) -> DecisionRecorded:
-        self.decision = decision
-        return DecisionRecorded(
-            item_id=decision.item_id, finding_id="f", state=ReviewState.CONFIRMED
-        )
 
 
 def test_a_decision_over_http_resumes_the_waiting_pipeline(tmp_path, store):
@@ -60,7 +34,6 @@ def test_a_decision_over_http_resumes_the_waiting_pipeline(tmp_path, store):
     item = add_item(store, "env-w", traj=False)
     reviewers = FileReviewers(tmp_path / "reviewers.json")
     token = reviewers.add("ana", Role.REVIEWER)
-    queue = f"agents-{uuid.uuid4().hex[:8]}"
 
     with DevServer(free_port(), tmp_path / "temporal.db") as srv:
         settings = Settings(home=tmp_path / "home", temporal=TemporalSettings(address=srv.address))
@@ -74,11 +47,7 @@ def test_a_decision_over_http_resumes_the_waiting_pipeline(tmp_path, store):
 
         async def main() -> tuple[dict, str]:
             client = await connect(settings.temporal)
-            async with Worker(client, task_queue=queue, workflows=[WaitsForReview],
-                              workflow_runner=UnsandboxedWorkflowRunner()):  # fmt: skip
-                handle = await client.start_workflow(
-                    "SynthesizeEnvironment", "seed-w1", id=synthesis_id("seed-w1"), task_queue=queue
-                )
+            async with waiting_pipeline(client, "seed-w1") as handle:
                 with TestClient(app) as http:
                     res = await asyncio.to_thread(
                         http.post, f"/api/reviews/{item.id}/decision",
