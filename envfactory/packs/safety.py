@@ -40,6 +40,7 @@ class PackLimits:
     max_members: int = 20_000
     max_member_bytes: int = 16 * 2**30
     max_total_bytes: int = 64 * 2**30
+    max_manifest_bytes: int = 64 * 2**20  # pack.json is read into memory: cap it on its own
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,10 @@ def _tar_member(
         raise InvalidPack(f"pack member {name!r}: occurs twice in the archive")
     seen.add(name)
     budget.member(name, info.size if info.isreg() else 0)
+    if name == "pack.json" and info.size > budget.limits.max_manifest_bytes:
+        raise InvalidPack(
+            f"pack.json: {info.size} bytes exceeds the {budget.limits.max_manifest_bytes}-byte limit"
+        )
     if info.isdir():
         if dest is not None:
             (dest / name).mkdir(parents=True, exist_ok=True)

@@ -60,6 +60,8 @@ def _read_tar(source: Path, limits: PackLimits, dest: Path | None) -> VerifiedPa
 def _read_dir(source: Path, limits: PackLimits) -> VerifiedPack:
     found = {d.path: d for d in iter_dir(source, limits)}
     manifest_path = source / layout.MANIFEST
+    if layout.MANIFEST in found and found[layout.MANIFEST].size > limits.max_manifest_bytes:
+        raise InvalidPack(f"{manifest_path}: larger than {limits.max_manifest_bytes} bytes")
     raw = manifest_path.read_bytes() if layout.MANIFEST in found else None
     manifest = parse_manifest(raw, str(source))
     _raise_if(compare(manifest, found), source)

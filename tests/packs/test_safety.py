@@ -70,9 +70,13 @@ UNSAFE = {
     "oversize member": ([("big.bin", b"x" * 200)], "exceeds the 100-byte member limit"),
     "oversize total": ([(f"f{i}", b"x" * 90) for i in range(3)], "exceeds 250 bytes in total"),
     "backslash name": ([("envs\\..\\evil", b"x")], "backslash"),
+    "oversize manifest": (
+        [("pack.json", b" " * 60)],
+        "pack.json: 60 bytes exceeds the 50-byte limit",
+    ),
 }
 
-LIMITS = PackLimits(max_members=5, max_member_bytes=100, max_total_bytes=250)
+LIMITS = PackLimits(max_members=5, max_member_bytes=100, max_total_bytes=250, max_manifest_bytes=50)
 
 
 @pytest.mark.parametrize("case", sorted(UNSAFE))
