@@ -7,7 +7,9 @@
             r = ep.reward()          # 0 or 1
 
 Invariants (the reward invariants of DESIGN.md, applied to packs):
-- a pack is opened only after every member's hash checked (`verify.open_verified`);
+- a pack is opened only after every member's hash checked (`verify.open_verified`); a
+  tar is extracted into a private scratch folder, a folder pack is read in place (so
+  hand an untrusted pack over as a tar: nobody can change it between check and use);
 - an episode runs in a locked-down sandbox with the network off, whatever the spec says;
 - `reward()` ends every solver process (restart), takes the final state (the workspace
   tars and tamper evidence; a committed image for full-state scope), removes the
