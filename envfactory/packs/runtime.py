@@ -90,14 +90,27 @@ Capture = Callable[[SandboxEngine, Sandbox, EnvironmentSpec, str], CapturedState
 
 
 def capture_state(
-    engine: SandboxEngine, box: Sandbox, spec: EnvironmentSpec, pristine: str
+    engine: SandboxEngine,
+    box: Sandbox,
+    spec: EnvironmentSpec,
+    pristine: str,
+    *,
+    evidence: bool = False,
 ) -> CapturedState:
-    """End every solver process (restart keeps the filesystem), then take the state."""
+    """End every solver process (restart keeps the filesystem), then take the state.
+
+    Workspace scope verifies the workspace copied into the *pristine* image, so changes
+    outside it cannot move the reward; listing them (`evidence=True`, for mining) costs
+    a few seconds per episode and is off by default:
+    `Pack.open(..., capture=functools.partial(capture_state, evidence=True))`.
+    """
     box.restart()
     if spec.verify_scope == "workspace":
         from verifiers.states import capture
 
-        prepared, diff = capture(engine, box, spec, pristine=pristine, recipe=(), want_diff=True)
+        prepared, diff = capture(
+            engine, box, spec, pristine=pristine, recipe=(), want_diff=evidence
+        )
         return CapturedState(pristine, prepared=prepared, diff=tuple(diff))
     ref = box.snapshot(StateKind.SOLVER, label="episode", env_id=spec.id)
     return CapturedState(pristine, state_image=ref.image, diff=ref.diff)

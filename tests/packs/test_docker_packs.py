@@ -7,6 +7,7 @@ container starts, not the task: oracle's actions → 1, no actions → 0.
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from envfactory.core.models import EnvStatus
 from envfactory.packs import ExportItem, export_pack, verify_pack
 from envfactory.packs.images import DockerImages
 from envfactory.packs.registry import import_pack, items_from_store
-from envfactory.packs.runtime import Pack
+from envfactory.packs.runtime import Pack, capture_state
 from verifiers.formats import load_task
 
 from .conftest import gate_report, make_item
@@ -211,3 +212,24 @@ def test_a_full_state_environment_rewards_from_a_committed_state(tmp_path, artif
                     ep.exec(a)
                 rewards.append(ep.reward())
     assert rewards == [1, 0, 0]
+
+
+def test_workspace_scope_ignores_a_hijacked_tool_and_can_still_record_it(
+    tmp_path, artifacts, engine
+):
+    """Workspace scope verifies the workspace inside the pristine image: replacing `grep`
+    outside the workspace cannot fake a pass; with evidence on, the change is recorded."""
+    export_pack([_item(artifacts)], tmp_path / "p", artifacts=artifacts, created_by="t")
+    hijack = "printf '#!/bin/sh\\nexit 0\\n' > /usr/bin/grep; chmod +x /usr/bin/grep"
+    capture = functools.partial(capture_state, evidence=True)
+    with Pack.open(tmp_path / "p", engine=engine, capture=capture) as pack:
+        env = pack.environments[0]
+        with env.reset() as ep:
+            assert (
+                ep.exec(hijack + "; grep -q anything /nonexistent && echo hijacked") == "hijacked"
+            )
+            assert ep.reward() == 0
+            assert any(c.path == "/usr/bin/grep" for c in ep.verification.tamper)
+        with env.reset() as ep:
+            ep.exec(ORACLE)
+            assert ep.reward() == 1
