@@ -177,7 +177,7 @@ class RealServices:
         report = run_gates(GateInput(
             engine=self.engine, spec=spec, verifier=verifier, files=self.artifacts.get,
             image=self._image(spec), repeats=inp.repeats, regressions=self._regressions(spec.id),
-            concurrency=self.settings.sandbox.pool_size, commit_probe_states=True,
+            concurrency=self.settings.sandbox.pool_size,
         ))  # fmt: skip
         report_id = self.store.gate_reports.add(report)
         probes = tuple(c.name for c in report.checks if c.kind == CheckKind.PROBE and not c.passed)
