@@ -94,8 +94,10 @@ class RealServices:
 
     def _research(self, inp: t.ResearchInput) -> EnvironmentSpec:
         seed = self.store.seeds.get(inp.seed_id)  # NotFound is terminal: a clear failure
-        base = self.engine.ensure_base_image(seed.constraints.base_image)
-        builder = self.engine.start(base, purpose="research", network=True)
+        # The builder is a workbench (the agent writes the build context there); the
+        # environment's own base is whatever its Dockerfile says. Always the python base.
+        builder = self.engine.start(self.engine.ensure_base_image("python"), purpose="research",
+                                    network=True)  # fmt: skip
         try:
             result = asyncio.run(run_research(
                 ResearchInput(seed=seed), rt=self._rt(AgentRole.RESEARCH, seed),
