@@ -108,19 +108,20 @@ async def run_pipelines(settings: Settings, services: Any, seeds: list[tuple[str
     client = clients[0]
     handles = [await astart_synthesis(client, seed.id, pipeline_config(settings)) for _, seed in seeds]
     decided: set[str] = set()
+    shown = _Shown(console)
     try:
-        with Live(console=console, refresh_per_second=2, transient=False) as live:
+        with shown:
             while True:
                 states = [await status(client, h.id) for h in handles]
                 running = [(await h.describe()).status == WorkflowExecutionStatus.RUNNING
                            for h in handles]  # fmt: skip
-                live.update(Group(*(render(h.id, s) for h, s in zip(handles, states, strict=True))))
+                shown.update([h.id for h in handles], states)
                 for h, s in zip(handles, states, strict=True):
                     if s.stage == "awaiting-review" and set(s.open_review_items) - decided:
-                        live.stop()
+                        shown.pause()
                         await decide_open(client, services, h.id, s, console)
                         decided |= set(s.open_review_items)
-                        live.start()
+                        shown.resume()
                 if not any(running):
                     break
                 await asyncio.sleep(1)
@@ -128,6 +129,41 @@ async def run_pipelines(settings: Settings, services: Any, seeds: list[tuple[str
     finally:
         stop.set()
         await worker
+
+
+class _Shown:
+    """Live status panels on a terminal; plain new history lines anywhere else (logs, CI)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.live = Live(console=console, refresh_per_second=2) if console.is_terminal else None
+        self.printed: dict[str, int] = {}
+
+    def __enter__(self) -> _Shown:
+        if self.live:
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live:
+            self.live.stop()
+
+    def pause(self) -> None:
+        if self.live:
+            self.live.stop()
+
+    def resume(self) -> None:
+        if self.live:
+            self.live.start()
+
+    def update(self, ids: list[str], states: list[Any]) -> None:
+        if self.live:
+            self.live.update(Group(*(render(i, s) for i, s in zip(ids, states, strict=True))))
+            return
+        for wid, s in zip(ids, states, strict=True):
+            for line in s.history[self.printed.get(wid, 0):]:
+                self.console.print(f"{wid}: {line}")
+            self.printed[wid] = len(s.history)
 
 
 async def _result(handle: Any, status: Any) -> Any:
