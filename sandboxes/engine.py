@@ -173,9 +173,10 @@ class DockerEngine:
         self, limits: Limits, purpose: str, run_id: str | None, network: bool | None
     ) -> dict[str, Any]:
         net = limits.network if network is None else network
+        name = f"envfactory-{purpose}-{uuid.uuid4().hex[:10]}"
         kw: dict[str, Any] = dict(
             entrypoint=["sleep", "infinity"], command=[], detach=True, init=True,
-            labels=L.ownership(purpose, run_id), name=f"envfactory-{purpose}-{uuid.uuid4().hex[:10]}",
+            labels=L.ownership(purpose, run_id, sandbox=name), name=name,
             network_mode="bridge" if net else "none", cap_drop=["ALL"],
             security_opt=["no-new-privileges"], mem_limit=f"{limits.memory_mb}m",
             memswap_limit=f"{limits.memory_mb}m", nano_cpus=int(limits.cpus * 1e9),

@@ -1,7 +1,8 @@
 """Label-based janitor: removes our orphans and never touches anything unlabelled.
 
 A container is ours when it carries `envfactory.owner=envfactory` (the Docker query
-filters on it, and each hit is checked again here). It is an orphan when the process
+filters on it, and each hit is checked again here) and `envfactory.sandbox` names the
+container itself (labels are inherited from images, so the owner label alone is not proof). It is an orphan when the process
 that created it is gone (`envfactory.owner_proc`), so a janitor can run while other
 processes on the same engine are using their sandboxes. `include_live` drops that check
 (an operator's "remove everything of ours"). Snapshot images (`envfactory.kind=state`)
@@ -42,8 +43,9 @@ def collect(
     # with other processes removing their own containers meanwhile.
     for c in client.api.containers(all=True, filters={"label": L.OWNER_FILTER}):
         lab = c.get("Labels") or {}
-        if not _selected(lab, older_than_s, run_id):
-            continue
+        names = [n.lstrip("/") for n in c.get("Names") or []]
+        if lab.get(L.SANDBOX) not in names or not _selected(lab, older_than_s, run_id):
+            continue  # inherited labels: someone ran a container from one of our images
         if not include_live and L.process_alive(lab.get(L.OWNER_PROC, "")):
             continue
         with contextlib.suppress(docker.errors.NotFound):

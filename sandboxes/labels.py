@@ -1,6 +1,7 @@
 """Ownership labels on every container, image and volume we create.
 
-Invariant: `gc` selects by `OWNER` only, so anything without our label is never touched.
+Invariant: `gc` selects containers by `OWNER` and by `SANDBOX` naming the container
+itself, so anything we did not create is never touched.
 Containers also carry the identity of the process that owns them (`OWNER_PROC`: host,
 pid and the pid's start time), which lets `gc` tell an orphan (its owner is gone) from a
 sandbox another live process is still using on the same Docker engine.
@@ -24,6 +25,10 @@ RECIPE = f"{PREFIX}.recipe"  # base-image recipe hash
 STATE_KIND = f"{PREFIX}.state_kind"
 STATE_LABEL = f"{PREFIX}.state_label"
 ENV_ID = f"{PREFIX}.env_id"
+# A container's own name. Containers inherit the labels of their image (and snapshots
+# inherit those of the container), so only a label naming the container itself proves
+# we created it; anyone's container run from one of our images carries the others.
+SANDBOX = f"{PREFIX}.sandbox"
 
 OWNER_FILTER = f"{OWNER}={OWNER_VALUE}"
 

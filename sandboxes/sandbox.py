@@ -27,6 +27,7 @@ from envfactory.core.models import ExecResult, PathChange, StateKind, StateRef
 
 from . import execution as X
 from . import labels as L
+from .fastdiff import upper_diff
 
 if TYPE_CHECKING:
     from docker.models.containers import Container
@@ -61,6 +62,7 @@ class DockerSandbox:
         self._on_remove = on_remove
         self._removed = False
         self._lock = threading.Lock()
+        self._graph: dict[str, Any] | None = None
         self._oom_seen = 0  # cgroup oom_kill count already attributed to an earlier exec
 
     # -- exec ---------------------------------------------------------------------------
@@ -219,11 +221,22 @@ class DockerSandbox:
 
     # -- state --------------------------------------------------------------------------
 
-    def diff(self) -> list[PathChange]:
-        """Paths changed against the image, minus the engine's own mount points."""
-        raw = self._client.api.diff(self.id) or []
-        changes = [PathChange(path=c["Path"], kind=_DIFF_KIND[c["Kind"]]) for c in raw]  # type: ignore[arg-type]
+    def diff(self, *, via_daemon: bool = False) -> list[PathChange]:
+        """Paths changed against the image, minus the engine's own mount points.
+
+        Read from the container's overlay upper directory when the daemon is local (ms);
+        otherwise, or with `via_daemon`, from `docker diff` (seconds on fuse-overlayfs)."""
+        pairs = None if via_daemon else upper_diff(self._graph_driver())
+        if pairs is None:
+            raw = self._client.api.diff(self.id) or []
+            pairs = [(c["Path"], _DIFF_KIND[c["Kind"]]) for c in raw]
+        changes = [PathChange(path=p, kind=k) for p, k in pairs]  # type: ignore[arg-type]
         return sorted(_drop_engine_artifacts(changes), key=lambda c: c.path)
+
+    def _graph_driver(self) -> dict[str, Any]:
+        if self._graph is None:  # fixed for the container's lifetime
+            self._graph = self._client.api.inspect_container(self.id).get("GraphDriver") or {}
+        return self._graph
 
     def snapshot(
         self, kind: StateKind, label: str = "", env_id: str | None = None, *, with_diff: bool = True

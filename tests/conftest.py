@@ -1,10 +1,9 @@
-"""Shared fixtures for every package's tests.
+"""Shared fixtures: a real Docker engine and the local base image (built once per session);
+a migrated SQLite store and an artifact store, both in the test's tmp_path, and Settings
+pointing there (nothing read from the host).
 
-- `settings`, `store`, `artifacts`: a migrated SQLite store and an artifact store in the
-  test's tmp_path, and Settings pointing there (nothing read from the host);
-- `docker_engine`, `base_image`: a real Docker engine labelled with a per-session run id
-  (everything it made is removed at the end, even when tests fail half-way) and the local
-  base image, built once per session.
+`docker_engine` labels everything with a per-session run id and removes it all at the end,
+so tests leave nothing behind even when they fail half-way.
 """
 
 from __future__ import annotations
@@ -18,26 +17,6 @@ import pytest
 from envfactory.core.settings import Settings
 from envfactory.store import ArtifactStore, Store
 from envfactory.store.migrate import upgrade
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    """Embedded defaults under tmp_path; explicit values win over any ENVFACTORY_* env."""
-    return Settings(home=tmp_path / "home", database_url=None)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    """A fresh SQLite store at head (tests/store overrides this with SQLite + PostgreSQL)."""
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    with Store.open(url) as s:
-        yield s
-
-
-@pytest.fixture
-def artifacts(tmp_path: Path) -> ArtifactStore:
-    return ArtifactStore(tmp_path / "artifacts")
 
 
 @pytest.fixture(scope="session")
@@ -62,3 +41,23 @@ def docker_engine() -> Iterator[object]:
 def base_image(docker_engine) -> str:  # type: ignore[no-untyped-def]
     """`envfactory/base-python:<recipe>`: behaves like the official python image."""
     return docker_engine.ensure_base_image("python")
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Embedded defaults under tmp_path; explicit values win over any ENVFACTORY_* env."""
+    return Settings(home=tmp_path / "home", database_url=None)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A fresh SQLite store at head (tests/store overrides this with SQLite + PostgreSQL)."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(url)
+    with Store.open(url) as s:
+        yield s
+
+
+@pytest.fixture
+def artifacts(tmp_path: Path) -> ArtifactStore:
+    return ArtifactStore(tmp_path / "artifacts")

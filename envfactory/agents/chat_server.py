@@ -86,6 +86,7 @@ class LocalChatServer:
     auto_summary: bool = True
     requests: list[dict[str, Any]] = field(default_factory=list)
     raw_bodies: list[bytes] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._queue: deque[Reply] = deque(self.replies)
@@ -114,6 +115,8 @@ class LocalChatServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms stall
+
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 return
 
@@ -125,6 +128,7 @@ class LocalChatServer:
                     body = {}
                 with server._lock:
                     server.raw_bodies.append(raw)
+                    server.headers.append({k.lower(): v for k, v in self.headers.items()})
                     server.requests.append(body)
                 reply = server.next_reply(body)
                 if reply.delay_s:

@@ -101,7 +101,9 @@ class AgentLoop:
             completion, latency, meta = await self._request(messages)
             messages.append(_assistant_message(completion))
             self._counted_upto = len(messages)
-            done, observations, errors = await self._act(completion, messages)
+            done, observations, errors, tool_s = await self._act(completion, messages)
+            if tool_s:
+                meta["tool_s"] = tool_s
             self.rec.turn(completion, prompt_tokens=meta.pop("prompt_tokens"),
                           completion_tokens=meta.pop("completion_tokens"), latency_s=latency,
                           observations=observations, errors=errors, meta=meta)
@@ -183,25 +185,29 @@ class AgentLoop:
             meta["retries"] = retries
         return c, latency, meta
 
-    async def _act(self, c: Completion, messages: list[Message]) -> tuple[Any, list[str], list[str]]:
+    async def _act(self, c: Completion, messages: list[Message]
+                   ) -> tuple[Any, list[str], list[str], list[float]]:
         if not c.tool_calls:
             messages.append({"role": "user", "content": NUDGE})
-            return None, [], []
+            return None, [], [], []
         observations: list[str] = []
         errors: list[str] = []
+        tool_s: list[float] = []
         done = None
         for call in c.tool_calls:
             if done is not None:
                 observations.append("(not executed: finish was already accepted)")
                 continue
+            t0 = self.clock()
             res = await self.toolbox.dispatch(call)
+            tool_s.append(round(self.clock() - t0, 4))
             messages.append({"role": "tool", "tool_call_id": call.id, "content": res.observation})
             observations.append(res.observation)
             if res.error:
                 errors.append(f"{call.name}: {res.error[:300]}")
             if res.finished:
                 done = res.payload
-        return done, observations, errors
+        return done, observations, errors, tool_s
 
     def _warn_if_low(self, messages: list[Message]) -> None:
         left = self.settings.max_turns - self.rec.turns

@@ -119,9 +119,11 @@ class ScriptedModel:
             text = mechanical_summary(messages)
             return Completion(text=text, prompt_tokens=prompt, completion_tokens=estimate_text(text))
         if self.position >= len(self.script.turns):
+            last = str(messages[-1].get("content") or "")[-1500:] if messages else ""
             raise AgentError(
                 f"scripted model ran out of turns after {self.position} "
-                f"(script role={self.script.role!r} seed={self.script.seed!r})",
+                f"(script role={self.script.role!r} seed={self.script.seed!r}); "
+                f"the last observation was:\n{last}",
                 hint="the script never called finish, or a finish was refused; read the trajectory",
             )
         turn = self.script.turns[self.position]

@@ -60,9 +60,12 @@ class Tool:
 class Toolbox:
     def __init__(self, tools: Sequence[Tool]) -> None:
         self.tools = {t.name: t for t in tools}
+        self._schemas: list[ToolSchema] | None = None
 
     def schemas(self) -> list[ToolSchema]:
-        return [t.schema() for t in self.tools.values()]
+        if self._schemas is None:  # built once: JSON-schema generation costs ms per turn
+            self._schemas = [t.schema() for t in self.tools.values()]
+        return self._schemas
 
     async def dispatch(self, call: CallSpec) -> ToolResult:
         tool = self.tools.get(call.name)

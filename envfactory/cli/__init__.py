@@ -11,10 +11,21 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-from . import db, seed  # noqa: E402  (sub-apps register on `app` above)
+from . import agents, db, seed  # noqa: E402  (sub-apps register on `app` above)
 
 app.add_typer(seed.app, name="seed")
 app.add_typer(db.app, name="db")
+app.add_typer(agents.app, name="agents")
+
+
+def _register() -> None:
+    from . import images, sandbox
+
+    app.add_typer(images.app, name="images")
+    app.add_typer(sandbox.app, name="sandbox")
+
+
+_register()
 
 from . import demo as _demo  # noqa: E402
 from . import status as _status  # noqa: E402

@@ -52,6 +52,7 @@ def test_tool_calls_run_in_the_sandbox_and_finish_ends_the_run(server, settings_
     assert "exit_code: 0" in traj.steps[1].observations[0]
     assert "hello" in traj.steps[1].observations[0]
     assert traj.usage.turns == 3 and traj.usage.prompt_tokens == 300
+    assert len(traj.steps[1].meta["tool_s"]) == 1  # tool latency is recorded per call
     # the tool results went back to the model as tool messages with matching ids
     last = server.requests[-1]["messages"]
     assert last[-1]["role"] == "tool" and last[-1]["tool_call_id"] == "call_0"

@@ -89,3 +89,37 @@ def test_restart_kills_a_background_process_and_keeps_files(sandbox: DockerSandb
     sandbox.restart()
     assert sandbox.exec("pgrep -f 'time.slee[p]'").exit_code == 1
     assert sandbox.read_file("/workspace/keep.txt") == b"kept"
+
+
+def test_the_fast_diff_agrees_with_the_daemons_diff(sandbox: DockerSandbox) -> None:
+    sandbox.exec(
+        "mkdir -p /workspace/a/b && echo 1 > /workspace/a/b/f && echo x >> /etc/hosts.allow; "
+        "rm -rf /usr/share/doc/git /etc/issue.net; touch /usr/bin/python3; "
+        "ln -s /tmp /workspace/link; chmod 700 /opt; echo y > /usr/local/lib/new.py"
+    )
+    fast = sandbox.diff()
+    assert fast == sandbox.diff(via_daemon=True)
+    assert ("/usr/share/doc/git", "D") in {(c.path, c.kind) for c in fast}
+
+
+def test_the_diff_falls_back_to_the_daemon_for_a_replaced_directory(sandbox: DockerSandbox) -> None:
+    sandbox.exec("rm -rf /usr/share/doc && mkdir /usr/share/doc && echo z > /usr/share/doc/new")
+    changes = {(c.path, c.kind) for c in sandbox.diff()}
+    assert {("/usr/share/doc/new", "A"), ("/usr/share/doc/git", "D")} <= changes
+
+
+def test_the_fast_diff_agrees_on_a_snapshot_whose_layers_delete_files(
+    docker_engine: DockerEngine, sandbox: DockerSandbox
+) -> None:
+    sandbox.exec("rm -rf /etc/issue.net /usr/share/doc/git && mkdir -p /workspace/w")
+    ref = sandbox.snapshot(StateKind.PARTIAL, with_diff=False)
+    try:
+        with docker_engine.sandbox(ref.image, purpose="test") as again:
+            again.exec(
+                "echo back > /etc/issue.net; mkdir -p /usr/share/doc/git; rm -r /workspace/w"
+            )
+            fast = {(c.path, c.kind) for c in again.diff()}
+            assert fast == {(c.path, c.kind) for c in again.diff(via_daemon=True)}
+            assert ("/etc/issue.net", "A") in fast and ("/workspace/w", "D") in fast
+    finally:
+        docker_engine.remove_image(ref.image)

@@ -31,7 +31,7 @@ class PathHijack(Probe):
 
     def script(self, spec: EnvironmentSpec) -> str:
         return f"""
-names={qs(HIJACKED)}
+names="{" ".join(HIJACKED)}"
 for py in /usr/bin/python3.* /usr/local/bin/python3.*; do
   b=$(basename "$py"); case "$b" in *-config|'python3.*') ;; *) names="$names $b";; esac
 done

@@ -97,10 +97,11 @@ true
 
 
 class GitReset(Probe):
-    """Resets every git repository in the workspace to its last commit (``reset --hard`` +
-    ``clean``), then checks out the newest commit reachable from any ref. Fools a task whose
-    broken starting state was never committed, or whose fix sits in the history the solver
-    can see — the verifier then rewards the repository's past or future, not the work."""
+    """Resets every git repository in the workspace to its last commit (``reset --hard``:
+    tracked files revert, new files stay), then checks out the newest commit reachable from
+    any ref. Fools a verifier that derives its expectation from workspace files the solver
+    can revert (inputs and outputs then agree with each other, not with the task), and a
+    task whose fix sits in history the solver can see."""
 
     name = "git-reset"
 
@@ -112,7 +113,6 @@ for ws in {qs(spec.workspace_paths)}; do
   find "$ws" -xdev -maxdepth 4 -name .git 2>/dev/null | while read -r g; do
     repo=$(dirname "$g")
     git -c safe.directory='*' -C "$repo" reset -q --hard 2>/dev/null
-    git -c safe.directory='*' -C "$repo" clean -q -fdx 2>/dev/null
     newest=$(git -c safe.directory='*' -C "$repo" rev-list --all --max-count=1 2>/dev/null)
     [ -n "$newest" ] && git -c safe.directory='*' -C "$repo" checkout -q "$newest" 2>/dev/null
   done

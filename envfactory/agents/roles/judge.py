@@ -14,7 +14,7 @@ from envfactory.core.models import AgentRole, EnvironmentSpec, Model, StateRef, 
 from envfactory.core.models.base import NonEmpty
 from sandboxes.protocol import Sandbox
 
-from ..tools import _Args
+from ..tools import ToolResult, _Args
 from .common import (
     RoleRuntime,
     accept,
@@ -64,7 +64,7 @@ def judge_task(inp: JudgeInput) -> str:
 
 
 async def run_judge(inp: JudgeInput, *, rt: RoleRuntime, sandbox: Sandbox) -> SolverResult:
-    async def on_finish(args: JudgeFinish) -> object:
+    async def on_finish(args: JudgeFinish) -> ToolResult:
         return accept(args, "recorded; the episode ends now")
 
     res, traj, spent = await run_loop(

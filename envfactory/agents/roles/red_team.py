@@ -16,7 +16,7 @@ from envfactory.core.models import AgentRole, EnvironmentSpec, Model, Trajectory
 from envfactory.core.models.base import NonEmpty
 from sandboxes.protocol import Sandbox
 
-from ..tools import _Args
+from ..tools import ToolResult, _Args
 from .common import (
     RoleRuntime,
     accept,
@@ -77,7 +77,7 @@ class RedTeamResult(SolverResult):
 
 
 async def run_red_team(inp: RedTeamInput, *, rt: RoleRuntime, sandbox: Sandbox) -> RedTeamResult:
-    async def on_finish(args: RedTeamFinish) -> object:
+    async def on_finish(args: RedTeamFinish) -> ToolResult:
         return accept(args, "recorded; the episode ends now")
 
     res, traj, spent = await run_loop(

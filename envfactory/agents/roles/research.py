@@ -32,7 +32,7 @@ from sandboxes.protocol import Sandbox, SandboxEngine
 
 from ..context import ContextProblem, context_tar, files_from_archive, store_context
 from ..recording import put_model
-from ..tools import _Args, cap_text
+from ..tools import ToolResult, _Args, cap_text
 from .common import RoleRuntime, accept, finish_tool, run_loop, store_trajectory, task_text
 
 PROMPT_VERSION = "research.v1"
@@ -102,7 +102,7 @@ class _Checker:
                  engine: SandboxEngine) -> None:
         self.inp, self.rt, self.builder, self.engine = inp, rt, builder, engine
 
-    async def __call__(self, args: ResearchFinish) -> object:
+    async def __call__(self, args: ResearchFinish) -> ToolResult | str:
         try:
             tar = await asyncio.to_thread(self.builder.get_archive, self.inp.context_dir)
             files = files_from_archive(tar)

@@ -35,7 +35,7 @@ from envfactory.core.models import (
 from envfactory.core.models.base import NonEmpty
 from sandboxes.protocol import Sandbox
 
-from ..tools import _Args, cap_text
+from ..tools import ToolResult, _Args, cap_text
 from .common import RoleRuntime, accept, finish_tool, run_loop, store_trajectory, task_text
 
 PROMPT_VERSION = "verifier.v1"
@@ -141,7 +141,9 @@ async def _collect(sandbox: Sandbox, root: str, wanted: list[str]) -> list[tuple
                                       timeout=30.0)
         if not res.ok:
             return f"cannot list {root}: {res.stderr.strip()[:500]}"
-        wanted = sorted(p[2:] for p in res.stdout.split("\n") if p.startswith("./"))
+        # bytecode from a dry run is not part of the verifier
+        wanted = sorted(p[2:] for p in res.stdout.split("\n")
+                        if p.startswith("./") and "__pycache__/" not in p and not p.endswith(".pyc"))
     if not wanted:
         return f"there are no files under {root}; write the verifier there first"
     if len(wanted) > MAX_FILES:
@@ -172,7 +174,7 @@ async def run_verifier_writer(inp: VerifierWriterInput, *, rt: RoleRuntime, sand
         await asyncio.to_thread(sandbox.write_file, posixpath.join(inp.verifier_dir, f.path),
                                 f.content.encode(), 0o644)
 
-    async def on_finish(args: VerifierFinish) -> object:
+    async def on_finish(args: VerifierFinish) -> ToolResult | str:
         problem = entry_problem(args.entry)
         files = await _collect(sandbox, inp.verifier_dir, args.files)
         if isinstance(files, str):

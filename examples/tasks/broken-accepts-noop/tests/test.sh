@@ -1,0 +1,3 @@
+#!/bin/bash
+# BROKEN ON PURPOSE (broken-accepts-noop): checks that a mode is set, not which one.
+grep -Eq '^mode *= *[a-z]+' /app/settings.ini

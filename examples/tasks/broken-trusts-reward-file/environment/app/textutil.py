@@ -1,0 +1,7 @@
+"""Text helpers for the blog engine."""
+
+import re
+
+
+def slugify(text):
+    return re.sub(r"[^a-z0-9]", "-", text.lower())

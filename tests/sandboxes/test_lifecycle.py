@@ -1,0 +1,100 @@
+"""Ownership and lifecycle: gc of orphans, the bounded pool, base-image caching by recipe."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import docker.errors
+import pytest
+
+from envfactory.core.errors import SandboxError
+from envfactory.core.settings import SandboxSettings
+from sandboxes import DockerEngine
+from sandboxes.base_image import BaseRecipe
+
+pytestmark = pytest.mark.docker
+
+
+def _orphan(base_image: str, run_id: str) -> str:
+    """A sandbox whose owning process exits without removing it (a crashed worker)."""
+    code = textwrap.dedent(f"""
+        import os
+        from envfactory.core.settings import SandboxSettings
+        from sandboxes import DockerEngine
+        sb = DockerEngine(SandboxSettings(), run_id={run_id!r}).start({base_image!r}, purpose="test")
+        print(sb.id, flush=True)
+        os._exit(0)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def _exists(client: docker.DockerClient, cid: str) -> bool:
+    try:
+        client.containers.get(cid)
+    except docker.errors.NotFound:
+        return False
+    return True
+
+
+def test_gc_removes_our_orphans_and_leaves_live_and_unlabelled_containers_alone(
+    docker_engine: DockerEngine, base_image: str
+) -> None:
+    client = docker_engine.client
+    orphan = _orphan(base_image, docker_engine.run_id or "")
+    # Started by hand from our image: it inherits the image's envfactory labels.
+    stranger = client.containers.run(base_image, ["sleep", "300"], detach=True,
+                                     network_mode="none")  # fmt: skip
+    try:
+        with docker_engine.sandbox(base_image, purpose="test") as live:
+            removed = docker_engine.gc()
+            assert f"container:{orphan}" in removed
+            assert not _exists(client, orphan)
+            assert _exists(client, live.id) and _exists(client, stranger.id or "")
+            assert "envfactory.owner" in stranger.labels  # it did look like ours
+    finally:
+        stranger.remove(force=True)
+
+
+def test_the_pool_bounds_concurrent_sandboxes(docker_engine: DockerEngine, base_image: str) -> None:
+    engine = DockerEngine(SandboxSettings(pool_size=1), client=docker_engine.client,
+                          run_id=docker_engine.run_id, pool_wait_s=0.5)  # fmt: skip
+    first = engine.start(base_image, purpose="test")
+    try:
+        with pytest.raises(SandboxError, match="pool_size=1"):
+            engine.start(base_image, purpose="test")
+    finally:
+        first.remove()
+    engine.start(base_image, purpose="test").remove()  # the slot came back
+
+
+def test_a_configured_base_image_overrides_the_local_build(docker_engine: DockerEngine) -> None:
+    engine = DockerEngine(SandboxSettings(base_image="registry.example/py:3.12"),
+                          client=docker_engine.client)  # fmt: skip
+    assert engine.ensure_base_image("python") == "registry.example/py:3.12"
+    assert engine.resolve_from("python:3.11-slim") == "registry.example/py:3.12"
+
+
+@pytest.mark.slow
+def test_the_base_image_is_rebuilt_only_when_its_recipe_changes(
+    docker_engine: DockerEngine, base_image: str
+) -> None:
+    client = docker_engine.client
+    before = client.images.get(base_image).id
+    log: list[str] = []
+    same = DockerEngine(SandboxSettings(), client=client).ensure_base_image(
+        "python", log=log.append
+    )
+    assert same == base_image and client.images.get(same).id == before
+    assert not any(line.startswith("$ debootstrap") for line in log)
+
+    changed = BaseRecipe.from_host(extra={"test": docker_engine.run_id or "x"})
+    engine = DockerEngine(SandboxSettings(), client=client, recipe=changed)
+    tag = engine.ensure_base_image("minimal", log=log.append)
+    try:
+        assert tag == f"envfactory/base:{changed.hash()}" and tag not in base_image
+        assert any(line.startswith("$ debootstrap") for line in log)
+    finally:
+        engine.remove_image(tag)

@@ -1,0 +1,165 @@
+"""Loading Harbor and Terminal-Bench 1 task directories into spec + verifier."""
+
+from __future__ import annotations
+
+import pytest
+
+from envfactory.core.models import CheckKind
+from verifiers.formats import ONE_BLOCK_NOTE, load_task
+
+from .formats_helpers import EXAMPLES, TB_EXAMPLES, example_dirs
+
+
+@pytest.mark.parametrize("path", example_dirs(), ids=lambda p: p.name)
+def test_every_example_task_loads_as_harbor_with_a_workspace_and_verifier(path, artifacts):
+    task = load_task(path, artifacts)
+    assert task.format == "harbor" and task.spec.source == "harbor"
+    assert task.spec.name == path.name
+    assert task.spec.workdir == "/app" and "/app" in task.spec.workspace_paths
+    assert task.verifier.entry == "bash test.sh"
+    assert task.verifier.env_id == task.spec.id
+    paths = {f.path for f in task.verifier.files}
+    assert "test.sh" in paths
+    assert "Dockerfile" in {f.path for f in task.spec.build.files}
+    for entry in (*task.spec.build.files, *task.verifier.files):
+        assert artifacts.get(entry.key)  # every file really is in the store
+
+
+def test_the_example_set_has_four_sound_multi_step_tasks_and_seven_broken_ones(artifacts):
+    tasks = [load_task(p, artifacts) for p in example_dirs()]
+    sound = [t for t in tasks if not t.spec.name.startswith("broken-")]
+    broken = [t for t in tasks if t.spec.name.startswith("broken-")]
+    assert len(sound) >= 4 and all(len(t.spec.reference_solution) >= 2 for t in sound)
+    assert all(t.expected_failure is None and t.spec.hidden_state_notes for t in sound)
+    assert all(t.spec.partial_solutions for t in sound)
+    assert {t.spec.name for t in broken} == {
+        "broken-always-pass", "broken-accepts-noop", "broken-accepts-partial",
+        "broken-forgeable-stdout", "broken-trusts-reward-file", "broken-python-from-path",
+        "broken-pytest-conftest",
+    }  # fmt: skip
+    assert all(t.expected_failure and t.expected_failure_kind for t in broken)
+
+
+def test_a_broken_example_names_the_gate_that_must_reject_it(artifacts):
+    task = load_task(EXAMPLES / "broken-pytest-conftest", artifacts)
+    assert task.expected_failure == "probe:conftest-pass"
+    assert task.expected_failure_kind is CheckKind.PROBE
+
+
+def test_wal_replay_reads_steps_partials_limits_and_scope_from_the_task(artifacts):
+    task = load_task(EXAMPLES / "wal-replay", artifacts)
+    spec = task.spec
+    assert [s.title for s in spec.reference_solution] == [
+        "apply the committed transactions recorded after the checkpoint",
+        "move the checkpoint to the last applied record",
+        "truncate the log",
+    ]
+    # the preamble (set -euo pipefail; cd /app) makes every step stand alone
+    assert all(s.script.startswith("set -euo pipefail\ncd /app\n") for s in spec.reference_solution)
+    assert [p.name for p in spec.partial_solutions] == ["include-torn", "replay-from-start"]
+    assert spec.limits.memory_mb == 512 and spec.limits.exec_timeout_s == 120
+    assert spec.limits.network is False
+    assert task.verifier.timeout_s == 30 and spec.verify_scope == "workspace"
+    assert "checkpoint_seq" in spec.success_criteria and task.prefix_states == 2
+    modes = {f.path: f.mode for f in task.verifier.files}
+    assert modes == {"test.sh": 0o755, "check_ledger.py": 0o644}
+    assert ONE_BLOCK_NOTE not in task.notes
+
+
+def test_a_one_block_solution_is_noted_as_having_no_prefix_states(artifacts):
+    task = load_task(EXAMPLES / "broken-always-pass", artifacts)
+    assert task.prefix_states == 0
+    assert ONE_BLOCK_NOTE in task.notes
+
+
+def test_loading_the_same_task_twice_gives_the_same_content_id(artifacts):
+    first = load_task(EXAMPLES / "csv-report", artifacts)
+    second = load_task(EXAMPLES / "csv-report", artifacts)
+    other = load_task(EXAMPLES / "config-drift", artifacts)
+    assert first.spec.id == second.spec.id != other.spec.id
+
+
+def test_terminal_bench_example_maps_timeouts_entry_and_keeps_tests_out_of_the_image(artifacts):
+    task = load_task(TB_EXAMPLES / "error-summary", artifacts)
+    assert task.format == "terminal-bench" and task.spec.source == "terminal-bench"
+    assert task.verifier.entry == 'TEST_DIR="$PWD" bash run-tests.sh'
+    assert {f.path for f in task.verifier.files} == {"run-tests.sh", "test_outputs.py"}
+    build = {f.path for f in task.spec.build.files}
+    assert build == {"Dockerfile", "logs/app.log", "logs/app.log.1"}
+    assert task.spec.limits.exec_timeout_s == 180 and task.verifier.timeout_s == 30
+    assert len(task.spec.reference_solution) == 2
+    assert task.spec.hidden_state_notes.startswith("the rotated log")
+    assert any("docker-compose.yaml ignored" in n for n in task.notes)
+
+
+def test_terminal_bench_older_descriptions_form_gives_the_instruction(tb_task, artifacts):
+    path = tb_task({"task.yaml": "descriptions:\n  - key: base\n    description: Do the thing.\n"})
+    assert load_task(path, artifacts).spec.instruction == "Do the thing."
+
+
+def test_harbor_env_tables_become_entry_prefixes_and_step_exports(harbor_task, artifacts):
+    toml = (
+        'version = "1.0"\n[verifier]\nenv = {MODE = "strict mode"}\n'
+        '[solution]\nenv = {TARGET = "/app"}\n[environment]\nmemory = "1G"\n'
+        "allow_internet = true\ncpus = 2\n[agent]\ntimeout_sec = 45.5\n"
+    )
+    task = load_task(harbor_task({"task.toml": toml}), artifacts)
+    assert task.verifier.entry == "MODE='strict mode' bash test.sh"
+    assert all(s.script.startswith("export TARGET=/app\n") for s in task.spec.reference_solution)
+    limits = task.spec.limits
+    assert (limits.memory_mb, limits.network, limits.cpus, limits.exec_timeout_s) == (
+        1024, True, 2.0, 46,
+    )  # fmt: skip
+
+
+def test_harbor_defaults_follow_harbor_except_network_which_stays_off(harbor_task, artifacts):
+    task = load_task(harbor_task({"task.toml": 'version = "1.0"\n'}), artifacts)
+    assert task.verifier.timeout_s == 600 and task.spec.limits.memory_mb == 2048
+    assert task.spec.limits.network is False
+
+
+def test_envfactory_table_sets_scope_workspace_and_entry(harbor_task, artifacts):
+    toml = (
+        'version = "1.0"\n[envfactory]\nverify_scope = "full-state"\n'
+        'workspace_paths = ["/app", "/srv/data/"]\nverifier_entry = "bash test.sh --strict"\n'
+    )
+    task = load_task(harbor_task({"task.toml": toml}), artifacts)
+    assert task.spec.verify_scope == "full-state"
+    assert task.spec.workspace_paths == ("/app", "/srv/data")
+    assert task.verifier.entry == "bash test.sh --strict"
+
+
+def test_verify_scope_may_also_sit_in_the_verifier_table(harbor_task, artifacts):
+    toml = 'version = "1.0"\n[verifier]\nverify_scope = "full-state"\n'
+    assert load_task(harbor_task({"task.toml": toml}), artifacts).spec.verify_scope == "full-state"
+
+
+def test_workdir_is_the_final_stage_workdir_of_a_multi_stage_dockerfile(harbor_task, artifacts):
+    dockerfile = (
+        "FROM python:3.11-slim AS build\nWORKDIR /src\nRUN true\n"
+        "FROM build\nWORKDIR sub\n# WORKDIR /ignored\nRUN echo \\\n  done\n"
+    )
+    task = load_task(harbor_task({"environment/Dockerfile": dockerfile}), artifacts)
+    assert task.spec.workdir == "/src/sub" and task.spec.workspace_paths == ("/src/sub",)
+
+
+def test_compose_files_and_cache_junk_stay_out_of_the_build_context(harbor_task, artifacts):
+    path = harbor_task({
+        "environment/docker-compose.yaml": "services: {}\n",
+        "environment/app/__pycache__/x.cpython-311.pyc": "junk",
+        "environment/app/main.py": "print(1)\n",
+    })  # fmt: skip
+    task = load_task(path, artifacts)
+    assert {f.path for f in task.spec.build.files} == {"Dockerfile", "app/main.py"}
+    assert any("docker-compose.yaml ignored" in n for n in task.notes)
+
+
+def test_a_test_sh_using_absolute_tests_paths_and_reward_files_gets_notes(harbor_task, artifacts):
+    script = "#!/bin/bash\npytest /tests/test_outputs.py && echo 1 > /logs/verifier/reward.txt\n"
+    task = load_task(harbor_task({"tests/test.sh": script}), artifacts)
+    assert any("/tests/" in n for n in task.notes)
+    assert any("exit status only" in n for n in task.notes)
+
+
+def test_load_task_accepts_a_string_path(harbor_task, artifacts):
+    assert load_task(str(harbor_task()), artifacts).spec.name == "mini"  # type: ignore[arg-type]

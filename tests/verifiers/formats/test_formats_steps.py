@@ -1,0 +1,76 @@
+"""Splitting solution scripts into ordered steps, and finding the final WORKDIR."""
+
+from __future__ import annotations
+
+import pytest
+
+from envfactory.core.errors import InvalidTask
+from verifiers.formats import split_steps
+from verifiers.formats.dockerfile import final_workdir
+
+
+def scripts(text: str) -> list[str]:
+    return [s.script for s in split_steps(text, where="solve.sh")]
+
+
+def test_step_markers_split_the_script_and_give_titles():
+    text = "#!/bin/bash\n# step 1: make a\necho a > a\n\n# Step 2 - make b\necho b > b\n# step\ncat a b\n"
+    steps = split_steps(text, where="solve.sh")
+    assert [s.title for s in steps] == ["make a", "make b", ""]
+    assert [s.script for s in steps] == ["echo a > a", "echo b > b", "cat a b"]
+
+
+def test_a_preamble_before_the_first_marker_is_prepended_to_every_step():
+    text = "#!/bin/bash\nset -e\ncd /app\n\n# step 1\ntouch x\n# step 2\ntouch y\n"
+    assert scripts(text) == ["set -e\ncd /app\ntouch x", "set -e\ncd /app\ntouch y"]
+
+
+def test_a_comment_only_preamble_is_not_prepended():
+    assert scripts("# a solution for X\n# step 1\ntouch x\n") == ["touch x"]
+
+
+def test_lines_that_merely_mention_steps_are_not_markers():
+    text = "# steps follow\necho 1\n\n# stepping stone\necho 2\n"
+    assert scripts(text) == ["# steps follow\necho 1", "# stepping stone\necho 2"]
+
+
+def test_without_markers_blank_line_separated_blocks_are_the_steps():
+    text = "#!/bin/bash\nset -e\n\n\ncd /app\nmake\n\n# finally\n\nmake install\n"
+    assert scripts(text) == ["set -e", "cd /app\nmake", "# finally\nmake install"]
+
+
+def test_a_blank_line_inside_a_here_document_does_not_split_it():
+    text = "cat > f <<'EOF'\nline 1\n\nline 3\nEOF\n\necho done\n"
+    assert scripts(text) == ["cat > f <<'EOF'\nline 1\n\nline 3\nEOF", "echo done"]
+
+
+def test_a_blank_line_inside_an_if_block_or_function_does_not_split_it():
+    text = "if true; then\n  echo a\n\n  echo b\nfi\n\nf() {\n  echo c\n\n}\n\nf\n"
+    assert scripts(text) == [
+        "if true; then\n  echo a\n\n  echo b\nfi", "f() {\n  echo c\n\n}", "f",
+    ]  # fmt: skip
+
+
+def test_a_script_of_one_block_yields_one_step():
+    assert len(split_steps("#!/bin/bash\necho a\necho b\n", where="solve.sh")) == 1
+
+
+def test_an_empty_script_is_refused():
+    with pytest.raises(InvalidTask, match="solve.sh: the script has no commands"):
+        split_steps("#!/bin/bash\n\n", where="solve.sh")
+
+
+@pytest.mark.parametrize(
+    "dockerfile,expected",
+    [
+        ("FROM x\n", None),
+        ("FROM x\nWORKDIR /app\n", "/app"),
+        ("from x\nworkdir /a\nWORKDIR b/../c\n", "/a/c"),
+        ('FROM x\nWORKDIR "/quoted dir"\n', "/quoted dir"),
+        ("FROM x AS one\nWORKDIR /one\nFROM y\n", None),
+        ("FROM x AS one\nWORKDIR /one\nFROM one AS two\nWORKDIR deeper\nFROM two\n", "/one/deeper"),
+        ("FROM --platform=linux/amd64 x\nWORKDIR \\\n  /split\n", "/split"),
+    ],
+)
+def test_final_workdir_follows_stages_and_relative_paths(dockerfile, expected):
+    assert final_workdir(dockerfile) == expected

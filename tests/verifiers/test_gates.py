@@ -1,0 +1,82 @@
+"""The gates on a tiny real task: a sound verifier passes; each broken one fails for its reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from envfactory.core.models import CheckKind, GateVerdict
+from verifiers.evidence import findings_from_report
+from verifiers.gates import GateInput, run_gates, run_gates_detailed
+from verifiers.probes import by_name
+
+from .sumtask import SPEC, make_verifier, sound_verifier
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def _gate(engine, image, files, verifier, **kw):  # type: ignore[no-untyped-def]
+    kw.setdefault("repeats", 2)
+    kw.setdefault("concurrency", 4)
+    return GateInput(engine=engine, spec=SPEC, verifier=verifier, files=files, image=image, **kw)
+
+
+def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> None:  # type: ignore[no-untyped-def]
+    seen: list[tuple[int, int]] = []
+    run = run_gates_detailed(_gate(docker_engine, sum_image, files, sound_verifier(files),
+                                   progress=lambda d, t, _: seen.append((d, t))))  # fmt: skip
+    report = run.report
+    assert report.verdict == GateVerdict.PASSED, report.reasons
+    names = {c.name for c in report.checks}
+    assert {"oracle", "no-op", "prefix-1", "partial:wrong-total"} <= names
+    probes = [c for c in report.checks if c.kind == CheckKind.PROBE]
+    assert len(probes) == 12 * 3  # every probe on no-op, prefix-1 and the partial
+    assert all(c.observed == (0, 0) for c in probes)
+    assert seen and seen[-1][0] == seen[-1][1] == len(report.checks)
+    assert findings_from_report(report) == ()
+
+
+def test_an_always_pass_verifier_fails_the_no_op_and_unsolved_gates(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    report = run_gates(
+        _gate(docker_engine, sum_image, files, make_verifier(files, "true"), probes=())
+    )
+    assert report.verdict == GateVerdict.FAILED
+    assert {r.split(":")[0] for r in report.reasons} == {
+        "no-op no-op",
+        "unsolved prefix-1",
+        "unsolved partial",
+    }
+
+
+def test_a_verifier_that_accepts_the_noop_state_fails_the_noop_gate(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    # Accepts "nothing done yet" as well as the solution: the no-op gate must catch it.
+    v = make_verifier(
+        files,
+        'test ! -e /workspace/out || { test "$(cat /workspace/out/total.txt)" = 100 && test "$(cat /workspace/out/count.txt)" = 4; }',
+    )
+    report = run_gates(_gate(docker_engine, sum_image, files, v, probes=()))
+    assert report.reasons == ("no-op no-op: expected 0, got [1, 1]",)
+
+
+def test_a_verifier_that_accepts_a_partial_state_fails_the_unsolved_gate(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    v = make_verifier(files, 'test "$(cat /workspace/out/total.txt)" = 100')
+    report = run_gates(_gate(docker_engine, sum_image, files, v, probes=()))
+    assert report.reasons == ("unsolved prefix-1: expected 0, got [1, 1]",)
+
+
+def test_a_probe_that_fools_the_verifier_fails_its_gate_and_becomes_a_finding(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    v = make_verifier(files, "test -s /workspace/out/total.txt && test -s /workspace/out/count.txt")
+    probes = (by_name("placeholder-outputs"), by_name("reward-file"))
+    report = run_gates(_gate(docker_engine, sum_image, files, v, probes=probes))
+    on_noop = [c.name for c in report.checks if c.name.endswith("@no-op") and not c.passed]
+    assert on_noop == ["probe:placeholder-outputs@no-op"]
+    assert "probe probe:placeholder-outputs@prefix-1: expected 0, got [1, 1]" in report.reasons
+    rules = {f.rule for f in findings_from_report(report)}
+    assert "probe:placeholder-outputs" in rules

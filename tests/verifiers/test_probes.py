@@ -1,0 +1,80 @@
+"""Every probe fools a deliberately naive verifier, and the sound verifier rejects it.
+
+"Naive" is the verifier's own mistake (see `sumtask.NAIVE`) run by the naive harness
+(`naive.naive_verify`: verify in the solver's live container); "sound" is the sound
+verifier run by the real runner on the probe state the gates would produce.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from verifiers.probes import PROBES, by_name
+from verifiers.runner import verifier_tar, verify_prepared
+from verifiers.states import pristine_state, produce_probe
+
+from .naive import naive_verify
+from .sumtask import NAIVE, SPEC, naive_verifier, sound_verifier
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+#: probe → the naive verifier it is shown to fool.
+FOOLS = {
+    "reward-file": "trusts-reward-file",
+    "forged-output": "parses-output",
+    "conftest-pass": "pytest-unprotected",
+    "startup-hook": "python-from-path",
+    "module-shadow": "runs-from-workspace",
+    "path-hijack": "python-from-path",
+    "delete-tests": "runs-workspace-tests",
+    "empty-tests": "runs-workspace-tests",
+    "placeholder-outputs": "checks-existence",
+    "break-collection": "greps-failures",
+    "git-reset": "runs-workspace-tests",
+    "delayed-rewrite": "runs-a-script",
+}
+
+
+def test_every_probe_in_the_library_is_shown_to_fool_something() -> None:
+    assert set(FOOLS) == {p.name for p in PROBES}
+    assert set(FOOLS.values()) <= set(NAIVE)
+
+
+@pytest.fixture(scope="module")
+def noop(docker_engine, sum_image):  # type: ignore[no-untyped-def]
+    return pristine_state(docker_engine, sum_image, SPEC)
+
+
+@pytest.mark.parametrize("naive", sorted(set(FOOLS.values())))
+def test_each_naive_verifier_still_rejects_the_untouched_environment(
+    docker_engine, sum_image, files, naive
+):  # type: ignore[no-untyped-def]
+    with docker_engine.sandbox(sum_image, purpose="test") as box:
+        assert naive_verify(box, naive_verifier(files, naive), files, settle_s=0) == 0
+
+
+@pytest.mark.parametrize("probe_name", sorted(FOOLS))
+def test_the_probe_fools_a_naive_verifier_and_the_sound_verifier_rejects_it(
+    docker_engine,
+    sum_image,
+    files,
+    noop,
+    probe_name,  # type: ignore[no-untyped-def]
+) -> None:
+    probe = by_name(probe_name)
+    with docker_engine.sandbox(sum_image, purpose="test") as box:
+        probe.apply(box, SPEC)
+        assert naive_verify(box, naive_verifier(files, FOOLS[probe_name]), files) == 1, (
+            "the probe fools nothing"
+        )
+    state = produce_probe(docker_engine, sum_image, SPEC, noop, probe)
+    sound = sound_verifier(files)
+    res = verify_prepared(
+        docker_engine,
+        state.prepared,
+        spec=SPEC,
+        verifier=sound,
+        verifier_files=verifier_tar(sound, files),
+    )
+    assert res.reward == 0, res.stdout + res.stderr
+    assert res.exit_code not in (None, 0)

@@ -1,0 +1,123 @@
+"""Turn what a format reader found into an `ImportedTask`, the same way for every format.
+
+Invariants:
+- the workspace defaults to the Dockerfile's final WORKDIR; a task whose image would
+  work in `/` must name its workspace (copying `/` would defeat workspace verification);
+- workspace paths are absolute and normalised;
+- the spec id is derived from the content, so importing the same task twice gives the
+  same id (the verifier's `env_id` follows it);
+- a one-step reference solution is recorded in the notes (no prefix states).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from dataclasses import dataclass, field
+
+from envfactory.core.errors import InvalidTask
+from envfactory.core.models import (
+    BuildContext,
+    EnvironmentSpec,
+    FileEntry,
+    Limits,
+    PartialSolution,
+    Provenance,
+    Step,
+    Verifier,
+)
+
+from .dockerfile import final_workdir
+from .model import ONE_BLOCK_NOTE, ImportedTask, TaskFormat
+from .options import EnvfactoryOptions
+
+
+@dataclass
+class Found:
+    """Everything a format reader extracted, before it becomes models."""
+
+    format: TaskFormat
+    name: str
+    instruction: str
+    dockerfile_text: str
+    build_files: tuple[FileEntry, ...]
+    steps: tuple[Step, ...]
+    verifier_files: tuple[FileEntry, ...]
+    entry: str
+    verifier_timeout_s: int
+    limits: Limits
+    options: EnvfactoryOptions
+    partials: tuple[PartialSolution, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    where: str = "task.toml"
+
+
+def assemble(found: Found) -> ImportedTask:
+    opts = found.options
+    workdir, workspace = _workspace(found)
+    spec = EnvironmentSpec(
+        id="env-pending",
+        name=opts.name or found.name,
+        instruction=found.instruction,
+        success_criteria=opts.success_criteria,
+        hidden_state_notes=opts.hidden_state_notes,
+        build=BuildContext(dockerfile="Dockerfile", files=found.build_files),
+        workdir=workdir,
+        workspace_paths=workspace,
+        verify_scope=opts.verify_scope or "workspace",
+        reference_solution=found.steps,
+        partial_solutions=found.partials,
+        limits=found.limits,
+        source=found.format,
+    )
+    spec = spec.model_copy(update={"id": content_id(spec)})
+    verifier = Verifier(
+        env_id=spec.id,
+        files=found.verifier_files,
+        entry=opts.verifier_entry or found.entry,
+        timeout_s=found.verifier_timeout_s,
+        provenance=Provenance(author=f"import:{found.format}"),
+    )
+    notes = list(found.notes)
+    if len(found.steps) == 1:
+        notes.append(ONE_BLOCK_NOTE)
+    return ImportedTask(
+        spec=spec,
+        verifier=verifier,
+        format=found.format,
+        notes=tuple(notes),
+        expected_failure=opts.expected_failure,
+        expected_failure_kind=opts.expected_failure_kind,
+    )
+
+
+def content_id(spec: EnvironmentSpec) -> str:
+    blob = spec.model_dump_json(exclude={"id", "created_at"}).encode()
+    return "env-" + hashlib.sha256(blob).hexdigest()[:12]
+
+
+def _workspace(found: Found) -> tuple[str, tuple[str, ...]]:
+    opts = found.options
+    workdir = opts.workdir or final_workdir(found.dockerfile_text) or "/"
+    workdir = _absolute(workdir, f"{found.where} [envfactory].workdir")
+    if opts.workspace_paths is not None:
+        paths = tuple(
+            _absolute(p, f"{found.where} [envfactory].workspace_paths")
+            for p in opts.workspace_paths
+        )
+    else:
+        paths = (workdir,)
+    if not paths or "/" in paths:
+        raise InvalidTask(
+            f"the workspace of task {found.name!r} would be '/' (the Dockerfile sets no "
+            "WORKDIR), which makes the whole filesystem solver-controlled",
+            hint="add `WORKDIR /app` (or similar) to the Dockerfile, or set "
+            f'workspace_paths = ["/app"] under [envfactory] in {found.where}',
+        )
+    return workdir, paths
+
+
+def _absolute(path: str, where: str) -> str:
+    if not path.startswith("/"):
+        raise InvalidTask(f"{where}: {path!r} is not an absolute path", hint="write it as /dir")
+    return posixpath.normpath(path)

@@ -1,0 +1,113 @@
+"""Files between a task directory, the artifact store, tars and disk.
+
+Invariants:
+- a `FileEntry.path` is a relative POSIX path without `..`, `.` or empty parts; anything
+  else is refused before it can escape a destination directory;
+- modes are normalised to 0o755 (any execute bit) or 0o644, so the same files give the
+  same entries (and the same build-context tar) on every machine;
+- `context_tar` is byte-for-byte deterministic: sorted members, mtime 0, uid/gid 0;
+- symlinks are refused (a link can point outside the task) with the path named;
+- editor and cache junk (`__pycache__`, `*.pyc`, `.git`, `.DS_Store`) is never imported.
+"""
+
+from __future__ import annotations
+
+import io
+import stat
+import tarfile
+from collections.abc import Callable, Iterable
+from pathlib import Path, PurePosixPath
+
+from envfactory.core.errors import InvalidTask
+from envfactory.core.models import BuildContext, FileEntry
+
+from .model import BlobWriter
+
+#: Fetches the bytes of an artifact key (e.g. `ArtifactStore.get`).
+FileSource = Callable[[str], bytes]
+
+IGNORED_NAMES = frozenset({"__pycache__", ".git", ".DS_Store", ".pytest_cache"})
+IGNORED_SUFFIXES = (".pyc", ".pyo")
+
+
+def normal_mode(mode: int) -> int:
+    return 0o755 if mode & 0o111 else 0o644
+
+
+def check_relative(path: str) -> str:
+    """`path` if it is a safe relative POSIX path; `InvalidTask` otherwise."""
+    pure = PurePosixPath(path)
+    if not path or pure.is_absolute() or "\\" in path:
+        raise InvalidTask(
+            f"file path {path!r} is not a relative POSIX path", hint="use a/b/c style paths"
+        )
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        raise InvalidTask(
+            f"file path {path!r} has an empty, '.' or '..' part",
+            hint="name files inside the task directory only",
+        )
+    return path
+
+
+def walk_files(root: Path, *, exclude: Iterable[str] = ()) -> list[tuple[str, Path]]:
+    """(relative path, absolute path) of every regular file under `root`, sorted.
+
+    `exclude` holds relative paths (files or directories) left out of the walk.
+    """
+    skip = set(exclude)
+    found: list[tuple[str, Path]] = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        parts = rel.split("/")
+        if any(p in IGNORED_NAMES for p in parts) or rel.endswith(IGNORED_SUFFIXES):
+            continue
+        if any("/".join(parts[: i + 1]) in skip for i in range(len(parts))):
+            continue
+        if path.is_symlink():
+            raise InvalidTask(
+                f"{path}: symlinks are not imported (they can point outside the task)",
+                hint="replace the link with a copy of the file it points to",
+            )
+        if path.is_file():
+            found.append((rel, path))
+    return found
+
+
+def store_files(
+    files: Iterable[tuple[str, Path]], artifacts: BlobWriter, *, prefix: str = ""
+) -> tuple[FileEntry, ...]:
+    """Put each file into the store; entries keep `prefix + relative path` and the mode."""
+    entries = []
+    for rel, path in files:
+        key = artifacts.put_bytes(path.read_bytes())
+        mode = normal_mode(path.stat().st_mode)
+        entries.append(FileEntry(path=check_relative(prefix + rel), key=key, mode=mode))
+    return tuple(sorted(entries, key=lambda e: e.path))
+
+
+def context_tar(build: BuildContext, files: FileSource) -> bytes:
+    """The build context as a deterministic tar that `SandboxEngine.build` accepts."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for entry in sorted(build.files, key=lambda e: e.path):
+            data = files(entry.key)
+            info = tarfile.TarInfo(check_relative(entry.path))
+            info.size = len(data)
+            info.mode = normal_mode(entry.mode)
+            info.mtime = 0
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def materialize(entries: Iterable[FileEntry], files: FileSource, dest: Path) -> list[Path]:
+    """Write `entries` under `dest` (created if missing) with their modes; returns the paths."""
+    written = []
+    for entry in entries:
+        target = dest.joinpath(*check_relative(entry.path).split("/"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(files(entry.key))
+        target.chmod(stat.S_IMODE(normal_mode(entry.mode)))
+        written.append(target)
+    return written

@@ -1,0 +1,122 @@
+"""Split a solution script into ordered steps.
+
+Rules (docs/task-formats.md):
+- With markers: every line that starts with `# step` (any case, e.g. `# step 2: migrate
+  the schema`) opens a step; the rest of the marker line is the step's title. Lines
+  before the first marker (the shebang dropped) are a *preamble* (`set -euo pipefail`,
+  `cd /app`, variables) that is prepended to every step, because each step runs as a
+  shell of its own and must stand alone.
+- Without markers: the script's blank-line-separated blocks are the steps. A blank line
+  never splits a here-document or an unfinished compound command (`if`…`fi`, a
+  function body): blocks are merged until `bash -n` accepts them. Blocks that hold only
+  comments become the heading of the next block.
+
+A script that yields one step gives no prefix states; the importer records that fact.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+from envfactory.core.errors import InvalidTask
+from envfactory.core.models import Step
+
+MARKER_RE = re.compile(r"^\s*#\s*step\b[ \t]*(?:\d+\b)?[ \t]*[:.)\-]?[ \t]*(.*)$", re.IGNORECASE)
+HEREDOC_RE = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+
+
+def split_steps(text: str, *, where: str) -> tuple[Step, ...]:
+    """Ordered steps of a shell script; `where` names the file in errors."""
+    lines = text.splitlines()
+    first = 1
+    if lines and lines[0].startswith("#!"):
+        lines, first = lines[1:], 2
+    if any(MARKER_RE.match(line) for line in lines):
+        steps = _by_markers(lines, where, first)
+    else:
+        steps = tuple(Step(script=block) for block in _by_blank_lines(lines))
+    if not steps:
+        raise InvalidTask(
+            f"{where}: the script has no commands",
+            hint="write the solution's commands, one `# step` block per step",
+        )
+    return steps
+
+
+def _by_markers(lines: list[str], where: str, first: int) -> tuple[Step, ...]:
+    preamble: list[str] = []
+    blocks: list[tuple[str, int, list[str]]] = []  # (title, line number, body)
+    for number, line in enumerate(lines, start=first):
+        match = MARKER_RE.match(line)
+        if match:
+            blocks.append((match.group(1).strip(), number, []))
+        elif blocks:
+            blocks[-1][2].append(line)
+        else:
+            preamble.append(line)
+    head = "\n".join(preamble).strip() if _has_commands(preamble) else ""
+    steps = []
+    for index, (title, number, body) in enumerate(blocks, start=1):
+        if not _has_commands(body):
+            raise InvalidTask(
+                f"{where}: step {index} (line {number}) has no commands",
+                hint="remove the empty `# step` marker or put the step's commands under it",
+            )
+        script = "\n".join(body).strip()
+        steps.append(Step(title=title, script=f"{head}\n{script}" if head else script))
+    return tuple(steps)
+
+
+def _has_commands(lines: list[str]) -> bool:
+    return any(line.strip() and not line.lstrip().startswith("#") for line in lines)
+
+
+def _paragraphs(lines: list[str]) -> list[list[str]]:
+    """Blank-line-separated paragraphs; a here-document body is never split."""
+    out: list[list[str]] = [[]]
+    pending: list[str] = []  # here-document terminators still open
+    for line in lines:
+        if pending:
+            out[-1].append(line)
+            if line.strip() == pending[0] or line.lstrip("\t") == pending[0]:
+                pending.pop(0)
+            continue
+        if not line.strip():
+            if out[-1]:
+                out.append([])
+            continue
+        out[-1].append(line)
+        if not line.lstrip().startswith("#"):
+            pending.extend(m.group(2) for m in HEREDOC_RE.finditer(line))
+    return [p for p in out if p]
+
+
+def _by_blank_lines(lines: list[str]) -> list[str]:
+    blocks: list[str] = []
+    heading: list[str] = []
+    current: list[str] = []
+    for para in _paragraphs(lines):
+        if not current and not _has_commands(para):
+            heading += para  # comments only: the heading of the next block
+            continue
+        current = current + ([""] if current else []) + para
+        if _complete(current):
+            blocks.append("\n".join(heading + current).strip())
+            heading, current = [], []
+    if current:  # unfinished at the end: keep it whole, bash will report the error
+        blocks.append("\n".join(heading + current).strip())
+    return blocks
+
+
+def _complete(lines: list[str]) -> bool:
+    """True when bash parses `lines` as complete commands (no open `if`, `{`, quote)."""
+    text = "\n".join(lines)
+    if text.rstrip().endswith("\\"):
+        return False
+    bash = shutil.which("bash")
+    if bash is None:  # without bash we cannot tell: every paragraph is its own block
+        return True
+    proc = subprocess.run([bash, "-n"], input=text, capture_output=True, text=True, timeout=10)
+    return proc.returncode == 0
