@@ -61,6 +61,15 @@ class RealServices:
     artifacts: ArtifactStore
     engine: SandboxEngine
     models: ModelSource
+    #: the engine agent roles use (research, judges, red team, verifier writer): its own
+    #: pool, so agents holding sandboxes can never starve the gates of theirs (and the
+    #: agents queue runs at most pool_size // 2 at once, since research nests a second
+    #: container inside its builder's lifetime)
+    agent_engine: SandboxEngine | None = None
+
+    @property
+    def agents_engine(self) -> SandboxEngine:
+        return self.agent_engine or self.engine
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -96,12 +105,13 @@ class RealServices:
         seed = self.store.seeds.get(inp.seed_id)  # NotFound is terminal: a clear failure
         # The builder is a workbench (the agent writes the build context there); the
         # environment's own base is whatever its Dockerfile says. Always the python base.
-        builder = self.engine.start(self.engine.ensure_base_image("python"), purpose="research",
-                                    network=True)  # fmt: skip
+        engine = self.agents_engine
+        builder = engine.start(engine.ensure_base_image("python"), purpose="research",
+                               network=True)  # fmt: skip
         try:
             result = asyncio.run(run_research(
                 ResearchInput(seed=seed), rt=self._rt(AgentRole.RESEARCH, seed),
-                builder=builder, engine=self.engine,
+                builder=builder, engine=engine,
             ))  # fmt: skip
         finally:
             builder.remove()
@@ -128,7 +138,7 @@ class RealServices:
         spec = self._spec(inp.env_id)
         role = AgentRole.JUDGE if inp.kind == "judge" else AgentRole.RED_TEAM
         rt = self._rt(role, self._seed_of(spec))
-        box = self.engine.start(self._image(spec), limits=spec.limits, purpose=inp.kind)
+        box = self.agents_engine.start(self._image(spec), limits=spec.limits, purpose=inp.kind)
         try:
             if role == AgentRole.JUDGE:
                 res = asyncio.run(run_judge(JudgeInput.from_spec(spec), rt=rt, sandbox=box))
@@ -157,7 +167,8 @@ class RealServices:
                     writer_in.success_criteria + "\n\nThe previous verifier failed its gates:\n- "
                     + "\n- ".join(inp.gate_reasons))})  # fmt: skip
         writer_in = writer_in.model_copy(update={"version": version})
-        box = self.engine.start(self._image(spec), limits=spec.limits, purpose="verifier-writer")
+        box = self.agents_engine.start(self._image(spec), limits=spec.limits,
+                                       purpose="verifier-writer")
         try:
             rt = self._rt(AgentRole.VERIFIER, self._seed_of(spec))
             res = asyncio.run(run_verifier_writer(writer_in, rt=rt, sandbox=box))
@@ -277,8 +288,9 @@ class RealServices:
         return problems
 
 
-def build_services(settings: Settings, engine: SandboxEngine, models: ModelSource) -> RealServices:
+def build_services(settings: Settings, engine: SandboxEngine, models: ModelSource,
+                   agent_engine: SandboxEngine | None = None) -> RealServices:
     """The worker edge: open the stores (migrating the embedded default)."""
     return RealServices(settings=settings, store=Store.from_settings(settings),
                         artifacts=ArtifactStore.from_settings(settings), engine=engine,
-                        models=models)  # fmt: skip
+                        models=models, agent_engine=agent_engine)  # fmt: skip
