@@ -101,7 +101,8 @@ def test_a_solvable_seed_runs_every_box_in_order_and_is_published(harness):
     assert result.solve_rate == 0.5
     order = [c["call"] for c in h.services.calls()]
     assert order == [
-        "research", "build", "set_status", "run_agent", "run_agent", "run_agent",  # 2 judges, 1 red team
+        "research", "build", "build_cleanup", "set_status",
+        "run_agent", "run_agent", "run_agent",  # 2 judges, 1 red team
         "synthesize_verifier", "run_gates", "score", "mine", "publish",
     ]  # fmt: skip
     assert status.stage == "done" and status.outcome == "published"
