@@ -61,6 +61,15 @@ class RealServices:
     artifacts: ArtifactStore
     engine: SandboxEngine
     models: ModelSource
+    #: the engine agent roles use (research, judges, red team, verifier writer): its own
+    #: pool, so agents holding sandboxes can never starve the gates of theirs (and the
+    #: agents queue runs at most pool_size // 2 at once, since research nests a second
+    #: container inside its builder's lifetime)
+    agent_engine: SandboxEngine | None = None
+
+    @property
+    def agents_engine(self) -> SandboxEngine:
+        return self.agent_engine or self.engine
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -94,12 +103,15 @@ class RealServices:
 
     def _research(self, inp: t.ResearchInput) -> EnvironmentSpec:
         seed = self.store.seeds.get(inp.seed_id)  # NotFound is terminal: a clear failure
-        base = self.engine.ensure_base_image(seed.constraints.base_image)
-        builder = self.engine.start(base, purpose="research", network=True)
+        # The builder is a workbench (the agent writes the build context there); the
+        # environment's own base is whatever its Dockerfile says. Always the python base.
+        engine = self.agents_engine
+        builder = engine.start(engine.ensure_base_image("python"), purpose="research",
+                               network=True)  # fmt: skip
         try:
             result = asyncio.run(run_research(
                 ResearchInput(seed=seed), rt=self._rt(AgentRole.RESEARCH, seed),
-                builder=builder, engine=self.engine,
+                builder=builder, engine=engine,
             ))  # fmt: skip
         finally:
             builder.remove()
@@ -126,7 +138,7 @@ class RealServices:
         spec = self._spec(inp.env_id)
         role = AgentRole.JUDGE if inp.kind == "judge" else AgentRole.RED_TEAM
         rt = self._rt(role, self._seed_of(spec))
-        box = self.engine.start(self._image(spec), limits=spec.limits, purpose=inp.kind)
+        box = self.agents_engine.start(self._image(spec), limits=spec.limits, purpose=inp.kind)
         try:
             if role == AgentRole.JUDGE:
                 res = asyncio.run(run_judge(JudgeInput.from_spec(spec), rt=rt, sandbox=box))
@@ -155,7 +167,8 @@ class RealServices:
                     writer_in.success_criteria + "\n\nThe previous verifier failed its gates:\n- "
                     + "\n- ".join(inp.gate_reasons))})  # fmt: skip
         writer_in = writer_in.model_copy(update={"version": version})
-        box = self.engine.start(self._image(spec), limits=spec.limits, purpose="verifier-writer")
+        box = self.agents_engine.start(self._image(spec), limits=spec.limits,
+                                       purpose="verifier-writer")
         try:
             rt = self._rt(AgentRole.VERIFIER, self._seed_of(spec))
             res = asyncio.run(run_verifier_writer(writer_in, rt=rt, sandbox=box))
@@ -177,7 +190,7 @@ class RealServices:
         report = run_gates(GateInput(
             engine=self.engine, spec=spec, verifier=verifier, files=self.artifacts.get,
             image=self._image(spec), repeats=inp.repeats, regressions=self._regressions(spec.id),
-            concurrency=self.settings.sandbox.pool_size, commit_probe_states=True,
+            concurrency=self.settings.sandbox.pool_size,
         ))  # fmt: skip
         report_id = self.store.gate_reports.add(report)
         probes = tuple(c.name for c in report.checks if c.kind == CheckKind.PROBE and not c.passed)
@@ -275,8 +288,9 @@ class RealServices:
         return problems
 
 
-def build_services(settings: Settings, engine: SandboxEngine, models: ModelSource) -> RealServices:
+def build_services(settings: Settings, engine: SandboxEngine, models: ModelSource,
+                   agent_engine: SandboxEngine | None = None) -> RealServices:
     """The worker edge: open the stores (migrating the embedded default)."""
     return RealServices(settings=settings, store=Store.from_settings(settings),
                         artifacts=ArtifactStore.from_settings(settings), engine=engine,
-                        models=models)  # fmt: skip
+                        models=models, agent_engine=agent_engine)  # fmt: skip

@@ -40,8 +40,12 @@ def build_workers(
     queues: Sequence[str] | None = None,
     *,
     max_concurrent_activities: int = 8,
+    max_concurrent_agents: int | None = None,
 ) -> list[Worker]:
-    """One `Worker` per queue asked for (default: both), sharing one activity object."""
+    """One `Worker` per queue asked for (default: both), sharing one activity object.
+
+    `max_concurrent_agents` bounds the agents queue separately: an agent activity holds
+    sandboxes for minutes (research two at once), so it must stay within the pool."""
     wanted = list(queues or (config.task_queue_agents, config.task_queue_sandbox))
     unknown = set(wanted) - {config.task_queue_agents, config.task_queue_sandbox}
     if unknown:
@@ -57,7 +61,8 @@ def build_workers(
                 task_queue=queue,
                 workflows=WORKFLOWS if agents else [],
                 activities=activities.activities(names),
-                max_concurrent_activities=max_concurrent_activities,
+                max_concurrent_activities=(max_concurrent_agents or max_concurrent_activities)
+                if agents else max_concurrent_activities,
                 graceful_shutdown_timeout=timedelta(seconds=10),
             )
         )
@@ -105,7 +110,8 @@ async def serve(
     """The worker main: connect, poll the queues asked for, shut down on `stop`."""
     client = await connect_with_retry(settings.temporal, target)
     activities = PipelineActivities(services, max_threads=max(4, settings.sandbox.pool_size * 4))
-    workers = build_workers(client, activities, pipeline_config(settings), queues)
+    workers = build_workers(client, activities, pipeline_config(settings), queues,
+                            max_concurrent_agents=max(1, settings.sandbox.pool_size // 2))  # fmt: skip
     try:
         async with contextlib.AsyncExitStack() as stack:
             for worker in workers:

@@ -16,6 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -108,19 +111,20 @@ async def run_pipelines(settings: Settings, services: Any, seeds: list[tuple[str
     client = clients[0]
     handles = [await astart_synthesis(client, seed.id, pipeline_config(settings)) for _, seed in seeds]
     decided: set[str] = set()
+    shown = _Shown(console)
     try:
-        with Live(console=console, refresh_per_second=2, transient=False) as live:
+        with shown:
             while True:
                 states = [await status(client, h.id) for h in handles]
                 running = [(await h.describe()).status == WorkflowExecutionStatus.RUNNING
                            for h in handles]  # fmt: skip
-                live.update(Group(*(render(h.id, s) for h, s in zip(handles, states, strict=True))))
+                shown.update([h.id for h in handles], states)
                 for h, s in zip(handles, states, strict=True):
                     if s.stage == "awaiting-review" and set(s.open_review_items) - decided:
-                        live.stop()
+                        shown.pause()
                         await decide_open(client, services, h.id, s, console)
                         decided |= set(s.open_review_items)
-                        live.start()
+                        shown.resume()
                 if not any(running):
                     break
                 await asyncio.sleep(1)
@@ -128,6 +132,41 @@ async def run_pipelines(settings: Settings, services: Any, seeds: list[tuple[str
     finally:
         stop.set()
         await worker
+
+
+class _Shown:
+    """Live status panels on a terminal; plain new history lines anywhere else (logs, CI)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.live = Live(console=console, refresh_per_second=2) if console.is_terminal else None
+        self.printed: dict[str, int] = {}
+
+    def __enter__(self) -> _Shown:
+        if self.live:
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live:
+            self.live.stop()
+
+    def pause(self) -> None:
+        if self.live:
+            self.live.stop()
+
+    def resume(self) -> None:
+        if self.live:
+            self.live.start()
+
+    def update(self, ids: list[str], states: list[Any]) -> None:
+        if self.live:
+            self.live.update(Group(*(render(i, s) for i, s in zip(ids, states, strict=True))))
+            return
+        for wid, s in zip(ids, states, strict=True):
+            for line in s.history[self.printed.get(wid, 0):]:
+                self.console.print(f"{wid}: {line}")
+            self.printed[wid] = len(s.history)
 
 
 async def _result(handle: Any, status: Any) -> Any:
@@ -177,20 +216,22 @@ def maybe_train(settings: Settings, pack: Path | None, console: Console) -> None
     if pack is None:
         console.print("trainer: no pack to train on; skipping")
         return
-    if importlib.util.find_spec("envfactory.trainer") is None:
+    if importlib.util.find_spec("torch") is None:  # the trainer extra brings torch
         console.print("trainer: the `trainer` extra is not installed (pip install -e '.[trainer]'); skipping")
         return
+    cmd = [str(Path(sys.executable).parent / "envfactory"), "train", "--pack", str(pack),
+           "--model", "tiny", "--steps", "5", "--out", str(settings.home / "train-demo"), "--json"]  # fmt: skip
+    console.print(f"trainer: {' '.join(cmd[1:])}")
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        console.print(f"[red]trainer failed[/] (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
+        return
     try:
-        from envfactory.cli import train  # the trainer branch's CLI
-    except ImportError as exc:
-        console.print(f"trainer: envfactory.cli.train is not available ({exc}); skipping")
+        plot = json.loads(done.stdout[done.stdout.index("{"):])["plot"]
+    except (ValueError, KeyError, IndexError):
+        console.print(f"trainer: finished, but printed no plot path: {done.stdout[-500:]}")
         return
-    run = getattr(train, "demo_run", None)
-    if run is None:
-        console.print("trainer: envfactory.cli.train has no demo_run(settings, pack); skipping")
-        return
-    plot = run(settings, pack)
-    console.print(f"trainer: short SAO run done; plot at {plot}")
+    console.print(f"trainer: short SAO run on the demo pack done; plot at {plot}")
 
 
 def demo(

@@ -55,7 +55,9 @@ def make_services(settings: Settings, scripts: tuple[Path, ...] = DEFAULT_SCRIPT
     book = ScriptBook((Path(packaged.__file__).parent, *scripts))
     names = {**example_aliases(settings), **(aliases or {})}
     models = ModelSource(settings.agents, keys, book, names)
-    return build_services(settings, engine or DockerEngine(settings.sandbox), models)
+    engine = engine or DockerEngine(settings.sandbox)
+    agent_engine = DockerEngine(settings.sandbox, run_id=getattr(engine, "run_id", None))
+    return build_services(settings, engine, models, agent_engine)
 
 
 def stop_on_signals(stop: asyncio.Event) -> None:

@@ -45,6 +45,19 @@ def _wait_for(path_glob: str, root: Path, timeout: float = 60) -> Path:
     raise AssertionError(f"{path_glob} never appeared under {root}")
 
 
+def _wait_until_only_judge_1_is_pending(loop, handle, timeout: float = 60) -> None:
+    """The other agents completed (in history) before the kill: they must not run again."""
+
+    async def pending() -> list[str]:
+        desc = await handle.describe()
+        return [p.activity_type.name for p in desc.raw_description.pending_activities]
+
+    deadline = time.monotonic() + timeout
+    while loop.run(pending()) != ["run_agent"]:
+        assert time.monotonic() < deadline, "the other agents never completed"
+        time.sleep(0.1)
+
+
 def test_a_worker_killed_mid_judge_is_replaced_and_nothing_is_lost_or_duplicated(
     temporal_env, loop, tmp_path, queues
 ):
@@ -61,6 +74,7 @@ def test_a_worker_killed_mid_judge_is_replaced_and_nothing_is_lost_or_duplicated
             id="synthesize-seed-kill", task_queue=queues[0],
         ))  # fmt: skip
         _wait_for(f"started-judge-1-{first.pid}", tmp_path)
+        _wait_until_only_judge_1_is_pending(loop, handle)
         os.kill(first.pid, signal.SIGKILL)
         first.wait(10)
         second = _spawn(address, tmp_path, queues)

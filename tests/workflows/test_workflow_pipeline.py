@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import uuid
 from pathlib import Path
 
@@ -30,8 +31,9 @@ pytestmark = pytest.mark.temporal
 
 
 def _config(queues: tuple[str, str], **kw: object) -> PipelineConfig:
+    defaults: dict[str, object] = {"heartbeat_timeout_s": 5, "max_attempts": 3}
     return PipelineConfig(task_queue_agents=queues[0], task_queue_sandbox=queues[1],
-                          heartbeat_timeout_s=5, max_attempts=3, **kw)  # fmt: skip
+                          **{**defaults, **kw})  # fmt: skip
 
 
 class Harness:
@@ -99,7 +101,8 @@ def test_a_solvable_seed_runs_every_box_in_order_and_is_published(harness):
     assert result.solve_rate == 0.5
     order = [c["call"] for c in h.services.calls()]
     assert order == [
-        "research", "build", "set_status", "run_agent", "run_agent", "run_agent",  # 2 judges, 1 red team
+        "research", "build", "build_cleanup", "set_status",
+        "run_agent", "run_agent", "run_agent",  # 2 judges, 1 red team
         "synthesize_verifier", "run_gates", "score", "mine", "publish",
     ]  # fmt: skip
     assert status.stage == "done" and status.outcome == "published"
@@ -278,3 +281,29 @@ def test_when_every_judge_crashes_the_pipeline_fails_loudly_instead_of_calling_i
     assert "the Docker daemon went away" in info.value.cause.message
     assert h.services.calls("synthesize_verifier") == []
     assert [c["status"] for c in h.services.calls("set_status")] == ["built", "rejected"]
+
+
+def test_a_box_longer_than_its_heartbeat_timeout_still_completes_first_time(harness):
+    """The activity layer heartbeats for the whole call, cleanup included."""
+    with harness(Scenario(slow_build_s=3, slow_cleanup_s=3), heartbeat_timeout_s=2) as h:
+        result = h.result(h.start("seed-slow"))
+    assert result.outcome == "published"
+    assert len(h.services.calls("build")) == 1 and len(h.services.calls("build_cleanup")) == 1
+
+
+def test_a_cancelled_pipeline_waits_for_the_running_box_to_finish_its_cleanup(harness):
+    with harness(Scenario(slow_build_s=2, slow_cleanup_s=3), heartbeat_timeout_s=2) as h:
+        handle = h.start("seed-cancel")
+        h.wait_for_stage(handle, "build")
+        time.sleep(0.5)  # the build is running
+        h.loop.run(handle.cancel())
+        with pytest.raises(WorkflowFailureError) as info:
+            h.result(handle)
+        history = h.loop.run(handle.fetch_history())
+        cleanup = h.services.calls("build_cleanup")
+    assert "cancel" in str(info.value.cause).lower()
+    assert len(cleanup) == 1  # the cleanup ran to its end, once
+    kinds = [e.WhichOneof("attributes") for e in history.events]
+    assert "activity_task_canceled_event_attributes" in kinds or (
+        "activity_task_completed_event_attributes" in kinds
+    )

@@ -52,6 +52,8 @@ class Scenario(BaseModel):
     blocking_judges: list[int] = []
     failing_envs: list[str] = []  # environments whose gates always fail (no-op accepted)
     crashing_judges: list[int] = []  # judges whose attempt always raises (infrastructure)
+    slow_build_s: float = 0.0  # the build blocks this long (no heartbeats of its own)...
+    slow_cleanup_s: float = 0.0  # ...then its `finally` cleanup takes this long
 
 
 class FileServices:
@@ -102,6 +104,11 @@ class FileServices:
 
     def build(self, inp: EnvInput) -> BuiltEnv:
         self._call("build", env=inp.env_id)
+        try:
+            time.sleep(self.scenario.slow_build_s)
+        finally:  # like removing a container: must finish even when the activity is cancelled
+            time.sleep(self.scenario.slow_cleanup_s)
+            self._call("build_cleanup", env=inp.env_id)
         return BuiltEnv(env_id=inp.env_id, image="sha256:" + "0" * 64)
 
     def run_agent(self, inp: AgentInput) -> TrajectoryRef:
