@@ -20,11 +20,15 @@ bench.py     `python -m envfactory.packs.bench TASK`: episode cost, phase by pha
 """
 
 from .export import ExportItem, export_pack, guard
+from .runtime import Episode, Pack, PackEnv
 from .safety import PackLimits
 from .verify import VerifiedPack, open_verified, verify_pack
 
 __all__ = [
+    "Episode",
     "ExportItem",
+    "Pack",
+    "PackEnv",
     "PackLimits",
     "VerifiedPack",
     "export_pack",

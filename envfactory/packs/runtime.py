@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import shutil
 import tempfile
 import threading
@@ -288,13 +289,15 @@ class Pack:
         self.manifest = manifest
         self.environments = envs
         self._scratch = scratch
+        self._turn = itertools.count()
+        self._turn_lock = threading.Lock()
 
     @classmethod
     def open(
         cls,
         path: str | Path,
         *,
-        engine: SandboxEngine,
+        engine: SandboxEngine | None = None,
         limits: PackLimits | None = None,
         reward_fn: RewardFn | None = None,
         capture: Capture | None = None,
@@ -302,6 +305,10 @@ class Pack:
         scratch_dir: Path | None = None,
     ) -> Pack:
         path = Path(path)
+        if engine is None:  # a caller without settings (a trainer CLI) gets the local engine
+            from sandboxes import DockerEngine
+
+            engine = DockerEngine()
         scratch = (
             None
             if path.is_dir()
@@ -325,6 +332,16 @@ class Pack:
                 shutil.rmtree(scratch, ignore_errors=True)
             raise
         return cls(verified.manifest, envs, scratch)
+
+    def reset(self, *, run_id: str | None = None) -> Episode:
+        """An episode of the pack's next environment, round-robin: a trainer that only
+        calls `pack.reset()` samples every environment in turn."""
+        with self._turn_lock:
+            i = next(self._turn) % len(self.environments)
+        return self.environments[i].reset(run_id=run_id)
+
+    async def areset(self, *, run_id: str | None = None) -> Episode:
+        return await asyncio.to_thread(self.reset, run_id=run_id)
 
     def environment(self, env_id: str) -> PackEnv:
         for env in self.environments:

@@ -111,3 +111,14 @@ def test_closing_a_pack_removes_the_extracted_copy(pack_path):
     assert scratch is not None and (scratch / "pack.json").is_file()
     pack.close()
     assert not scratch.exists()
+
+
+def test_a_pack_level_reset_takes_each_environment_in_turn(pack_path):
+    """The trainer's adapter only calls `pack.reset()`: every environment must get episodes."""
+    engine = FakeEngine()
+    with _open(pack_path, engine) as pack:
+        env_ids = []
+        for _ in range(4):
+            with pack.reset() as ep:
+                env_ids.append(ep.env.env_id)
+    assert env_ids == ["env-a", "env-b", "env-a", "env-b"]
