@@ -11,7 +11,8 @@ Part 2, policy lag: the rollout engine is fed weights ``k`` policy versions old
 the last third of the run, the mean fraction of action tokens masked (DIS window) or
 clipped (PPO), and the mean pre-clip policy gradient norm.
 
-Run: ``python benchmarks/sao_vs_grpo.py`` (``--quick`` for a smoke run).
+Run: ``python benchmarks/sao_vs_grpo.py`` (``--quick`` for a smoke run, ``--seeds 3`` to
+average the lag sweep over seeds: single-seed RL curves on this task are noisy).
 """
 
 from __future__ import annotations
@@ -98,15 +99,29 @@ def _summary(history: list[StepMetrics]) -> dict[str, float]:
     }
 
 
-def lag_sweep(steps: int, batch: int, lags: list[int]) -> dict[str, dict[int, dict[str, float]]]:
+def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {key: sum(r[key] for r in rows) / len(rows) for key in rows[0]}
+
+
+def lag_sweep(
+    steps: int, batch: int, lags: list[int], seeds: int
+) -> dict[str, dict[int, dict[str, float]]]:
     results: dict[str, dict[int, dict[str, float]]] = {}
     for algorithm in ("sao", "grpo", "pg"):
         results[algorithm] = {}
         for k in lags:
-            config = _config(
-                algorithm, batch_size=batch, rollout_workers=1, sync_lag=k, max_staleness=k + 4
-            )
-            results[algorithm][k] = _summary(_trainer(config).run(steps))
+            rows = []
+            for seed in range(seeds):
+                config = _config(
+                    algorithm,
+                    batch_size=batch,
+                    rollout_workers=1,
+                    sync_lag=k,
+                    max_staleness=k + 4,
+                    seed=seed,
+                )
+                rows.append(_summary(_trainer(config).run(steps)))
+            results[algorithm][k] = _mean(rows)
             print(f"  lag run done: {algorithm} k={k}", file=sys.stderr, flush=True)
     return results
 
@@ -153,6 +168,7 @@ def main() -> None:
     parser.add_argument("--throughput-steps", type=int, default=30)
     parser.add_argument("--lag-steps", type=int, default=80)
     parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--seeds", type=int, default=1, help="lag-sweep seeds to average")
     args = parser.parse_args()
     limit_cpu_threads(1)
     tp_steps, lag_steps, batch = (
@@ -168,8 +184,11 @@ def main() -> None:
         print(
             f"{name:<6}{r['produced_per_s']:>12.1f}{r['trained_per_s']:>12.1f}{r['idle_fraction']:>8.2f}{r['wall_s']:>9.1f}"
         )
-    lag = lag_sweep(lag_steps, batch, [0, 1, 2, 4])
-    print(f"\npolicy lag: {lag_steps} steps, batch {batch}; reward = mean of the last third")
+    lag = lag_sweep(lag_steps, batch, [0, 1, 2, 4], args.seeds)
+    print(
+        f"\npolicy lag: {lag_steps} steps, batch {batch}, {args.seeds} seed(s); "
+        "reward = mean of the last third"
+    )
     print(f"{'algo':<6}{'k':>3}{'reward':>9}{'masked':>9}{'grad':>9}{'stale':>8}")
     for name, by_k in lag.items():
         for k, r in by_k.items():
