@@ -96,3 +96,35 @@ def test_full_state_gates_replay_each_state_and_fail_closed_on_tamper(
     assert any("tamper" in e and "reward is 0" in e for e in hijack.evidence)
     oracle = next(c for c in report.checks if c.name == "oracle")
     assert oracle.tamper == () and oracle.observed == (1,)
+
+
+def test_a_stored_shortcut_state_is_a_regression_check(docker_engine, sum_image, files) -> None:  # type: ignore[no-untyped-def]
+    from envfactory.core.models import StateKind
+
+    with docker_engine.sandbox(sum_image, purpose="test") as box:
+        box.exec(
+            "mkdir -p out && echo 7 > out/total.txt && echo 7 > out/count.txt", workdir="/workspace"
+        )
+        shortcut = box.snapshot(StateKind.REGRESSION, label="placeholders")
+    try:
+        weak = make_verifier(
+            files, "test -s /workspace/out/total.txt && test -s /workspace/out/count.txt"
+        )
+        failing = run_gates(
+            _gate(docker_engine, sum_image, files, weak, probes=(), regressions=(shortcut,))
+        )
+        assert "regression regression:placeholders: expected 0, got [1, 1]" in failing.reasons
+        assert [f.rule for f in findings_from_report(failing)] == ["regression"]
+        sound = run_gates(
+            _gate(
+                docker_engine,
+                sum_image,
+                files,
+                sound_verifier(files),
+                probes=(),
+                regressions=(shortcut,),
+            )
+        )
+        assert sound.verdict == GateVerdict.PASSED, sound.reasons
+    finally:
+        docker_engine.remove_image(shortcut.image)
