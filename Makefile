@@ -3,8 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 EXTRAS ?= dev,trainer
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)-$(subst $(comma),_,$(EXTRAS))
 comma  := ,
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)-$(subst $(comma),_,$(EXTRAS))
 
 .PHONY: install test demo lint clean
 
@@ -17,7 +17,12 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
+# PostgreSQL tests need ENVFACTORY_TEST_POSTGRES_URL; when unset, start a throwaway local
+# cluster (scripts/start-postgres.sh installs Debian's postgresql if it is missing).
 test: $(STAMP)
+	@if [ -z "$$ENVFACTORY_TEST_POSTGRES_URL" ]; then \
+	  eval "$$(bash scripts/start-postgres.sh)" || echo "no PostgreSQL: postgres tests will be skipped"; \
+	fi; \
 	$(BIN)/python -m pytest -m "not gpu" $(PYTEST_ARGS)
 
 lint: $(STAMP)

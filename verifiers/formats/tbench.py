@@ -74,7 +74,7 @@ def load_tbench(path: Path, artifacts: BlobWriter) -> ImportedTask:
         verifier_timeout_s=math.ceil(task.max_test_timeout_sec),
         limits=Limits(
             exec_timeout_s=opts.exec_timeout_s or math.ceil(task.max_agent_timeout_sec),
-            **({"pids": opts.pids} if opts.pids else {}),
+            pids=opts.pids or Limits().pids,
         ),
         options=opts,
         notes=notes,

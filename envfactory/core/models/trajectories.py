@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -57,4 +57,9 @@ class Trajectory(Model):
     claimed_solved: bool | None = None
     summary: str = ""
     reward: int | None = None  # filled in by verification, 0 or 1
+    system_prompt: str = ""  # exactly what the model was told, for audits (inputs_seen)
+    task_prompt: str = ""
+    prompt_version: str | None = None  # "judge.v1"
+    stop_reason: Literal["finished", "budget", "error"] | None = None
+    error: str | None = None
     created_at: datetime = Field(default_factory=utcnow)

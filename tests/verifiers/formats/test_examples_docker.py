@@ -26,19 +26,9 @@ TASKS = [*example_dirs(), *sorted(p for p in TB_EXAMPLES.iterdir() if p.is_dir()
 
 
 @pytest.fixture(scope="module")
-def engine():  # type: ignore[no-untyped-def]
-    docker = pytest.importorskip("docker")
-    sandboxes = pytest.importorskip("sandboxes")
-    if not hasattr(sandboxes, "DockerEngine"):
-        pytest.skip("sandboxes.DockerEngine is not available on this branch yet")
-    try:
-        client = docker.from_env(timeout=900)
-        client.ping()
-    except docker.errors.DockerException as exc:
-        pytest.skip(f"no Docker engine: {exc}")
-    eng = sandboxes.DockerEngine(client=client, run_id="test-example-tasks")
-    yield eng
-    eng.gc(run_id=eng.run_id, include_live=True, images=True)
+def engine(docker_engine):  # type: ignore[no-untyped-def]
+    """The session's labelled DockerEngine (tests/conftest.py); it cleans up at the end."""
+    return docker_engine
 
 
 def run_verifier(sandbox, task: ImportedTask, artifacts) -> tuple[int | None, str]:  # type: ignore[no-untyped-def]

@@ -81,8 +81,8 @@ def test_context_tar_is_deterministic_and_keeps_modes(artifacts):
     shuffled = BuildContext(files=tuple(reversed(task.spec.build.files)))
     assert context_tar(shuffled, artifacts.get) == first
     members = {m.name: m for m in tarfile.open(fileobj=io.BytesIO(first)).getmembers()}
-    assert set(members) == {"Dockerfile", "bin/fmt-title", "textutil.py"}
-    assert members["bin/fmt-title"].mode == 0o755 and members["Dockerfile"].mode == 0o644
+    assert set(members) == {"Dockerfile", "app/bin/fmt-title", "app/textutil.py"}
+    assert members["app/bin/fmt-title"].mode == 0o755 and members["Dockerfile"].mode == 0o644
     assert all(m.mtime == 0 and m.uid == 0 for m in members.values())
 
 

@@ -1,0 +1,98 @@
+"""Sandbox overhead against the docker CLI, measured in the same run.
+
+    python benchmarks/sandbox_overhead.py [--n 20] [--image IMAGE]
+
+Prints p50/p95 of start → exec `true` → remove through `DockerEngine`, of
+`docker run --rm --network none IMAGE true`, their ratio (goal ≤ 1.3×), and what
+`exec`, `snapshot()` and `restart()` cost. The two loops are interleaved so that load
+from other processes on the machine hits both alike. A benchmark prints numbers; it
+asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+
+from envfactory.core.models import StateKind
+from envfactory.core.settings import SandboxSettings
+from sandboxes import DockerEngine
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
+
+
+def timed(fn: Callable[[], object]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def row(name: str, xs: list[float]) -> str:
+    return (
+        f"{name:<44} p50 {pct(xs, 0.5) * 1000:8.1f} ms   p95 {pct(xs, 0.95) * 1000:8.1f} ms"
+        f"   mean {statistics.fmean(xs) * 1000:8.1f} ms   n={len(xs)}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=20)
+    ap.add_argument("--image", default=None, help="default: the local python base image")
+    args = ap.parse_args()
+    engine = DockerEngine(SandboxSettings(pool_size=4), run_id="benchmark")
+    image = args.image or engine.ensure_base_image("python")
+    cli = ["docker", "run", "--rm", "--network", "none", image, "true"]
+
+    def ours() -> None:
+        sb = engine.start(image, purpose="benchmark")
+        try:
+            assert sb.exec(["true"]).exit_code == 0
+        finally:
+            sb.remove()
+
+    ours(), subprocess.run(cli, check=True)  # warm both paths
+    ours_t, cli_t = [], []
+    for _ in range(args.n):
+        ours_t.append(timed(ours))
+        cli_t.append(timed(lambda: subprocess.run(cli, check=True)))
+
+    exec_t, diff_t, daemon_diff_t, snap_t, commit_t, restart_t = [], [], [], [], [], []
+    with engine.sandbox(image, purpose="benchmark") as sb:
+        sb.exec("mkdir -p /workspace && head -c 1000000 /dev/urandom > /workspace/blob")
+        for _ in range(max(3, args.n // 4)):
+            exec_t.append(timed(lambda: sb.exec(["true"])))
+            diff_t.append(timed(sb.diff))
+            daemon_diff_t.append(timed(lambda: sb.diff(via_daemon=True)))
+            t = time.perf_counter()
+            ref = sb.snapshot(StateKind.PROBE, "bench")
+            snap_t.append(time.perf_counter() - t)
+            engine.remove_image(ref.image)
+            t = time.perf_counter()
+            ref = sb.snapshot(StateKind.PROBE, "bench", with_diff=False, method="commit")
+            commit_t.append(time.perf_counter() - t)
+            engine.remove_image(ref.image)
+            restart_t.append(timed(sb.restart))
+
+    print(f"image: {image}   runtime: {engine.runtime()}")
+    print(row("DockerEngine start -> exec true -> remove", ours_t))
+    print(row("docker run --rm --network none IMAGE true", cli_t))
+    print(
+        f"{'ratio (ours / CLI)':<44} p50 {pct(ours_t, 0.5) / pct(cli_t, 0.5):8.2f} x"
+        f"    p95 {pct(ours_t, 0.95) / pct(cli_t, 0.95):8.2f} x    (goal <= 1.3x)"
+    )
+    print(row("exec true in a running sandbox", exec_t))
+    print(row("diff() from the overlay upper dir", diff_t))
+    print(row("diff(via_daemon=True) (docker diff)", daemon_diff_t))
+    print(row("snapshot() (diff + layer load, 1 MB change)", snap_t))
+    print(row("snapshot(method='commit') (docker commit)", commit_t))
+    print(row("restart() (every process ends, fs kept)", restart_t))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,15 @@
+# envfactory worker / API image, built locally on top of the locally built base image
+# (no registry): `docker/build-images.sh` makes BASE_IMAGE first.
+ARG BASE_IMAGE=envfactory/compose-base:latest
+FROM ${BASE_IMAGE}
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONUNBUFFERED=1 ENVFACTORY_HOME=/data
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY envfactory ./envfactory
+COPY workflows ./workflows
+COPY sandboxes ./sandboxes
+COPY verifiers ./verifiers
+COPY migrations ./migrations
+COPY examples ./examples
+RUN python3 -m pip install --no-cache-dir . && mkdir -p /data
+CMD ["envfactory", "worker"]

@@ -1,0 +1,34 @@
+"""The four roles, each an input model (what it may see), a prompt and a finish tool."""
+
+from .common import RoleRuntime
+from .judge import JudgeFinish, JudgeInput, SolverResult, run_judge
+from .red_team import RedTeamFinish, RedTeamInput, RedTeamResult, run_red_team
+from .research import ResearchFinish, ResearchInput, ResearchResult, run_research
+from .verifier_writer import (
+    VerifierFileText,
+    VerifierFinish,
+    VerifierWriterInput,
+    VerifierWriterResult,
+    run_verifier_writer,
+)
+
+__all__ = [
+    "JudgeFinish",
+    "JudgeInput",
+    "RedTeamFinish",
+    "RedTeamInput",
+    "RedTeamResult",
+    "ResearchFinish",
+    "ResearchInput",
+    "ResearchResult",
+    "RoleRuntime",
+    "SolverResult",
+    "VerifierFileText",
+    "VerifierFinish",
+    "VerifierWriterInput",
+    "VerifierWriterResult",
+    "run_judge",
+    "run_red_team",
+    "run_research",
+    "run_verifier_writer",
+]

@@ -1,0 +1,35 @@
+"""Recorded tool-call scripts for the example seeds (`examples/seeds/<name>`), one per role.
+
+`<seed>/research.yaml` builds a real environment (Dockerfile, files, instruction, hidden
+state, multi-step reference solution, partial solutions); `judge.yaml` solves it from the
+instruction; `verifier.yaml` writes a sound verifier without the solution; `red_team.yaml`
+tries a shortcut that the verifier must reject. They drive the offline demo and tests
+through `ScriptedModel`.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from envfactory.core.errors import NotFound
+
+from ..scripted import Script
+
+ROLES = ("research", "judge", "verifier", "red_team")
+
+
+def available_seeds() -> list[str]:
+    root = resources.files(__package__)
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("_"))
+
+
+def load_script(seed: str, role: str) -> Script:
+    """The recorded script of `role` for `seed` (a directory name under examples/seeds)."""
+    if role not in ROLES:
+        raise NotFound(f"no agent role {role!r}", hint=f"roles: {', '.join(ROLES)}")
+    path = resources.files(__package__).joinpath(seed, f"{role}.yaml")
+    if not path.is_file():
+        raise NotFound(f"no {role} script for seed {seed!r}",
+                       hint=f"seeds with scripts: {', '.join(available_seeds())}")
+    with resources.as_file(path) as p:
+        return Script.load(p)

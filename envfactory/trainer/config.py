@@ -1,0 +1,87 @@
+"""Trainer configuration: one frozen model, validated once at the edge (CLI, benchmark).
+
+Algorithms share one code path and differ only in three switches:
+
+=====  ==================  ==========================  ===================
+name   sampling            advantage                   policy loss
+=====  ==================  ==========================  ===================
+sao    async, G = 1        critic + skip-obs GAE       DIS
+pg     async, G = 1        critic + skip-obs GAE       plain PG (no DIS)
+grpo   sync batches, G>1   group-standardised reward   PPO-clip
+=====  ==================  ==========================  ===================
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from envfactory.trainer.critic import DEFAULT_FREEZE_PATTERNS, CriticConfig
+from envfactory.trainer.losses import DIS_PRESETS, DISConfig
+
+Algorithm = Literal["sao", "pg", "grpo"]
+
+
+class TrainerConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    algorithm: Algorithm = "sao"
+    batch_size: int = 128
+    group_size: int = 1
+    lr: float = 1e-6
+    value_lr: float = 5e-6
+    critic_updates: int = 2
+    critic_warmup_steps: int = 10
+    freeze_patterns: tuple[str, ...] = DEFAULT_FREEZE_PATTERNS
+    dis_preset: Literal["reasoning", "coding"] = "reasoning"
+    ppo_clip: float = 0.2
+    gamma: float = 1.0
+    lam: float = 0.95
+    lam_critic: float = 1.0
+    normalize_advantages: bool = False
+    max_grad_norm: float = 1.0
+    max_staleness: int = 4
+    rollout_workers: int = 2
+    buffer_capacity: int | None = None
+    max_new_tokens: int = 1
+    max_turns: int = 8
+    max_context_tokens: int = 4096
+    temperature: float = 1.0
+    stop_token_ids: tuple[int, ...] = ()
+    sync_lag: int = 0
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _check(self) -> TrainerConfig:
+        if self.algorithm == "grpo" and self.group_size < 2:
+            raise ValueError("grpo needs group_size > 1 (its baseline is the group mean)")
+        if self.algorithm != "grpo" and self.group_size != 1:
+            raise ValueError(f"{self.algorithm} is single-rollout: group_size must be 1")
+        if self.batch_size % self.group_size:
+            raise ValueError("batch_size must be a multiple of group_size")
+        if self.critic_updates < 1 or self.sync_lag < 0 or self.max_staleness < 0:
+            raise ValueError("critic_updates >= 1, sync_lag >= 0 and max_staleness >= 0")
+        return self
+
+    @property
+    def dis(self) -> DISConfig:
+        return DIS_PRESETS[self.dis_preset]
+
+    @property
+    def uses_critic(self) -> bool:
+        return self.algorithm in ("sao", "pg")
+
+    @property
+    def capacity(self) -> int:
+        # enough for the next batch while the trainer works on this one
+        return self.buffer_capacity or 2 * self.batch_size
+
+    def critic_config(self) -> CriticConfig:
+        return CriticConfig(
+            lr=self.value_lr,
+            updates_per_step=self.critic_updates,
+            warmup_steps=self.critic_warmup_steps,
+            freeze_patterns=self.freeze_patterns,
+            max_grad_norm=self.max_grad_norm,
+        )

@@ -1,0 +1,257 @@
+"""The training loop: single-rollout asynchronous (SAO, PG) or synchronous groups (GRPO).
+
+Asynchronous mode: ``rollout_workers`` threads each play one episode per prompt and
+put the finished trajectory into the buffer at once; the trainer takes a batch as
+soon as ``batch_size`` fresh trajectories are there, updates, and pushes the new
+weights to the engine. Workers never wait for each other, so one slow episode delays
+only itself. Synchronous mode (GRPO): each step launches ``batch_size / G`` prompts ×
+G rollouts, waits for all of them (the group and batch barrier), then trains.
+
+Invariants:
+- ``version`` counts policy updates; every action token records the version it was
+  sampled with, so staleness = trainer version − token version, capped by the buffer;
+- weight sync follows every policy update (``sync_lag`` > 0 deliberately serves
+  weights that many versions old, to measure robustness to policy lag);
+- a checkpoint holds weights, optimizers, version, step, prompt counter and buffered
+  trajectories with their versions, so staleness accounting survives a resume.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+
+from envfactory.trainer.buffer import BufferClosed, TrajectoryBuffer
+from envfactory.trainer.config import TrainerConfig
+from envfactory.trainer.critic import build_critic
+from envfactory.trainer.engines.base import RolloutEngine, SamplingParams
+from envfactory.trainer.engines.torch_engine import TorchEngine
+from envfactory.trainer.environments import EnvFactory, Environment
+from envfactory.trainer.learner import Learner, StepStats
+from envfactory.trainer.metrics import StepMetrics
+from envfactory.trainer.rollout import run_episode
+from envfactory.trainer.trajectory import Trajectory
+
+StepCallback = Callable[[StepMetrics], None]
+
+
+class RolloutError(RuntimeError):
+    """A rollout worker crashed (environment or engine); the cause is chained."""
+
+
+class WeightSync:
+    """Pushes the trainer's weights to the engine after each update, ``lag`` versions late."""
+
+    def __init__(self, engine: RolloutEngine, policy: torch.nn.Module, lag: int) -> None:
+        self._engine = engine
+        self._policy = policy
+        self._lag = lag
+        self._history: deque[tuple[int, dict[str, torch.Tensor]]] = deque(maxlen=lag + 1)
+        self._shadow = copy.deepcopy(policy) if lag else None
+
+    def push(self, version: int) -> None:
+        if self._shadow is None:
+            self._engine.update_weights(self._policy, version)
+            return
+        state = {k: v.detach().clone() for k, v in self._policy.state_dict().items()}
+        self._history.append((version, state))
+        if len(self._history) == self._history.maxlen:
+            old_version, old_state = self._history[0]
+            self._shadow.load_state_dict(old_state)
+            self._engine.update_weights(self._shadow, old_version)
+
+
+class Trainer:
+    def __init__(
+        self,
+        config: TrainerConfig,
+        policy: torch.nn.Module,
+        env_factory: EnvFactory,
+        engine: RolloutEngine | None = None,
+    ) -> None:
+        self.config = config
+        self.policy = policy
+        self.env_factory = env_factory
+        self.engine = engine or TorchEngine(policy, seed=config.seed)
+        critic, critic_opt = (None, None)
+        if config.uses_critic:
+            critic, critic_opt = build_critic(policy, config.critic_config())  # type: ignore[arg-type]
+        self.learner = Learner(policy, critic, critic_opt, config)
+        self.buffer = TrajectoryBuffer(config.capacity, config.max_staleness)
+        self.sync = WeightSync(self.engine, policy, config.sync_lag)
+        self.version = 0
+        self.step = 0
+        self.next_prompt = config.seed * 1_000_003
+        self._prompt_lock = threading.Lock()
+        self.history: list[StepMetrics] = []
+        self.produced = 0
+        self.idle_s = 0.0
+        self.tokens_trained = 0
+        self._started = 0.0
+        self._failure: BaseException | None = None
+
+    @property
+    def sampling(self) -> SamplingParams:
+        cfg = self.config
+        return SamplingParams(cfg.max_new_tokens, cfg.temperature, cfg.stop_token_ids)
+
+    def _take_prompt(self) -> int:
+        with self._prompt_lock:
+            seed = self.next_prompt
+            self.next_prompt += 1
+            return seed
+
+    def _episode(
+        self, env: Environment, seed: int, group_id: str | None = None
+    ) -> Trajectory | None:
+        cfg = self.config
+        traj = run_episode(
+            self.engine, env, seed, self.sampling, cfg.max_turns, group_id, cfg.max_context_tokens
+        )
+        with self._prompt_lock:
+            self.produced += 1
+        return traj
+
+    def _worker(self, stop: threading.Event) -> None:
+        env = self.env_factory()
+        try:
+            while not stop.is_set():
+                traj = self._episode(env, self._take_prompt())
+                if traj is not None:
+                    self.buffer.put((traj,))
+        except BufferClosed:
+            return
+        except BaseException as err:
+            # fail loudly: wake the trainer instead of leaving it waiting for data
+            self._failure = err
+            self.buffer.close()
+        finally:
+            env.close()
+
+    def run(self, steps: int, on_step: StepCallback | None = None) -> list[StepMetrics]:
+        """Train ``steps`` more steps; returns this call's metrics (also in ``history``)."""
+        self._started = time.perf_counter() - (self.history[-1].wall_s if self.history else 0.0)
+        if self.config.algorithm == "grpo":
+            return self._run_sync(steps, on_step)
+        return self._run_async(steps, on_step)
+
+    def _run_async(self, steps: int, on_step: StepCallback | None) -> list[StepMetrics]:
+        stop = threading.Event()
+        self.buffer = self._fresh_buffer()
+        workers = [
+            threading.Thread(target=self._worker, args=(stop,), daemon=True, name=f"rollout-{i}")
+            for i in range(self.config.rollout_workers)
+        ]
+        for worker in workers:
+            worker.start()
+        out: list[StepMetrics] = []
+        try:
+            for _ in range(steps):
+                waited = time.perf_counter()
+                batch = self._take_batch()
+                self.idle_s += time.perf_counter() - waited
+                out.append(self._train(batch, on_step))
+        finally:
+            stop.set()
+            self.buffer.close()
+            for worker in workers:
+                worker.join(timeout=60)
+        return out
+
+    def _take_batch(self) -> list[Trajectory]:
+        try:
+            return self.buffer.take(self.config.batch_size, self.version)
+        except BufferClosed:
+            failure, self._failure = self._failure, None
+            raise RolloutError(f"a rollout worker failed: {failure!r}") from failure
+
+    def _fresh_buffer(self) -> TrajectoryBuffer:
+        # keeps trajectories restored from a checkpoint or left from an earlier run()
+        items = self.buffer.snapshot()
+        buffer = TrajectoryBuffer(self.config.capacity, self.config.max_staleness)
+        buffer.dropped_stale = self.buffer.dropped_stale
+        buffer.restore(items)
+        return buffer
+
+    def _sync_batch(self, pool: ThreadPoolExecutor) -> list[Trajectory]:
+        g = self.config.group_size
+        jobs = []
+        for _ in range(self.config.batch_size // g):
+            seed = self._take_prompt()
+            jobs += [pool.submit(self._grouped_episode, seed, f"g{seed}") for _ in range(g)]
+        results = [job.result() for job in jobs]  # the barrier: wait for the slowest
+        complete: list[Trajectory] = []
+        for start in range(0, len(results), g):
+            group = [t for t in results[start : start + g] if t is not None]
+            if len(group) == g:  # a group with a missing member has no valid baseline
+                complete.extend(group)
+        return complete
+
+    def _grouped_episode(self, seed: int, group_id: str) -> Trajectory | None:
+        env = self.env_factory()
+        try:
+            return self._episode(env, seed, group_id)
+        finally:
+            env.close()
+
+    def _run_sync(self, steps: int, on_step: StepCallback | None) -> list[StepMetrics]:
+        out: list[StepMetrics] = []
+        with ThreadPoolExecutor(max_workers=self.config.rollout_workers) as pool:
+            for _ in range(steps):
+                waited = time.perf_counter()
+                batch = self._sync_batch(pool)
+                self.idle_s += time.perf_counter() - waited
+                out.append(self._train(batch, on_step))
+        return out
+
+    def _train(self, batch: list[Trajectory], on_step: StepCallback | None) -> StepMetrics:
+        staleness = [t.staleness(self.version) for t in batch]
+        stats = self.learner.step(batch, self.version, self.step)
+        if stats.policy_updated:
+            self.version += 1
+            self.sync.push(self.version)
+        metrics = self._metrics(batch, staleness, stats)
+        self.step += 1
+        self.history.append(metrics)
+        if on_step is not None:
+            on_step(metrics)
+        return metrics
+
+    def _metrics(
+        self, batch: list[Trajectory], staleness: list[int], stats: StepStats
+    ) -> StepMetrics:
+        wall = max(time.perf_counter() - self._started, 1e-9)
+        self.tokens_trained += sum(len(t.token_ids) for t in batch)
+        return StepMetrics(
+            step=self.step,
+            policy_version=self.version,
+            policy_updated=stats.policy_updated,
+            trajectories=len(batch),
+            reward_mean=sum(t.reward for t in batch) / len(batch),
+            keep_fraction=stats.keep_fraction,
+            mask_fraction=stats.mask_fraction,
+            logprob_mismatch=_measured(stats.logprob_mismatch),
+            staleness_mean=sum(staleness) / len(staleness),
+            staleness_max=max(staleness),
+            value_loss=_measured(stats.value_loss),
+            explained_variance=_measured(stats.explained_variance),
+            policy_grad_norm=stats.policy_grad_norm,
+            critic_grad_norm=stats.critic_grad_norm,
+            entropy=stats.entropy,
+            tokens_per_s=self.tokens_trained / wall,
+            trajectories_per_s=self.produced / wall,
+            trainer_idle_fraction=min(1.0, self.idle_s / wall),
+            dropped_stale=self.buffer.dropped_stale,
+            wall_s=wall,
+        )
+
+
+def _measured(value: float) -> float | None:
+    return value if math.isfinite(value) else None

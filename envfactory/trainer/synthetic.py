@@ -1,0 +1,110 @@
+"""Built-in synthetic multi-turn tasks with a binary reward, for CPU runs and tests.
+
+Token layout shared by every task: 0 BOS, 1 SEP, 2 EOS, then ``n_symbols`` symbols.
+Each task is a recall game: the observation shows a symbol, the agent answers with
+one token, the environment shows the next symbol, and so on for ``turns`` turns. The
+reward is 1 iff every answer named the symbol shown just before it, else 0. A
+uniformly random policy over the vocabulary scores (1/vocab)^turns, so learning is
+visible from a near-zero start; the answer of turn t depends on the environment's
+reply to turn t − 1, so a policy that ignores observations cannot succeed.
+
+``SlowEnvironment`` adds a per-step delay drawn from any sampler: the benchmark uses
+it to give rollouts heavy-tailed latencies.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from envfactory.trainer.environments import Environment, StepResult
+
+BOS, SEP, EOS = 0, 1, 2
+FIRST_SYMBOL = 3
+
+
+@dataclass(frozen=True)
+class SyntheticTask:
+    name: str
+    turns: int
+    n_symbols: int
+    description: str
+
+    @property
+    def vocab_size(self) -> int:
+        return FIRST_SYMBOL + self.n_symbols
+
+    def make(self) -> Environment:
+        return RecallEnvironment(self.turns, self.n_symbols)
+
+
+TASKS: dict[str, SyntheticTask] = {
+    task.name: task
+    for task in (
+        SyntheticTask("echo", 1, 4, "one turn: repeat the symbol shown"),
+        SyntheticTask("two_turn_recall", 2, 4, "two turns: repeat each symbol as it is shown"),
+        SyntheticTask("three_turn_recall", 3, 4, "three turns of the same game"),
+    )
+}
+
+
+def get_task(name: str) -> SyntheticTask:
+    try:
+        return TASKS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown synthetic task {name!r}; choose one of {sorted(TASKS)}"
+        ) from None
+
+
+class RecallEnvironment:
+    """See the module docstring; one action token per turn is read, extra ones ignored."""
+
+    def __init__(self, turns: int, n_symbols: int) -> None:
+        self._turns = turns
+        self._n = n_symbols
+        self._rng = random.Random(0)
+        self._shown = 0
+        self._turn = 0
+        self._correct = True
+
+    def _symbol(self) -> int:
+        return FIRST_SYMBOL + self._rng.randrange(self._n)
+
+    def reset(self, seed: int) -> tuple[int, ...]:
+        self._rng = random.Random(seed)
+        self._turn = 0
+        self._correct = True
+        self._shown = self._symbol()
+        return (BOS, self._shown)
+
+    def step(self, action: tuple[int, ...]) -> StepResult:
+        self._correct = self._correct and bool(action) and action[0] == self._shown
+        self._turn += 1
+        if self._turn >= self._turns:
+            return StepResult((), True, 1.0 if self._correct else 0.0)
+        self._shown = self._symbol()
+        return StepResult((SEP, self._shown), False)
+
+    def close(self) -> None:
+        return None
+
+
+class SlowEnvironment:
+    """Wraps an environment; each step first sleeps ``delay()`` seconds."""
+
+    def __init__(self, inner: Environment, delay: Callable[[], float]) -> None:
+        self._inner = inner
+        self._delay = delay
+
+    def reset(self, seed: int) -> tuple[int, ...]:
+        return self._inner.reset(seed)
+
+    def step(self, action: tuple[int, ...]) -> StepResult:
+        time.sleep(max(0.0, self._delay()))
+        return self._inner.step(action)
+
+    def close(self) -> None:
+        self._inner.close()

@@ -1,0 +1,56 @@
+"""Small builders shared by the trainer tests."""
+
+from __future__ import annotations
+
+import threading
+
+from envfactory.trainer.config import TrainerConfig
+from envfactory.trainer.environments import StepResult
+from envfactory.trainer.loop import Trainer
+from envfactory.trainer.models import TinyModelSpec, build_tiny_model
+from envfactory.trainer.synthetic import RecallEnvironment, get_task
+from envfactory.trainer.trajectory import Trajectory, TrajectoryBuilder
+
+TASK = get_task("two_turn_recall")
+
+
+def tiny_config(**overrides) -> TrainerConfig:
+    base = dict(
+        batch_size=8,
+        lr=1e-2,
+        value_lr=1e-2,
+        critic_warmup_steps=0,
+        max_turns=TASK.turns,
+        max_new_tokens=1,
+        rollout_workers=2,
+        max_staleness=4,
+        seed=0,
+    )
+    base.update(overrides)
+    return TrainerConfig(**base)
+
+
+def tiny_trainer(config: TrainerConfig, env_factory=TASK.make, seed: int = 0) -> Trainer:
+    policy = build_tiny_model(TinyModelSpec(vocab_size=TASK.vocab_size), seed)
+    return Trainer(config, policy, env_factory)
+
+
+def trajectory(version: int, reward: float = 1.0, prompt: str = "p") -> Trajectory:
+    b = TrajectoryBuilder(prompt)
+    b.add_observation([0, 3])
+    b.add_action((3,), (-0.5,), (version,))
+    return b.build(reward, "env_done", 0.0)
+
+
+class GatedEnvironment(RecallEnvironment):
+    """A recall environment whose steps block until ``gate`` is set (a very slow rollout)."""
+
+    def __init__(self, gate: threading.Event) -> None:
+        super().__init__(TASK.turns, TASK.n_symbols)
+        self.gate = gate
+        self.entered = threading.Event()
+
+    def step(self, action: tuple[int, ...]) -> StepResult:
+        self.entered.set()
+        self.gate.wait()
+        return super().step(action)

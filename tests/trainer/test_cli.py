@@ -1,0 +1,59 @@
+import json
+
+from typer.testing import CliRunner
+
+from envfactory.cli.train import app
+
+runner = CliRunner()
+
+
+def test_train_on_a_synthetic_task_writes_plots_metrics_and_a_checkpoint(tmp_path):
+    out = tmp_path / "run"
+    args = [
+        "--synthetic",
+        "echo",
+        "--model",
+        "tiny",
+        "--steps",
+        "3",
+        "--batch-size",
+        "8",
+        "--out",
+        str(out),
+        "--json",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["steps"] == 3 and summary["algorithm"] == "sao"
+    assert (out / "curves.png").stat().st_size > 0
+    assert len((out / "metrics.jsonl").read_text().splitlines()) == 3
+    resumed = runner.invoke(app, args + ["--resume", "--steps", "2"])
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout.strip().splitlines()[-1])["steps"] == 5
+
+
+def test_train_prints_the_plot_path_for_people(tmp_path):
+    result = runner.invoke(
+        app,
+        [
+            "--synthetic",
+            "echo",
+            "--steps",
+            "2",
+            "--batch-size",
+            "8",
+            "--algorithm",
+            "grpo",
+            "--out",
+            str(tmp_path),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "plot:" in result.output and (tmp_path / "curves.png").exists()
+
+
+def test_train_needs_exactly_one_source():
+    result = runner.invoke(app, ["--steps", "1"])
+    assert result.exit_code != 0
+    assert "exactly one of --synthetic" in result.output

@@ -1,0 +1,171 @@
+"""Client helpers for the CLI and the API: connect, start, query, decide.
+
+Workflow ids are derived from the seed id (`synthesize-<seed>`), so submitting the same
+seed twice cannot start two pipelines: a running or finished one is reported instead;
+only a failed or terminated run may be started again.
+
+`start_synthesis(settings, seed_id)` is the hook for `envfactory seed submit`: it returns
+the workflow id, or raises `ConfigError` naming the address it could not reach.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from envfactory.core.errors import ConfigError
+from envfactory.core.models import Decision, ReviewItem, ReviewState
+from envfactory.core.settings import Settings, TemporalSettings
+
+from .pipeline import SynthesizeEnvironment
+from .types import (
+    DecisionRecorded,
+    PipelineConfig,
+    PipelineStatus,
+    ReviewDecision,
+    SynthesisInput,
+    ValidateInput,
+)
+from .validate import ValidateTasks
+
+SYNTH_PREFIX = "synthesize-"
+
+
+def address(settings: TemporalSettings) -> str:
+    return settings.address or f"127.0.0.1:{settings.dev_port}"
+
+
+def reachable(settings: TemporalSettings, timeout: float = 0.5) -> bool:
+    """A cheap TCP check, so `seed submit` can say "stored, not started" without waiting."""
+    host, _, port = address(settings).rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+async def connect(settings: TemporalSettings, target: str | None = None) -> Client:
+    target = target or address(settings)
+    try:
+        return await Client.connect(
+            target,
+            namespace=settings.namespace,
+            api_key=settings.api_key,
+            tls=bool(settings.api_key),
+            data_converter=pydantic_data_converter,
+        )
+    except RuntimeError as err:  # the core SDK reports connection failures this way
+        raise ConfigError(
+            f"cannot reach Temporal at {target}: {err}",
+            hint="run `envfactory up` (embedded server) or set ENVFACTORY_TEMPORAL__ADDRESS",
+        ) from err
+
+
+def pipeline_config(settings: Settings) -> PipelineConfig:
+    g, t = settings.gates, settings.temporal
+    return PipelineConfig(
+        judges=g.judges,
+        repeats=g.repeats,
+        max_patch_rounds=g.max_patch_rounds,
+        task_queue_agents=t.task_queue_agents,
+        task_queue_sandbox=t.task_queue_sandbox,
+    )
+
+
+def synthesis_id(seed_id: str) -> str:
+    return f"{SYNTH_PREFIX}{seed_id}"
+
+
+async def astart_synthesis(
+    client: Client, seed_id: str, config: PipelineConfig
+) -> WorkflowHandle[SynthesizeEnvironment, object]:
+    """Start (or find the already running) pipeline for a seed."""
+    wid = synthesis_id(seed_id)
+    try:
+        return await client.start_workflow(
+            SynthesizeEnvironment.run,
+            SynthesisInput(seed_id=seed_id, config=config),
+            id=wid,
+            task_queue=config.task_queue_agents,
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        )
+    except WorkflowAlreadyStartedError:
+        return client.get_workflow_handle_for(SynthesizeEnvironment.run, wid)
+
+
+def start_synthesis(settings: Settings, seed_id: str) -> str:
+    """Synchronous hook for `envfactory seed submit`: the workflow id."""
+
+    async def go() -> str:
+        client = await connect(settings.temporal)
+        handle = await astart_synthesis(client, seed_id, pipeline_config(settings))
+        return handle.id
+
+    return asyncio.run(go())
+
+
+async def astart_validation(client: Client, env_ids: list[str], config: PipelineConfig, wid: str):
+    return await client.start_workflow(
+        ValidateTasks.run,
+        ValidateInput(env_ids=tuple(env_ids), config=config),
+        id=wid,
+        task_queue=config.task_queue_agents,
+    )
+
+
+async def status(client: Client, workflow_id: str) -> PipelineStatus:
+    handle = client.get_workflow_handle(workflow_id)
+    return await handle.query(SynthesizeEnvironment.status)
+
+
+async def decide(client: Client, workflow_id: str, decision: ReviewDecision) -> DecisionRecorded:
+    """Send a review decision; a decision for the wrong state raises `WorkflowUpdateFailedError`."""
+    handle = client.get_workflow_handle_for(SynthesizeEnvironment.run, workflow_id)
+    return await handle.execute_update(SynthesizeEnvironment.decide, decision)
+
+
+async def list_synthesis(client: Client, limit: int = 50) -> list[tuple[str, str]]:
+    """(workflow id, execution status) of recent pipelines, newest first."""
+    out: list[tuple[str, str]] = []
+    query = "WorkflowType = 'SynthesizeEnvironment'"
+    async for wf in client.list_workflows(query, limit=limit):
+        state = wf.status.name if isinstance(wf.status, WorkflowExecutionStatus) else "?"
+        out.append((wf.id, state.lower()))
+    return out
+
+
+def api_sinks(settings: Settings, store: Any) -> tuple[Any, Any]:
+    """`on_decision` and `on_seed` for `envfactory.api.create_app`.
+
+    The API stores a decision first, then calls `on_decision(item)`: we deliver it to the
+    waiting pipeline through the same `decide` update a CLI reviewer uses (the activity
+    behind it accepts an identical decision that is already stored). `on_seed(seed_id)`
+    starts the seed's pipeline. The client is made on first use, on the caller's loop.
+    """
+    clients: list[Client] = []
+
+    async def client() -> Client:
+        if not clients:
+            clients.append(await connect(settings.temporal))
+        return clients[0]
+
+    async def on_decision(item: ReviewItem) -> None:
+        spec = await asyncio.to_thread(store.environments.get, item.env_id)
+        if spec.seed_id is None:
+            return  # an imported task: no pipeline waits for its review
+        verdict = Decision.CONFIRM if item.state == ReviewState.CONFIRMED else Decision.DISMISS
+        decision = ReviewDecision(item_id=item.id, decision=verdict,
+                                  reviewer=item.reviewer or "unknown", comment=item.comment)  # fmt: skip
+        await decide(await client(), synthesis_id(spec.seed_id), decision)
+
+    async def on_seed(seed_id: str) -> None:
+        await astart_synthesis(await client(), seed_id, pipeline_config(settings))
+
+    return on_decision, on_seed

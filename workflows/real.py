@@ -1,0 +1,296 @@
+"""The real `PipelineServices`: the store, the sandbox engine, the agents and the verifiers.
+
+Each method is a thin composition of other packages' plain functions; the rules here are
+only about *storing* and *idempotency*:
+- every output is in the store (rows + artifact keys) before the method returns;
+- ids are decided by the workflow (env id, trajectory ids) or derived from the round
+  (verifier version = round + 1), so a retried activity finds what an earlier attempt
+  stored and returns it instead of doing the work twice;
+- containers are removed in `finally` (the activity layer keeps heartbeating meanwhile).
+
+The agent roles are async; they run on a private event loop in the activity's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from envfactory.agents.context import context_tar, load_context
+from envfactory.agents.recording import get_model
+from envfactory.agents.roles import (
+    JudgeInput,
+    RedTeamInput,
+    ResearchInput,
+    RoleRuntime,
+    VerifierFileText,
+    VerifierWriterInput,
+    run_judge,
+    run_red_team,
+    run_research,
+    run_verifier_writer,
+)
+from envfactory.core.errors import Conflict, NotFound
+from envfactory.core.models import (
+    AgentRole,
+    CheckKind,
+    EnvironmentSpec,
+    EnvStatus,
+    ReviewItem,
+    ReviewState,
+    StateRef,
+    TaskSeed,
+    Trajectory,
+)
+from envfactory.core.settings import Settings
+from envfactory.store import ArtifactStore, Store
+from sandboxes.protocol import SandboxEngine
+from verifiers.evidence import findings_from_report
+from verifiers.gates import GateInput, run_gates
+from verifiers.mining import MiningConfig, mine
+from verifiers.runner import verify_state
+
+from . import types as t
+from .models_source import ModelSource, role_settings
+
+
+@dataclass
+class RealServices:
+    settings: Settings
+    store: Store
+    artifacts: ArtifactStore
+    engine: SandboxEngine
+    models: ModelSource
+    #: the engine agent roles use (research, judges, red team, verifier writer): its own
+    #: pool, so agents holding sandboxes can never starve the gates of theirs (and the
+    #: agents queue runs at most pool_size // 2 at once, since research nests a second
+    #: container inside its builder's lifetime)
+    agent_engine: SandboxEngine | None = None
+
+    @property
+    def agents_engine(self) -> SandboxEngine:
+        return self.agent_engine or self.engine
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _rt(self, role: AgentRole, seed: TaskSeed | None) -> RoleRuntime:
+        return RoleRuntime(
+            model=self.models.model(role, seed),
+            settings=role_settings(self.settings.agents, role),
+            store=self.artifacts,
+        )
+
+    def _spec(self, env_id: str) -> EnvironmentSpec:
+        return self.store.environments.get(env_id)
+
+    def _seed_of(self, spec: EnvironmentSpec) -> TaskSeed | None:
+        return self.store.seeds.get(spec.seed_id) if spec.seed_id else None
+
+    def _image(self, spec: EnvironmentSpec) -> str:
+        if not spec.image:
+            raise NotFound(f"environment {spec.id} has no built image yet")
+        return spec.image
+
+    # -- research and build -----------------------------------------------------------
+
+    def research(self, inp: t.ResearchInput) -> t.SpecRef:
+        try:
+            spec = self._spec(inp.env_id)  # an earlier attempt stored it: done
+        except NotFound:
+            spec = self._research(inp)
+        return t.SpecRef(env_id=spec.id, version=spec.version,
+                         reference_steps=len(spec.reference_solution))  # fmt: skip
+
+    def _research(self, inp: t.ResearchInput) -> EnvironmentSpec:
+        seed = self.store.seeds.get(inp.seed_id)  # NotFound is terminal: a clear failure
+        # The builder is a workbench (the agent writes the build context there); the
+        # environment's own base is whatever its Dockerfile says. Always the python base.
+        engine = self.agents_engine
+        builder = engine.start(engine.ensure_base_image("python"), purpose="research",
+                               network=True)  # fmt: skip
+        try:
+            result = asyncio.run(run_research(
+                ResearchInput(seed=seed), rt=self._rt(AgentRole.RESEARCH, seed),
+                builder=builder, engine=engine,
+            ))  # fmt: skip
+        finally:
+            builder.remove()
+        spec = result.spec.model_copy(update={"id": inp.env_id})
+        self.store.environments.add(spec, EnvStatus.DRAFT)
+        self.store.environments.set_build(spec.id, spec.version, result.build)
+        return self._spec(spec.id)
+
+    def build(self, inp: t.EnvInput) -> t.BuiltEnv:
+        spec = self._spec(inp.env_id)
+        files = load_context(self.artifacts, spec.build)
+        built = self.engine.build(context_tar(files), dockerfile=spec.build.dockerfile)
+        self.store.environments.set_build(spec.id, spec.version, built)
+        return t.BuiltEnv(env_id=spec.id, image=built.image, cached=built.cached)
+
+    # -- agents -----------------------------------------------------------------------
+
+    def run_agent(self, inp: t.AgentInput) -> t.TrajectoryRef:
+        try:  # stored by an earlier attempt of this very activity
+            done = self.store.trajectories.get(inp.trajectory_id)
+            return t.TrajectoryRef(trajectory_id=done.id, claimed_solved=done.claimed_solved)
+        except NotFound:
+            pass
+        spec = self._spec(inp.env_id)
+        role = AgentRole.JUDGE if inp.kind == "judge" else AgentRole.RED_TEAM
+        rt = self._rt(role, self._seed_of(spec))
+        box = self.agents_engine.start(self._image(spec), limits=spec.limits, purpose=inp.kind)
+        try:
+            if role == AgentRole.JUDGE:
+                res = asyncio.run(run_judge(JudgeInput.from_spec(spec), rt=rt, sandbox=box))
+            else:
+                res = asyncio.run(run_red_team(RedTeamInput.from_spec(spec), rt=rt, sandbox=box))
+        finally:
+            box.remove()
+        traj = get_model(self.artifacts, res.trajectory_key, Trajectory)
+        self.store.trajectories.add(traj.model_copy(update={"id": inp.trajectory_id}))
+        return t.TrajectoryRef(trajectory_id=inp.trajectory_id, claimed_solved=res.claimed_solved)
+
+    def synthesize_verifier(self, inp: t.VerifierInput) -> t.VerifierRef:
+        version = inp.round + 1
+        if version in self.store.verifiers.versions(inp.env_id):
+            return t.VerifierRef(env_id=inp.env_id, version=version)
+        spec = self._spec(inp.env_id)
+        writer_in = VerifierWriterInput.from_spec(spec)
+        if inp.round > 0:
+            previous = self.store.verifiers.get(inp.env_id)
+            texts = [VerifierFileText(path=f.path, content=self.artifacts.get(f.key).decode())
+                     for f in previous.files]  # fmt: skip
+            findings = [self.store.findings.get(fid) for fid in inp.confirmed_finding_ids]
+            writer_in = VerifierWriterInput.for_patch(spec, previous, texts, findings)
+            if inp.gate_reasons:  # hard gate failures are evidence too (never the solution)
+                writer_in = writer_in.model_copy(update={"success_criteria": (
+                    writer_in.success_criteria + "\n\nThe previous verifier failed its gates:\n- "
+                    + "\n- ".join(inp.gate_reasons))})  # fmt: skip
+        writer_in = writer_in.model_copy(update={"version": version})
+        box = self.agents_engine.start(self._image(spec), limits=spec.limits,
+                                       purpose="verifier-writer")
+        try:
+            rt = self._rt(AgentRole.VERIFIER, self._seed_of(spec))
+            res = asyncio.run(run_verifier_writer(writer_in, rt=rt, sandbox=box))
+        finally:
+            box.remove()
+        self.store.verifiers.add(res.verifier)
+        return t.VerifierRef(env_id=inp.env_id, version=res.verifier.version)
+
+    # -- gates, scoring, mining -------------------------------------------------------
+
+    def _regressions(self, env_id: str) -> tuple[StateRef, ...]:
+        confirmed = self.store.reviews.list(state=ReviewState.CONFIRMED, env_id=env_id)
+        states = (self.store.findings.get(item.finding_id).state for item in confirmed)
+        return tuple(s for s in states if s is not None)
+
+    def run_gates(self, inp: t.GatesInput) -> t.GateOutcome:
+        spec = self._spec(inp.env_id)
+        verifier = self.store.verifiers.get(inp.env_id, inp.verifier_version)
+        report = run_gates(GateInput(
+            engine=self.engine, spec=spec, verifier=verifier, files=self.artifacts.get,
+            image=self._image(spec), repeats=inp.repeats, regressions=self._regressions(spec.id),
+            concurrency=self.settings.sandbox.pool_size,
+        ))  # fmt: skip
+        report_id = self.store.gate_reports.add(report)
+        probes = tuple(c.name for c in report.checks if c.kind == CheckKind.PROBE and not c.passed)
+        return t.GateOutcome(
+            report_id=str(report_id), verifier_version=verifier.version,
+            passed=report.verdict.value == "passed", reasons=report.reasons, failed_probes=probes,
+        )  # fmt: skip
+
+    def score(self, inp: t.ScoreInput) -> t.ScoreOutcome:
+        spec = self._spec(inp.env_id)
+        verifier = self.store.verifiers.get(inp.env_id, inp.verifier_version)
+        rewards: dict[str, int] = {}
+        for tid in inp.trajectory_ids:
+            traj = self.store.trajectories.get(tid)
+            reward = 0
+            if traj.final_state is not None:
+                reward = verify_state(
+                    self.engine, state_image=traj.final_state.image,
+                    pristine_image=self._image(spec), spec=spec, verifier=verifier,
+                    files=self.artifacts.get, state_diff=traj.diff or None,
+                ).reward  # fmt: skip
+            self.store.trajectories.set_reward(tid, reward)
+            rewards[tid] = reward
+        return t.ScoreOutcome(rewards=rewards)
+
+    def mine(self, inp: t.MineInput) -> t.MineOutcome:
+        spec = self._spec(inp.env_id)
+        trajectories = [self.store.trajectories.get(tid) for tid in inp.trajectory_ids]
+        config = MiningConfig(env_id=spec.id, workspace_paths=spec.workspace_paths,
+                              reference_steps=len(spec.reference_solution))  # fmt: skip
+        report = self.store.gate_reports.get(int(inp.gate_report_id))
+        findings = [*findings_from_report(report), *mine(trajectories, config)]
+        open_items: list[str] = []
+        for finding in findings:
+            item_id = "rev-" + finding.id.split("-", 1)[-1]
+            with self.store.session() as tx:  # finding and its item together, or neither
+                try:
+                    tx.findings.get(finding.id)
+                except NotFound:
+                    tx.findings.add(finding)
+                    tx.reviews.add(ReviewItem(id=item_id, finding_id=finding.id, env_id=spec.id))
+                state = tx.reviews.get(item_id).state
+            if state == ReviewState.OPEN:
+                open_items.append(item_id)
+        return t.MineOutcome(finding_ids=tuple(f.id for f in findings),
+                             open_items=tuple(dict.fromkeys(open_items)))  # fmt: skip
+
+    # -- decisions, status, publish ---------------------------------------------------
+
+    def record_decision(self, inp: t.DecisionInput) -> t.DecisionRecorded:
+        d = inp.decision
+        try:
+            item = self.store.reviews.decide(d.item_id, d.reviewer, d.decision, d.comment)
+        except Conflict:
+            item = self.store.reviews.get(d.item_id)
+            wanted = ReviewState.CONFIRMED if d.decision.value == "confirm" else ReviewState.DISMISSED
+            if item.state != wanted:  # decided the other way already: that decision stands
+                raise
+        return t.DecisionRecorded(item_id=item.id, finding_id=item.finding_id, state=item.state)
+
+    def review_state(self, inp: t.ReviewStateInput) -> t.ReviewStateOutcome:
+        items = [self.store.reviews.get(i) for i in inp.item_ids]
+        done = [i for i in items if i.state != ReviewState.OPEN]
+        return t.ReviewStateOutcome(
+            decided=tuple(t.DecisionRecorded(item_id=i.id, finding_id=i.finding_id, state=i.state)
+                          for i in done),
+            reviewers=tuple(i.reviewer or "unknown" for i in done),
+        )  # fmt: skip
+
+    def set_status(self, inp: t.StatusInput) -> None:
+        spec = self._spec(inp.env_id)
+        self.store.environments.set_status(spec.id, spec.version, inp.status)
+
+    def publish(self, inp: t.PublishInput) -> t.Published:
+        spec = self._spec(inp.env_id)
+        problems = self._guard(spec, inp)
+        if problems:
+            self.store.environments.set_status(spec.id, spec.version, EnvStatus.REJECTED)
+            return t.Published(env_id=spec.id, published=False, reasons=tuple(problems))
+        self.store.environments.set_status(spec.id, spec.version, EnvStatus.PUBLISHED)
+        return t.Published(env_id=spec.id, published=True)
+
+    def _guard(self, spec: EnvironmentSpec, inp: t.PublishInput) -> list[str]:
+        """Check, then publish: every reason at once (SWE-bench's publish guard)."""
+        problems = []
+        report = self.store.gate_reports.get(int(inp.gate_report_id))
+        if report.verifier_version != inp.verifier_version:
+            problems.append(f"gate report {inp.gate_report_id} is for verifier "
+                            f"v{report.verifier_version}, not v{inp.verifier_version}")  # fmt: skip
+        problems += [f"gate: {r}" for r in report.reasons]
+        still_open = self.store.reviews.list(state=ReviewState.OPEN, env_id=spec.id)
+        problems += [f"review item {i.id} is still open" for i in still_open]
+        if not spec.image:
+            problems.append("no built image")
+        return problems
+
+
+def build_services(settings: Settings, engine: SandboxEngine, models: ModelSource,
+                   agent_engine: SandboxEngine | None = None) -> RealServices:
+    """The worker edge: open the stores (migrating the embedded default)."""
+    return RealServices(settings=settings, store=Store.from_settings(settings),
+                        artifacts=ArtifactStore.from_settings(settings), engine=engine,
+                        models=models, agent_engine=agent_engine)  # fmt: skip

@@ -1,0 +1,257 @@
+"""Inputs and outputs of every workflow, update and activity: one frozen model each.
+
+Invariants:
+- payloads carry ids, versions, artifact keys and short summaries only — never a
+  trajectory, a build context or a log (Temporal refuses payloads over 2 MiB, and a blob
+  in history is replayed for ever); the store holds the objects;
+- every model here is plain pydantic (no I/O), so workflow code may import this module
+  inside the deterministic sandbox.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envfactory.core.models import Decision, EnvStatus, ReviewState
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+Stage = Literal[
+    "queued",
+    "research",
+    "build",
+    "agents",
+    "verifier",
+    "gates",
+    "scoring",
+    "mining",
+    "awaiting-review",
+    "publishing",
+    "done",
+]
+Outcome = Literal["published", "unproven", "rejected"]
+AgentKind = Literal["judge", "red-team"]
+
+
+class PipelineConfig(_In):
+    """Knobs a workflow run is started with (from GateSettings at the client edge)."""
+
+    judges: int = Field(default=2, ge=1, le=32)
+    red_team: int = Field(default=1, ge=0, le=8)
+    repeats: int = Field(default=3, ge=1)
+    max_patch_rounds: int = Field(default=2, ge=0, le=10)
+    #: heartbeat timeout for long activities: a dead worker is noticed after this long
+    heartbeat_timeout_s: int = Field(default=60, ge=2)
+    agent_timeout_s: int = Field(default=3600, ge=10)
+    sandbox_timeout_s: int = Field(default=3600, ge=10)
+    max_attempts: int = Field(default=5, ge=1, le=50)
+    #: while waiting for review, look in the store this often for decisions that were
+    #: stored but never delivered to the workflow (e.g. the API's notify failed)
+    review_poll_s: int = Field(default=60, ge=1)
+    task_queue_agents: str = "agents"
+    task_queue_sandbox: str = "sandbox"
+
+
+# -- workflow inputs / status ---------------------------------------------------------
+
+
+class SynthesisInput(_In):
+    seed_id: str
+    config: PipelineConfig = PipelineConfig()
+
+
+class ValidateInput(_In):
+    env_ids: tuple[str, ...] = Field(min_length=1)
+    config: PipelineConfig = PipelineConfig()
+
+
+class ReviewDecision(_In):
+    """A human decision on one review item, sent as an update (or the fallback signal)."""
+
+    item_id: str
+    decision: Decision
+    reviewer: str = Field(min_length=1)
+    comment: str = ""
+
+
+class AgentRun(_In):
+    kind: AgentKind
+    index: int
+    trajectory_id: str
+    reward: int | None = None
+    claimed_solved: bool | None = None
+    failed: bool = False  # the attempt itself crashed after its retries: nothing to score
+
+
+class PipelineStatus(_In):
+    """What `envfactory status` shows: answered by the `status` query, never from history."""
+
+    workflow: Literal["synthesize", "validate"] = "synthesize"
+    seed_id: str | None = None
+    env_id: str | None = None
+    stage: Stage = "queued"
+    round: int = 0
+    verifier_version: int | None = None
+    agents: tuple[AgentRun, ...] = ()
+    solve_rate: float | None = None
+    gate_report_id: str | None = None
+    gate_passed: bool | None = None
+    gate_reasons: tuple[str, ...] = ()
+    open_review_items: tuple[str, ...] = ()
+    decided: tuple[ReviewDecision, ...] = ()
+    outcome: Outcome | None = None
+    outcome_reasons: tuple[str, ...] = ()
+    history: tuple[str, ...] = ()  # one line per finished box, for a human
+
+
+class SynthesisResult(_In):
+    seed_id: str
+    env_id: str | None
+    outcome: Outcome
+    reasons: tuple[str, ...] = ()
+    verifier_version: int | None = None
+    gate_report_id: str | None = None
+    solve_rate: float | None = None
+    rounds: int = 0
+
+
+class ValidateResult(_In):
+    results: tuple[SynthesisResult, ...]
+
+
+# -- activity inputs / outputs --------------------------------------------------------
+
+
+class ResearchInput(_In):
+    seed_id: str
+    #: chosen by the workflow (from its run id), so a retried research activity finds
+    #: the environment an earlier attempt stored instead of making a second one
+    env_id: str
+
+
+class SpecRef(_In):
+    env_id: str
+    version: int = 1
+    reference_steps: int = 0
+
+
+class EnvInput(_In):
+    env_id: str
+
+
+class BuiltEnv(_In):
+    env_id: str
+    image: str
+    cached: bool = False
+
+
+class AgentInput(_In):
+    env_id: str
+    kind: AgentKind
+    index: int
+    #: deterministic id (workflow id + kind + index): a retried attempt overwrites,
+    #: never duplicates, its trajectory
+    trajectory_id: str
+
+
+class TrajectoryRef(_In):
+    trajectory_id: str
+    claimed_solved: bool | None = None
+
+
+class VerifierInput(_In):
+    env_id: str
+    #: evidence for a patch round: gate reasons and confirmed finding ids — never the
+    #: reference solution, partial solutions or a solved state
+    gate_reasons: tuple[str, ...] = ()
+    confirmed_finding_ids: tuple[str, ...] = ()
+    round: int = 0
+
+
+class VerifierRef(_In):
+    env_id: str
+    version: int
+
+
+class GatesInput(_In):
+    env_id: str
+    verifier_version: int | None = None  # None → the latest stored version
+    repeats: int = 3
+
+
+class GateOutcome(_In):
+    report_id: str
+    verifier_version: int
+    passed: bool
+    reasons: tuple[str, ...] = ()
+    #: names of probe checks that earned reward (shortcut probes that fooled the verifier)
+    failed_probes: tuple[str, ...] = ()
+
+
+class ScoreInput(_In):
+    env_id: str
+    verifier_version: int
+    trajectory_ids: tuple[str, ...]
+
+
+class ScoreOutcome(_In):
+    rewards: dict[str, int]  # trajectory id → 0 | 1
+
+
+class MineInput(_In):
+    env_id: str
+    gate_report_id: str
+    trajectory_ids: tuple[str, ...]
+
+
+class MineOutcome(_In):
+    finding_ids: tuple[str, ...] = ()
+    #: review items still open (decided ones from earlier rounds are not reopened)
+    open_items: tuple[str, ...] = ()
+
+
+class DecisionInput(_In):
+    env_id: str
+    decision: ReviewDecision
+
+
+class DecisionRecorded(_In):
+    item_id: str
+    finding_id: str
+    state: ReviewState
+
+
+class ReviewStateInput(_In):
+    env_id: str
+    item_ids: tuple[str, ...]
+
+
+class ReviewStateOutcome(_In):
+    """Items among those asked about that the store says are decided (by any path)."""
+
+    decided: tuple[DecisionRecorded, ...] = ()
+    reviewers: tuple[str, ...] = ()  # one per decided item, same order
+
+
+class StatusInput(_In):
+    env_id: str
+    status: EnvStatus
+    reasons: tuple[str, ...] = ()
+    solve_rate: float | None = None
+
+
+class PublishInput(_In):
+    env_id: str
+    verifier_version: int
+    gate_report_id: str
+
+
+class Published(_In):
+    env_id: str
+    published: bool
+    reasons: tuple[str, ...] = ()
