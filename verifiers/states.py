@@ -30,7 +30,7 @@ from sandboxes.protocol import Sandbox, SandboxEngine
 
 from .probes import Probe
 from .runner import PreparedState, Replay, extract_workspace, prepare_state, workspace_from
-from .statediff import live_diff
+from .statediff import live_diff, pristine_listing
 from .tamper import tamper_changes
 
 
@@ -93,7 +93,9 @@ def capture(
     recipe: tuple[Replay, ...],
     want_diff: bool,
 ) -> tuple[PreparedState, tuple[PathChange, ...]]:
-    """Capture the sandbox's current filesystem as a state (see module docstring)."""
+    """Capture the sandbox's current filesystem as a state (see module docstring).
+
+    Callers that want a diff warm `statediff.pristine_listing` before starting `box`."""
     full = spec.verify_scope == "full-state"
     diff = live_diff(engine, box, pristine, spec) if (want_diff or full) else ()
     notes = (
@@ -125,6 +127,8 @@ def produce_chain(
     t0 = time.monotonic()
     log: list[str] = []
     recipe: tuple[Replay, ...] = ()
+    if want_diff or spec.verify_scope == "full-state":
+        pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot
     box = engine.start(
         pristine, limits=spec.limits, purpose="gate-state", network=spec.limits.network
     )
@@ -156,6 +160,8 @@ def produce_probe(
     t0 = time.monotonic()
     recipe = (*base.recipe, probe_replay(probe, spec))
     names = [f"{base.name} step {i + 1}" for i in range(len(base.recipe))] + [f"probe {probe.name}"]
+    if spec.verify_scope == "full-state":
+        pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot
     box = engine.start(
         pristine, limits=spec.limits, purpose="gate-probe", network=spec.limits.network
     )

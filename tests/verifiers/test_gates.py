@@ -128,3 +128,25 @@ def test_a_stored_shortcut_state_is_a_regression_check(docker_engine, sum_image,
         assert sound.verdict == GateVerdict.PASSED, sound.reasons
     finally:
         docker_engine.remove_image(shortcut.image)
+
+
+@pytest.mark.parametrize("scope", ["workspace", "full-state"])
+def test_gates_finish_on_a_one_slot_engine(docker_engine, sum_image, files, scope) -> None:  # type: ignore[no-untyped-def]
+    """Regression: capturing a state's diff used to start a pristine container while the
+    state's own sandbox held its slot; with pool_size threads doing so at once, every
+    thread waited for a slot that none would free (seen as a hung `envfactory demo`)."""
+    from envfactory.core.settings import SandboxSettings
+    from sandboxes import DockerEngine
+    from verifiers import statediff
+
+    statediff._pristine.clear()
+    engine = DockerEngine(
+        SandboxSettings(pool_size=1),
+        client=docker_engine.client,
+        run_id=docker_engine.run_id,
+        pool_wait_s=60,
+    )
+    spec = SPEC.model_copy(update={"verify_scope": scope})
+    inp = GateInput(engine=engine, spec=spec, verifier=sound_verifier(files), files=files, image=sum_image,
+                    repeats=1, concurrency=2, probes=(by_name("reward-file"),))  # fmt: skip
+    assert run_gates(inp).verdict == GateVerdict.PASSED
