@@ -38,7 +38,7 @@ from envfactory.core.models.base import Model
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from . import archives
-from .statediff import image_diff, live_diff
+from .statediff import image_diff, live_diff, pristine_listing
 from .tamper import FIXED_PATH, VERIFIER_DIR_PREFIX, tamper_changes
 
 FileSource = Callable[[str], bytes]
@@ -160,6 +160,8 @@ def verify_prepared(
             if prepared.tamper_known
             else "full-state scope: tamper evidence unknown, reward is 0",
         )
+    if prepared.replay:
+        pristine_listing(engine, prepared.image, spec)  # never while holding a sandbox slot
     box = engine.start(prepared.image, limits=spec.limits, purpose="verify", network=False)
     try:
         if prepared.replay:

@@ -10,7 +10,9 @@ file of a shared image layer reports the same inode time in every container of t
 image, so a file the solver wrote, even with a forged mtime, always shows up. Comparing
 with the same listing of a pristine container gives A / C / D per path (~0.2 s).
 
-Invariants: directories are compared by membership only (their own times change
+Invariants: callers warm `pristine_listing` *before* they hold a sandbox, so no thread
+ever waits for a second sandbox slot while holding one (with a pool of N slots and N
+such threads that would deadlock); directories are compared by membership only (their own times change
 whenever Docker creates a mount point in them); on any failure the answer is None —
 "unknown" — never an empty diff, so callers can fail closed.
 """
@@ -113,6 +115,7 @@ def image_diff(
     engine: SandboxEngine, image: str, pristine: str, spec: EnvironmentSpec
 ) -> tuple[PathChange, ...] | None:
     """The sensitive changes of a saved state image against the pristine image."""
+    pristine_listing(engine, pristine, spec)  # before holding a sandbox slot (see module doc)
     box = engine.start(image, limits=spec.limits, purpose="verify-diff", network=False)
     try:
         return live_diff(engine, box, pristine, spec)

@@ -30,7 +30,7 @@ from sandboxes.protocol import Sandbox, SandboxEngine
 
 from .probes import Probe
 from .runner import PreparedState, Replay, extract_workspace, prepare_state, workspace_from
-from .statediff import live_diff
+from .statediff import live_diff, pristine_listing
 from .tamper import tamper_changes
 
 
@@ -93,7 +93,9 @@ def capture(
     recipe: tuple[Replay, ...],
     want_diff: bool,
 ) -> tuple[PreparedState, tuple[PathChange, ...]]:
-    """Capture the sandbox's current filesystem as a state (see module docstring)."""
+    """Capture the sandbox's current filesystem as a state (see module docstring).
+
+    Callers that want a diff warm `statediff.pristine_listing` before starting `box`."""
     full = spec.verify_scope == "full-state"
     diff = live_diff(engine, box, pristine, spec) if (want_diff or full) else ()
     notes = (
@@ -125,6 +127,8 @@ def produce_chain(
     t0 = time.monotonic()
     log: list[str] = []
     recipe: tuple[Replay, ...] = ()
+    if want_diff or spec.verify_scope == "full-state":
+        pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot
     box = engine.start(
         pristine, limits=spec.limits, purpose="gate-state", network=spec.limits.network
     )
@@ -156,6 +160,8 @@ def produce_probe(
     t0 = time.monotonic()
     recipe = (*base.recipe, probe_replay(probe, spec))
     names = [f"{base.name} step {i + 1}" for i in range(len(base.recipe))] + [f"probe {probe.name}"]
+    if spec.verify_scope == "full-state":
+        pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot
     box = engine.start(
         pristine, limits=spec.limits, purpose="gate-probe", network=spec.limits.network
     )
@@ -204,12 +210,12 @@ def produce_probe_batch(
         base_log = run_recipe(box, spec, base.recipe, names)
         keep = _keep_workspace(box, spec)
         for probe in sorted(probes, key=lambda p: p.name in _DISRUPTIVE):
+            # One exec: restore the base workspace, run the probe in a subshell (its `exit`
+            # ends only the subshell), then kill every process it left behind.
+            script = f"{keep}\n(\n{probe.script(spec)}\n)\nrc=$?\n{KILL_STRAYS}\nexit $rc"
             res = box.exec(
-                ["/bin/sh", "-c", keep + "\n" + probe.script(spec)],
-                timeout=spec.limits.exec_timeout_s,
-                user="root",
+                ["/bin/sh", "-c", script], timeout=spec.limits.exec_timeout_s, user="root"
             )
-            end_processes(box)
             workspace = tuple(workspace_from(box, spec.workspace_paths))
             prepared = PreparedState(pristine, "workspace", workspace, (), (), ())
             log = (
@@ -239,17 +245,18 @@ def _keep_workspace(box: Sandbox, spec: EnvironmentSpec) -> str:
     return "\n".join(restore)
 
 
-def end_processes(box: Sandbox) -> None:
-    """Kill every process but the container's init and its entrypoint (and this shell)."""
-    script = (
-        # The entrypoint is the oldest child of init; no pgrep needed (images may lack procps).
-        "init_child=$(for p in /proc/[0-9]*; do s=$(cat $p/stat 2>/dev/null) || continue; "
-        'set -- ${s##*) }; [ "$2" = 1 ] && echo ${p#/proc/}; done | sort -n | head -n 1); '
-        'keep=" 1 $$ $PPID $init_child "; for round in 1 2 3; do '
-        'for p in /proc/[0-9]*; do pid=${p#/proc/}; case "$keep" in *" $pid "*) continue;; esac; '
-        'kill -9 "$pid" 2>/dev/null; done; done; true'
-    )
-    box.exec(["/bin/sh", "-c", script], timeout=30, user="root")
+#: Kill every process but init, the container's entrypoint (init's oldest child), this
+#: shell and its parent (the exec's `timeout`). Builtins only: no fork per process, no
+#: procps needed. Three rounds catch children forked while the first round ran.
+KILL_STRAYS = """\
+entry=; for p in /proc/[0-9]*; do
+  read -r s < "$p/stat" 2>/dev/null || continue; set -- ${s##*) }
+  pid=${p#/proc/}; [ "$2" = 1 ] && { [ -z "$entry" ] || [ "$pid" -lt "$entry" ]; } && entry=$pid
+done
+keep=" 1 $$ $PPID $entry "
+for round in 1 2 3; do
+  for p in /proc/[0-9]*; do pid=${p#/proc/}; case "$keep" in *" $pid "*) ;; *) kill -9 "$pid" 2>/dev/null;; esac; done
+done"""
 
 
 def regression_state(

@@ -6,6 +6,9 @@ import pytest
 
 from .sumtask import SPEC, MemoryFiles, context_tar
 
+# fixtures/ holds files baked into test images (its test_sum.py is the image's own test).
+collect_ignore = ["fixtures"]
+
 
 @pytest.fixture(scope="session")
 def sum_image(docker_engine, base_image) -> str:  # type: ignore[no-untyped-def]

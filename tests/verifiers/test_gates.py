@@ -96,3 +96,57 @@ def test_full_state_gates_replay_each_state_and_fail_closed_on_tamper(
     assert any("tamper" in e and "reward is 0" in e for e in hijack.evidence)
     oracle = next(c for c in report.checks if c.name == "oracle")
     assert oracle.tamper == () and oracle.observed == (1,)
+
+
+def test_a_stored_shortcut_state_is_a_regression_check(docker_engine, sum_image, files) -> None:  # type: ignore[no-untyped-def]
+    from envfactory.core.models import StateKind
+
+    with docker_engine.sandbox(sum_image, purpose="test") as box:
+        box.exec(
+            "mkdir -p out && echo 7 > out/total.txt && echo 7 > out/count.txt", workdir="/workspace"
+        )
+        shortcut = box.snapshot(StateKind.REGRESSION, label="placeholders")
+    try:
+        weak = make_verifier(
+            files, "test -s /workspace/out/total.txt && test -s /workspace/out/count.txt"
+        )
+        failing = run_gates(
+            _gate(docker_engine, sum_image, files, weak, probes=(), regressions=(shortcut,))
+        )
+        assert "regression regression:placeholders: expected 0, got [1, 1]" in failing.reasons
+        assert [f.rule for f in findings_from_report(failing)] == ["regression"]
+        sound = run_gates(
+            _gate(
+                docker_engine,
+                sum_image,
+                files,
+                sound_verifier(files),
+                probes=(),
+                regressions=(shortcut,),
+            )
+        )
+        assert sound.verdict == GateVerdict.PASSED, sound.reasons
+    finally:
+        docker_engine.remove_image(shortcut.image)
+
+
+@pytest.mark.parametrize("scope", ["workspace", "full-state"])
+def test_gates_finish_on_a_one_slot_engine(docker_engine, sum_image, files, scope) -> None:  # type: ignore[no-untyped-def]
+    """Regression: capturing a state's diff used to start a pristine container while the
+    state's own sandbox held its slot; with pool_size threads doing so at once, every
+    thread waited for a slot that none would free (seen as a hung `envfactory demo`)."""
+    from envfactory.core.settings import SandboxSettings
+    from sandboxes import DockerEngine
+    from verifiers import statediff
+
+    statediff._pristine.clear()
+    engine = DockerEngine(
+        SandboxSettings(pool_size=1),
+        client=docker_engine.client,
+        run_id=docker_engine.run_id,
+        pool_wait_s=60,
+    )
+    spec = SPEC.model_copy(update={"verify_scope": scope})
+    inp = GateInput(engine=engine, spec=spec, verifier=sound_verifier(files), files=files, image=sum_image,
+                    repeats=1, concurrency=2, probes=(by_name("reward-file"),))  # fmt: skip
+    assert run_gates(inp).verdict == GateVerdict.PASSED
