@@ -11,12 +11,14 @@ Part 2, policy lag: the rollout engine is fed weights ``k`` policy versions old
 the last third of the run, the mean fraction of action tokens masked (DIS window) or
 clipped (PPO), and the mean pre-clip policy gradient norm.
 
-Run: ``python benchmarks/sao_vs_grpo.py`` (``--quick`` for a smoke run).
+Run: ``python benchmarks/sao_vs_grpo.py`` (``--quick`` for a smoke run, ``--seeds 3`` to
+average the lag sweep over seeds: single-seed RL curves on this task are noisy).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import sys
@@ -44,7 +46,7 @@ def _config(algorithm: str, **kw: object) -> TrainerConfig:
         algorithm=algorithm,
         group_size=4 if algorithm == "grpo" else 1,
         lr=3e-3,
-        value_lr=1e-2,
+        value_lr=3e-3,
         critic_warmup_steps=2,
         max_turns=TASK.turns,
         max_new_tokens=1,
@@ -97,15 +99,29 @@ def _summary(history: list[StepMetrics]) -> dict[str, float]:
     }
 
 
-def lag_sweep(steps: int, batch: int, lags: list[int]) -> dict[str, dict[int, dict[str, float]]]:
+def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {key: sum(r[key] for r in rows) / len(rows) for key in rows[0]}
+
+
+def lag_sweep(
+    steps: int, batch: int, lags: list[int], seeds: int
+) -> dict[str, dict[int, dict[str, float]]]:
     results: dict[str, dict[int, dict[str, float]]] = {}
     for algorithm in ("sao", "grpo", "pg"):
         results[algorithm] = {}
         for k in lags:
-            config = _config(
-                algorithm, batch_size=batch, rollout_workers=1, sync_lag=k, max_staleness=k + 4
-            )
-            results[algorithm][k] = _summary(_trainer(config).run(steps))
+            rows = []
+            for seed in range(seeds):
+                config = _config(
+                    algorithm,
+                    batch_size=batch,
+                    rollout_workers=1,
+                    sync_lag=k,
+                    max_staleness=k + 4,
+                    seed=seed,
+                )
+                rows.append(_summary(_trainer(config).run(steps)))
+            results[algorithm][k] = _mean(rows)
             print(f"  lag run done: {algorithm} k={k}", file=sys.stderr, flush=True)
     return results
 
@@ -120,14 +136,16 @@ def _plot(
 
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.6))
     names = list(tp)
-    axes[0].bar([f"{n}\nproduced" for n in names], [tp[n]["produced_per_s"] for n in names])
-    axes[0].bar([f"{n}\ntrained" for n in names], [tp[n]["trained_per_s"] for n in names])
-    axes[0].set_title(
-        "trajectories/s (idle: "
-        + ", ".join(f"{n} {tp[n]['idle_fraction']:.2f}" for n in names)
-        + ")",
-        fontsize=8,
+    xs = range(len(names))
+    axes[0].bar(
+        [x - 0.2 for x in xs], [tp[n]["produced_per_s"] for n in names], 0.4, label="produced"
     )
+    axes[0].bar(
+        [x + 0.2 for x in xs], [tp[n]["trained_per_s"] for n in names], 0.4, label="trained"
+    )
+    axes[0].set_xticks(list(xs), [f"{n}\nidle {tp[n]['idle_fraction']:.2f}" for n in names])
+    axes[0].set_title("trajectories/s, heavy-tailed latency")
+    axes[0].legend(fontsize=7)
     for ax, key in zip(axes[1:], ("reward", "mask", "grad_norm"), strict=True):
         for algorithm, by_k in lag.items():
             ks = sorted(by_k)
@@ -150,6 +168,7 @@ def main() -> None:
     parser.add_argument("--throughput-steps", type=int, default=30)
     parser.add_argument("--lag-steps", type=int, default=80)
     parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--seeds", type=int, default=1, help="lag-sweep seeds to average")
     args = parser.parse_args()
     limit_cpu_threads(1)
     tp_steps, lag_steps, batch = (
@@ -165,14 +184,19 @@ def main() -> None:
         print(
             f"{name:<6}{r['produced_per_s']:>12.1f}{r['trained_per_s']:>12.1f}{r['idle_fraction']:>8.2f}{r['wall_s']:>9.1f}"
         )
-    lag = lag_sweep(lag_steps, batch, [0, 1, 2, 4])
-    print(f"\npolicy lag: {lag_steps} steps, batch {batch}; reward = mean of the last third")
+    lag = lag_sweep(lag_steps, batch, [0, 1, 2, 4], args.seeds)
+    print(
+        f"\npolicy lag: {lag_steps} steps, batch {batch}, {args.seeds} seed(s); "
+        "reward = mean of the last third"
+    )
     print(f"{'algo':<6}{'k':>3}{'reward':>9}{'masked':>9}{'grad':>9}{'stale':>8}")
     for name, by_k in lag.items():
         for k, r in by_k.items():
             print(
                 f"{name:<6}{k:>3}{r['reward']:>9.3f}{r['mask']:>9.3f}{r['grad_norm']:>9.3f}{r['staleness']:>8.2f}"
             )
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "sao_vs_grpo.json").write_text(json.dumps({"throughput": tp, "lag": lag}, indent=1))
     print(f"\nplot: {_plot(tp, lag, OUT / 'sao_vs_grpo.png')}")
 
 

@@ -1,6 +1,29 @@
 """Docker sandboxes without a registry: base images, builds, locked-down exec, snapshots.
 
-Imports nothing of ours but the domain models (``envfactory.core``).
+Imports nothing of ours but the domain models, errors and settings (``envfactory.core``).
+
+Cheat-sheet (details in `protocol.py`; upper layers type against `SandboxEngine`/`Sandbox`)::
+
+    engine = DockerEngine(settings.sandbox, run_id="run-42")   # settings from the edge
+    image = engine.ensure_base_image("python")     # envfactory/base-python:<recipe hash>
+    res = engine.build(context_tar, on_log=store_log)   # BuildResult; cached by content
+    res.substitutions   # ("python:3.12-slim -> envfactory/base-python:…",)
+
+    with engine.sandbox(res.image, limits=spec.limits, purpose="episode") as sb:
+        r = sb.exec("pytest -q", timeout=60, workdir="/workspace")  # never raises on exit≠0
+        r.exit_code, r.stdout, r.truncated, r.timed_out, r.oom_killed
+        sb.write_file("/workspace/x.py", "print(1)"); sb.read_file("/logs/reward.txt")
+        sb.diff()                     # [PathChange]; fast (overlay upper dir)
+        ref = sb.snapshot(StateKind.SOLVER, label="judge-1")   # StateRef; ~0.4 s (layer load)
+        sb.restart()                  # every process ends, files stay (~0.7 s)
+
+    async with engine.asandbox(image) as sb:       # Temporal activities
+        r = await sb.aexec("make test")
+
+    engine.gc()    # orphans only (owner process gone); never touches unlabelled things
+
+Network is off unless `network=True` (or `Limits.network`); builds use the host network
+unless `settings.build_network` is off. `SandboxFileNotFound` is a FileNotFoundError.
 """
 
 from .engine import DockerEngine, tar_dir

@@ -36,6 +36,8 @@ from .builds import run_build
 BASE_REPO = "envfactory/base"
 PYTHON_REPO = "envfactory/base-python"
 FLAVOURS = ("minimal", "python")
+# The seed vocabulary (`core.models.seeds.BaseFlavour`) names the minimal image "debian".
+FLAVOUR_ALIASES = {"debian": "minimal"}
 LOCK_PATH = Path("/var/tmp/envfactory-base-image.lock")
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 IMAGE_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
@@ -226,8 +228,10 @@ def ensure_base_image(
     log: Log = lambda _: None,
 ) -> str:
     """The local base image tag for `flavour`, building what is missing (cached by recipe)."""
+    flavour = FLAVOUR_ALIASES.get(flavour, flavour)
     if flavour not in FLAVOURS:
-        raise ConfigError(f"unknown base flavour {flavour!r}", hint=f"choose one of {FLAVOURS}")
+        raise ConfigError(f"unknown base flavour {flavour!r}",
+                          hint=f"choose one of {FLAVOURS + tuple(FLAVOUR_ALIASES)}")  # fmt: skip
     recipe = recipe or BaseRecipe.from_host()
     base = f"{BASE_REPO}:{recipe.hash()}"
     # Several processes share one engine: a host-wide lock makes one of them build it.

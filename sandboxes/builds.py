@@ -23,6 +23,7 @@ import tarfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import docker
 import docker.errors
@@ -155,7 +156,6 @@ def run_build(
 ) -> BuildOutput:
     """Stream one `docker build`; raise ImageBuildFailed (with the log) on error or timeout."""
     log: list[str] = []
-    image_id = ""
     expired = threading.Event()
     # One LABEL instruction: the `labels=` parameter costs a build step (a container and a
     # commit, seconds on fuse-overlayfs) per label.
@@ -174,18 +174,7 @@ def run_build(
     watchdog.daemon = True
     watchdog.start()
     try:
-        for chunk in stream:
-            text = chunk.get("stream") or chunk.get("status") or ""
-            if "error" in chunk:
-                text = f"ERROR: {chunk['error']}\n"
-            if text:
-                log.append(text)
-                if on_log:
-                    on_log(text)
-            if "error" in chunk:
-                raise ImageBuildFailed(f"build of {tag} failed: {chunk['error'].strip()}",
-                                       log="".join(log))  # fmt: skip
-            image_id = chunk.get("aux", {}).get("ID", image_id)
+        image_id = _pump(stream, tag, log, on_log)
     except (OSError, ValueError, urllib3.exceptions.HTTPError, docker.errors.APIError) as exc:
         if expired.is_set():
             raise _timeout(tag, timeout_s, log) from exc
@@ -195,6 +184,24 @@ def run_build(
     if expired.is_set():
         raise _timeout(tag, timeout_s, log)
     return BuildOutput(image_id=image_id or client.images.get(tag).id, log="".join(log))
+
+
+def _pump(stream: Any, tag: str, log: list[str], on_log: Callable[[str], None] | None) -> str:
+    """Collect the build's log lines; return the image id it reports."""
+    image_id = ""
+    for chunk in stream:
+        text = chunk.get("stream") or chunk.get("status") or ""
+        if "error" in chunk:
+            text = f"ERROR: {chunk['error']}\n"
+        if text:
+            log.append(text)
+            if on_log:
+                on_log(text)
+        if "error" in chunk:
+            raise ImageBuildFailed(f"build of {tag} failed: {chunk['error'].strip()}",
+                                   log="".join(log))  # fmt: skip
+        image_id = chunk.get("aux", {}).get("ID", image_id)
+    return image_id
 
 
 def _append_labels(context: bytes, dockerfile: str, labels: dict[str, str]) -> bytes:

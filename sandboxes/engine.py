@@ -23,6 +23,7 @@ from typing import Any
 
 import docker
 import docker.errors
+from docker.models.containers import Container
 
 from envfactory.core.errors import ConfigError, ImageBuildFailed, SandboxError
 from envfactory.core.models import BuildResult, Limits
@@ -144,17 +145,25 @@ class DockerEngine:
         run_id: str | None = None,
         network: bool | None = None,
     ) -> DockerSandbox:
-        limits = limits or Limits()
         if not self._pool.acquire(timeout=self.pool_wait_s):
-            raise SandboxError(
-                f"no sandbox slot free after {self.pool_wait_s:.0f}s (pool_size="
-                f"{self.settings.pool_size})", hint="raise ENVFACTORY_SANDBOX__POOL_SIZE",
-            )  # fmt: skip
+            raise self._pool_exhausted()
+        return self._start_in_slot(image, limits, purpose, run_id, network)
+
+    def _pool_exhausted(self) -> SandboxError:
+        return SandboxError(
+            f"no sandbox slot free after {self.pool_wait_s:.0f}s (pool_size="
+            f"{self.settings.pool_size})", hint="raise ENVFACTORY_SANDBOX__POOL_SIZE",
+        )  # fmt: skip
+
+    def _start_in_slot(
+        self, image: str, limits: Limits | None, purpose: str, run_id: str | None,
+        network: bool | None,
+    ) -> DockerSandbox:  # fmt: skip
+        """Start holding a pool slot already; the slot goes back on failure or remove()."""
+        limits = limits or Limits()
         try:
             run_id = run_id or self.run_id
-            container = self.client.containers.run(
-                image, **self._run_kwargs(limits, purpose, run_id, network)
-            )
+            container = self._create_and_start(image, limits, purpose, run_id, network)
         except docker.errors.ImageNotFound as exc:
             self._pool.release()
             raise ConfigError(f"image {image} does not exist locally",
@@ -169,23 +178,30 @@ class DockerEngine:
             output_cap=self.settings.output_cap_bytes, run_id=run_id, on_remove=self._pool.release,
         )  # fmt: skip
 
-    def _run_kwargs(
-        self, limits: Limits, purpose: str, run_id: str | None, network: bool | None
-    ) -> dict[str, Any]:
+    def _create_and_start(
+        self, image: str, limits: Limits, purpose: str, run_id: str | None, network: bool | None
+    ) -> Container:
+        """Low-level create + start: `containers.run` adds an inspect we do not need."""
+        api = self.client.api
         net = limits.network if network is None else network
         name = f"envfactory-{purpose}-{uuid.uuid4().hex[:10]}"
-        kw: dict[str, Any] = dict(
-            entrypoint=["sleep", "infinity"], command=[], detach=True, init=True,
-            labels=L.ownership(purpose, run_id, sandbox=name), name=name,
-            network_mode="bridge" if net else "none", cap_drop=["ALL"],
+        host = api.create_host_config(
+            init=True, network_mode="bridge" if net else "none", cap_drop=["ALL"],
             security_opt=["no-new-privileges"], mem_limit=f"{limits.memory_mb}m",
             memswap_limit=f"{limits.memory_mb}m", nano_cpus=int(limits.cpus * 1e9),
-            pids_limit=limits.pids, stop_signal="SIGKILL",
+            pids_limit=limits.pids, runtime=None if self.runtime() == "runc" else self.runtime(),
         )  # fmt: skip
-        runtime = self.runtime()
-        if runtime != "runc":
-            kw["runtime"] = runtime
-        return kw
+        cid = api.create_container(
+            image, command=[], entrypoint=["sleep", "infinity"], name=name, host_config=host,
+            labels=L.ownership(purpose, run_id, sandbox=name), stop_signal="SIGKILL",
+        )["Id"]  # fmt: skip
+        try:
+            api.start(cid)
+        except BaseException:
+            with contextlib.suppress(docker.errors.APIError):
+                api.remove_container(cid, force=True)
+            raise
+        return self.client.containers.prepare_model({"Id": cid, "Name": name})
 
     def runtime(self) -> str:
         """runc, or runsc (gVisor) when asked for or when `auto` finds it on the engine."""
@@ -211,15 +227,37 @@ class DockerEngine:
 
     @contextlib.asynccontextmanager
     async def asandbox(self, image: str, **kw: Any) -> AsyncIterator[DockerSandbox]:
-        sb = await asyncio.to_thread(self.start, image, **kw)
+        sb = await self.astart(image, **kw)
         try:
             yield sb
         finally:
             # Shielded: a cancelled activity must still remove its container.
             await asyncio.shield(asyncio.to_thread(sb.remove))
 
-    async def astart(self, image: str, **kw: Any) -> DockerSandbox:
-        return await asyncio.to_thread(self.start, image, **kw)
+    async def astart(
+        self,
+        image: str,
+        *,
+        limits: Limits | None = None,
+        purpose: str = "episode",
+        run_id: str | None = None,
+        network: bool | None = None,
+    ) -> DockerSandbox:
+        """Wait for a slot on the event loop, not in a worker thread: threads parked on
+        the pool would starve the `remove()` calls that free it (a deadlock)."""
+        deadline = time.monotonic() + self.pool_wait_s
+        while not self._pool.acquire(blocking=False):
+            if time.monotonic() >= deadline:
+                raise self._pool_exhausted()
+            await asyncio.sleep(0.05)
+        task = asyncio.ensure_future(
+            asyncio.to_thread(self._start_in_slot, image, limits, purpose, run_id, network)
+        )
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.add_done_callback(_remove_when_started)  # nobody will get to remove it
+            raise
 
     async def abuild(self, context_tar: bytes, **kw: Any) -> BuildResult:
         return await asyncio.to_thread(self.build, context_tar, **kw)
@@ -236,6 +274,11 @@ class DockerEngine:
 
         return collect(self.client, older_than_s=older_than_s, run_id=run_id,
                        include_live=include_live, images=images)  # fmt: skip
+
+
+def _remove_when_started(task: asyncio.Future[DockerSandbox]) -> None:
+    if not task.cancelled() and task.exception() is None:
+        threading.Thread(target=task.result().remove, daemon=True).start()
 
 
 def tar_dir(path: Path) -> bytes:

@@ -25,9 +25,14 @@ CLIENT_GRACE_S = 4.0  # how long past the in-container deadline the client waits
 MARKER_ENV = "ENVFACTORY_EXEC_ID"
 
 
+# A string runs under bash where the image has it (ours do), else under sh (alpine, a
+# user's registry image); `exec` keeps it one process.
+SHELL = 'if command -v bash >/dev/null 2>&1; then exec bash -c "$0"; else exec sh -c "$0"; fi'
+
+
 def wrap_command(cmd: str | Sequence[str], timeout_s: float) -> list[str]:
-    """The argv docker runs: `timeout` around `bash -c cmd` (or around the argv)."""
-    argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+    """The argv docker runs: `timeout` around the shell running `cmd` (or the argv)."""
+    argv = ["sh", "-c", SHELL, cmd] if isinstance(cmd, str) else list(cmd)
     secs = f"{max(timeout_s, 0.1):.3f}"
     return ["timeout", "-s", "KILL", "-k", str(KILL_GRACE_S), secs, *argv]
 

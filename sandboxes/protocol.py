@@ -45,19 +45,25 @@ class Sandbox(Protocol):
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
-        """Run `cmd` (a string runs under `bash -c`; not a login shell, which would reset
-        the PATH an image's ENV set); never raises for a non-zero exit."""
+        """Run `cmd` (a string runs under `bash -c`, or `sh -c` where the image has no bash;
+        not a login shell, which would reset the PATH an image's ENV set); never raises
+        for a non-zero exit."""
         ...
 
-    def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None: ...
+    def write_file(
+        self, path: str, data: bytes | str, mode: int = 0o644, *, uid: int = 0, gid: int = 0
+    ) -> None:
+        """Write a file, creating parents; owned by `uid`/`gid` (root unless given)."""
+        ...
 
     def read_file(self, path: str, max_bytes: int | None = None) -> bytes:
         """The file's bytes (at most `max_bytes`); `SandboxFileNotFound` (a
         FileNotFoundError) when it does not exist."""
         ...
 
-    def put_dir(self, src: Path, dest: str) -> None:
-        """Copy a host directory's contents into `dest` (created if missing)."""
+    def put_dir(self, src: Path, dest: str, *, uid: int = 0, gid: int = 0) -> None:
+        """Copy a host directory's contents into `dest` (created if missing), owned by
+        `uid`/`gid`."""
         ...
 
     def get_archive(self, path: str) -> bytes:
@@ -71,7 +77,8 @@ class Sandbox(Protocol):
         ...
 
     def snapshot(self, kind: StateKind, label: str = "", env_id: str | None = None) -> StateRef:
-        """Commit the filesystem to a labelled image; the sandbox keeps running."""
+        """Save the filesystem as a labelled image (StateRef.diff filled); the sandbox keeps
+        running. Start a fresh sandbox from `ref.image` to verify against that state."""
         ...
 
     def restart(self) -> None:

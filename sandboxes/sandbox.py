@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import docker
 import docker.errors
@@ -28,6 +28,7 @@ from envfactory.core.models import ExecResult, PathChange, StateKind, StateRef
 from . import execution as X
 from . import labels as L
 from .fastdiff import upper_diff
+from .fastsnap import layer_snapshot
 
 if TYPE_CHECKING:
     from docker.models.containers import Container
@@ -79,17 +80,8 @@ class DockerSandbox:
         """Run `cmd` (a string runs under `bash -c`); never raises for a non-zero exit."""
         timeout_s = float(timeout if timeout is not None else self.default_timeout_s)
         marker = uuid.uuid4().hex
-        api = self._client.api
         start = time.monotonic()
-        try:
-            exec_id = api.exec_create(
-                self.id, X.wrap_command(cmd, timeout_s), stdout=True, stderr=True,
-                user=user or "", workdir=workdir, environment=X.exec_env(env, marker),
-            )["Id"]  # fmt: skip
-            handle = api.exec_start(exec_id, socket=True)
-            sock = X.raw_socket(handle)
-        except docker.errors.APIError as exc:
-            raise SandboxError(f"exec in sandbox {self.id[:12]} failed: {exc}") from exc
+        exec_id, handle, sock = self._launch(cmd, timeout_s, user, workdir, env, marker)
         deadline = start + timeout_s + X.KILL_GRACE_S + X.CLIENT_GRACE_S
         try:
             out = X.read_stream(sock, deadline=deadline, cap=self.output_cap)
@@ -97,13 +89,18 @@ class DockerSandbox:
             X.hang_up(sock, handle)
         if not out.eof:  # truncated or past the deadline: stop the command now
             self._kill_marked(marker, user)
-        exit_code = self._wait_exit(exec_id, 0 if out.eof else 3.0)
+        exit_code = self._wait_exit(exec_id, 3.0)  # the status may lag the stream's end
         if out.truncated:
             exit_code = None  # we killed it: its own status would mislead
         if exit_code is None and out.deadline_hit:
             self._backstop_kill()
         duration = X.elapsed_since(start)
+        if exit_code == 126 and b"cannot exec in a stopped state" in out.stdout:
+            raise SandboxError(f"sandbox {self.id[:12]} is not running (killed or crashed)",
+                               hint="start a new sandbox; remove() this one")  # fmt: skip
         timed_out = out.deadline_hit or (exit_code in (124, 137) and duration >= timeout_s)
+        if timed_out and out.eof:  # children that left the process group but kept the marker
+            self._kill_marked(marker, user)
         oom = exit_code == 137 and not timed_out and self._oom_happened()
         return ExecResult(
             exit_code=exit_code,
@@ -111,6 +108,22 @@ class DockerSandbox:
             stderr=out.stderr.decode("utf-8", "replace"),
             truncated=out.truncated, timed_out=timed_out, oom_killed=oom, duration_s=duration,
         )  # fmt: skip
+
+    def _launch(
+        self, cmd: str | Sequence[str], timeout_s: float, user: str | None,
+        workdir: str | None, env: Mapping[str, str] | None, marker: str,
+    ) -> tuple[str, Any, Any]:  # fmt: skip
+        """Create and start the exec; return its id and the hijacked stream."""
+        api = self._client.api
+        try:
+            exec_id = api.exec_create(
+                self.id, X.wrap_command(cmd, timeout_s), stdout=True, stderr=True,
+                user=user or "", workdir=workdir, environment=X.exec_env(env, marker),
+            )["Id"]  # fmt: skip
+            handle = api.exec_start(exec_id, socket=True)
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"exec in sandbox {self.id[:12]} failed: {exc}") from exc
+        return exec_id, handle, X.raw_socket(handle)
 
     def _wait_exit(self, exec_id: str, wait_s: float) -> int | None:
         """The exec's exit code, polling up to `wait_s` for it to be reported."""
@@ -163,12 +176,16 @@ class DockerSandbox:
 
     # -- files --------------------------------------------------------------------------
 
-    def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
+    def write_file(
+        self, path: str, data: bytes | str, mode: int = 0o644, *, uid: int = 0, gid: int = 0
+    ) -> None:
+        """Write a file (parents created); `uid`/`gid` own it (e.g. for a non-root agent)."""
         raw = data.encode() if isinstance(data, str) else data
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w") as tar:
             info = tarfile.TarInfo(_abs(path).lstrip("/"))
             info.size, info.mode, info.mtime = len(raw), mode, int(time.time())
+            info.uid, info.gid = uid, gid
             tar.addfile(info, io.BytesIO(raw))
         self.put_archive("/", buf.getvalue())
 
@@ -188,15 +205,16 @@ class DockerSandbox:
             assert fobj is not None
             return fobj.read(max_bytes) if max_bytes is not None else fobj.read()
 
-    def put_dir(self, src: Path, dest: str) -> None:
-        """Copy a host directory's contents into `dest` (created if missing)."""
+    def put_dir(self, src: Path, dest: str, *, uid: int = 0, gid: int = 0) -> None:
+        """Copy a host directory's contents into `dest` (created if missing), owned by
+        `uid`/`gid` (never the host's owners)."""
         src = Path(src)
         if not src.is_dir():
             raise SandboxError(f"put_dir: {src} is not a directory on the host")
         buf = io.BytesIO()
         prefix = _abs(dest).strip("/")
         with tarfile.open(fileobj=buf, mode="w") as tar:
-            tar.add(src, arcname=prefix or ".")
+            tar.add(src, arcname=prefix or ".", filter=lambda m: _owned(m, uid, gid, prefix))
         self.put_archive("/", buf.getvalue())
 
     def get_archive(self, path: str) -> bytes:
@@ -239,21 +257,43 @@ class DockerSandbox:
         return self._graph
 
     def snapshot(
-        self, kind: StateKind, label: str = "", env_id: str | None = None, *, with_diff: bool = True
+        self,
+        kind: StateKind,
+        label: str = "",
+        env_id: str | None = None,
+        *,
+        with_diff: bool = True,
+        method: Literal["auto", "layer", "commit"] = "auto",
     ) -> StateRef:
-        """Commit the filesystem to a labelled image; the sandbox keeps running."""
+        """Save the filesystem as a labelled image; the sandbox keeps running.
+
+        `layer` loads the overlay upper directory as one new layer (well under a second);
+        `commit` is `docker commit` (seconds on fuse-overlayfs); `auto` tries `layer` and
+        falls back to `commit`. Both pause the container while they read it."""
         extra = {"kind": "state", "state_kind": str(kind), "state_label": label}
         if env_id:
             extra["env_id"] = env_id
         lab = L.ownership("state", self.run_id, **extra)
         changes = self.diff() if with_diff else []
         tag = f"{kind}-{uuid.uuid4().hex[:12]}"
+        image_id = None
+        if method != "commit":
+            image_id = layer_snapshot(self._client, self.id, repo=STATE_REPO, tag=tag,
+                                      labels=lab, exclude=ENGINE_PATHS)  # fmt: skip
+            if image_id is None and method == "layer":
+                raise SandboxError(f"layer snapshot of sandbox {self.id[:12]} is not possible "
+                                   "here", hint="use method='auto' or 'commit'")  # fmt: skip
+        if image_id is None:
+            image_id = self._commit(tag, lab)
+        return StateRef(image=image_id, kind=kind, label=label, env_id=env_id, diff=tuple(changes))
+
+    def _commit(self, tag: str, labels: dict[str, str]) -> str:
         try:
             res = self._client.api.commit(self.id, repository=STATE_REPO, tag=tag,
-                                          conf={"Labels": lab}, pause=True)  # fmt: skip
+                                          conf={"Labels": labels}, pause=True)  # fmt: skip
         except docker.errors.APIError as exc:
             raise SandboxError(f"snapshot of sandbox {self.id[:12]} failed: {exc}") from exc
-        return StateRef(image=res["Id"], kind=kind, label=label, env_id=env_id, diff=tuple(changes))
+        return str(res["Id"])
 
     def restart(self) -> None:
         """End every process; keep the filesystem."""
@@ -290,22 +330,24 @@ class DockerSandbox:
     async def aexec(self, cmd: str | Sequence[str], **kw: Any) -> ExecResult:
         return await asyncio.to_thread(self.exec, cmd, **kw)
 
-    async def awrite_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
-        await asyncio.to_thread(self.write_file, path, data, mode)
+    async def awrite_file(
+        self, path: str, data: bytes | str, mode: int = 0o644, *, uid: int = 0, gid: int = 0
+    ) -> None:
+        await asyncio.to_thread(self.write_file, path, data, mode, uid=uid, gid=gid)
 
     async def aread_file(self, path: str, max_bytes: int | None = None) -> bytes:
         return await asyncio.to_thread(self.read_file, path, max_bytes)
 
-    async def aput_dir(self, src: Path, dest: str) -> None:
-        await asyncio.to_thread(self.put_dir, src, dest)
+    async def aput_dir(self, src: Path, dest: str, *, uid: int = 0, gid: int = 0) -> None:
+        await asyncio.to_thread(self.put_dir, src, dest, uid=uid, gid=gid)
 
     async def adiff(self) -> list[PathChange]:
         return await asyncio.to_thread(self.diff)
 
     async def asnapshot(
-        self, kind: StateKind, label: str = "", env_id: str | None = None
+        self, kind: StateKind, label: str = "", env_id: str | None = None, **kw: Any
     ) -> StateRef:
-        return await asyncio.to_thread(self.snapshot, kind, label, env_id)
+        return await asyncio.to_thread(self.snapshot, kind, label, env_id, **kw)
 
     async def arestart(self) -> None:
         await asyncio.to_thread(self.restart)
@@ -327,6 +369,13 @@ def _drop_engine_artifacts(changes: list[PathChange]) -> list[PathChange]:
     return [
         c for c in kept if not artifact_parent(c) or any(p.startswith(c.path + "/") for p in real)
     ]
+
+
+def _owned(member: tarfile.TarInfo, uid: int, gid: int, top: str) -> tarfile.TarInfo:
+    member.uid, member.gid, member.uname, member.gname = uid, gid, "", ""
+    if member.name == top and member.isdir():
+        member.mode = 0o755  # a host temp dir is 0700; the sandbox's users must enter it
+    return member
 
 
 def _abs(path: str) -> str:

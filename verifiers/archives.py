@@ -76,9 +76,8 @@ def sanitize(raw: bytes, *, root_name: str) -> bytes:
             f"workspace archive of {len(raw)} bytes exceeds {MAX_WORKSPACE_BYTES}",
             hint="declare a narrower workspace_paths in the environment spec",
         )
-    src = tarfile.open(fileobj=io.BytesIO(raw), mode="r:*")
-    out = io.BytesIO()
-    with src, tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as dst:
+    kept: list[tuple[tarfile.TarInfo, bytes | None]] = []
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:*") as src:
         for m in src:
             if not _safe_name(m.name, root_name):
                 continue
@@ -86,7 +85,15 @@ def sanitize(raw: bytes, *, root_name: str) -> bytes:
                 continue
             if not (m.isreg() or m.isdir() or m.issym() or m.islnk()):
                 continue
-            dst.addfile(m, src.extractfile(m) if m.isreg() else None)
+            f = src.extractfile(m) if m.isreg() else None
+            kept.append((m, f.read() if f else None))
+    # Canonical order (hard links after everything they may point to), so two copies of
+    # the same tree — whatever their directory order — pack to the same bytes.
+    kept.sort(key=lambda mb: (mb[0].islnk(), mb[0].name))
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as dst:
+        for m, data in kept:
+            dst.addfile(m, io.BytesIO(data) if data is not None else None)
     return out.getvalue()
 
 

@@ -38,7 +38,14 @@ from sandboxes.protocol import Sandbox, SandboxEngine
 from .evidence import check_evidence
 from .probes import PROBES, Probe
 from .runner import PreparedState, VerifyResult, verifier_tar, verify_prepared
-from .states import ProducedState, pristine_state, produce_chain, produce_probe, regression_state
+from .states import (
+    ProducedState,
+    pristine_state,
+    produce_chain,
+    produce_probe,
+    produce_probe_batch,
+    regression_state,
+)
 
 Progress = Callable[[int, int, str], None]  # (done, total, what just finished)
 
@@ -176,6 +183,15 @@ class _GateRunner:
             0,
         )
 
+    def _produce_probe_batch(self, base: ProducedState) -> None:
+        probes = {p.name: p for p in self.inp.probes}
+        for st in produce_probe_batch(
+            self.inp.engine, self.inp.image, self.spec, base, self.inp.probes
+        ):
+            self._on_state(
+                st, CheckKind.PROBE, 0, probes[st.name.split(":", 1)[1].split("@", 1)[0]]
+            )
+
     def _produce_probe(self, base: ProducedState, probe: Probe) -> None:
         st = produce_probe(self.inp.engine, self.inp.image, self.spec, base, probe)
         self._on_state(st, CheckKind.PROBE, 0, probe)
@@ -200,9 +216,12 @@ class _GateRunner:
                 self._spawn(self._verify, check)
         else:
             self._tick(st.name)
-        if kind in (CheckKind.NOOP, CheckKind.UNSOLVED) and probe is None:
-            for p in self.inp.probes:
-                self._spawn(self._produce_probe, st, p)
+        if kind in (CheckKind.NOOP, CheckKind.UNSOLVED) and probe is None and self.inp.probes:
+            if self.spec.verify_scope == "workspace":
+                self._spawn(self._produce_probe_batch, st)
+            else:
+                for p in self.inp.probes:
+                    self._spawn(self._produce_probe, st, p)
 
     def _verify(self, check: _Check) -> None:
         res = verify_prepared(

@@ -17,22 +17,23 @@ Invariants (DESIGN.md, "Invariants of a trustworthy reward"):
    ``full-state``: the container holds the state itself and any tamper evidence
    (see `verifiers.tamper`) makes the reward 0 — the verifier is then not even run.
 
-Cost: one verification is one container start, one `put_archive` (workspace and verifier
-files staged in a single tar) and one exec that swaps the workspace in and then runs the
-entry command; removal is left to the caller's `remove` hook (gates do it in the
+Cost: one verification is one container start and one exec that unpacks the workspace
+and verifier files (staged in a single tar, passed in the exec's arguments when small,
+else by one `put_archive`), swaps the workspace in and then runs the entry command; removal is left to the caller's `remove` hook (gates do it in the
 background). `prepare_state` extracts what a state contributes once, so gates can verify
 it many times, concurrently.
 """
 
 from __future__ import annotations
 
+import base64
 import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from envfactory.core.errors import EnvFactoryError
-from envfactory.core.models import EnvironmentSpec, PathChange, Verifier
+from envfactory.core.errors import SandboxFileNotFound
+from envfactory.core.models import EnvironmentSpec, ExecResult, PathChange, Verifier
 from envfactory.core.models.base import Model
 from sandboxes.protocol import Sandbox, SandboxEngine
 
@@ -44,6 +45,9 @@ FileSource = Callable[[str], bytes]
 Remover = Callable[[Sandbox], None]
 _STAGE_PREFIX = "/.envfactory-stage-"  # not under /run: a workspace may be /run
 _SETUP_FAILED = 125  # exit status of the setup part; the entry never ran
+_NO_INLINE = "envfactory-inline-unavailable"
+_ARG_CHUNK = 100_000  # one argument stays under Linux's 128 KiB MAX_ARG_STRLEN
+_INLINE_MAX = 1_000_000  # all of them well under ARG_MAX
 
 
 class VerifyResult(Model):
@@ -129,9 +133,7 @@ def workspace_from(box: Sandbox, paths: Sequence[str]) -> list[tuple[str, bytes 
     for path in paths:
         try:
             raw = box.get_archive(path)
-        except EnvFactoryError as exc:
-            if type(exc).__name__ != "SandboxFileNotFound":
-                raise
+        except SandboxFileNotFound:
             out.append((path, None))
             continue
         out.append((path, archives.sanitize(raw, root_name=_base(path))))
@@ -171,12 +173,10 @@ def verify_prepared(
                 )
         token = secrets.token_hex(8)
         vdir, stage = VERIFIER_DIR_PREFIX + token, _STAGE_PREFIX + token
-        box.put_archive("/", _staged_tar(prepared, stage, verifier_files))
         t1 = time.monotonic()
-        script = _setup_script(prepared, vdir, stage, verifier.timeout_s)
-        argv = ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry]
-        # The entry has its own `timeout` inside; the exec's is a backstop for the setup.
-        res = box.exec(argv, timeout=verifier.timeout_s + 15, workdir="/", user="root")
+        res = _stage_and_run(
+            box, prepared, verifier, vdir, stage, _staged_tar(prepared, stage, verifier_files)
+        )
         command_s = time.monotonic() - t1
     finally:
         (remove or _remove_now)(box)
@@ -244,11 +244,50 @@ def _staged_tar(
     return archives.combine(members, trees, dirs=[(root, 0o700), (f"{root}/verifier", 0o700)])
 
 
-def _setup_script(prepared: PreparedState, vdir: str, stage: str, timeout_s: int) -> str:
-    """Swap the state's workspace in, place the verifier, then exec the entry under a
-    clean environment. Runs as `sh -c SCRIPT envfactory-verify ENTRY`: the entry is "$1",
-    never interpolated into the script."""
-    lines = ['fail() { echo envfactory-setup-failed: "$1" >&2; exit 125; }']
+def _stage_and_run(
+    box: Sandbox, prepared: PreparedState, verifier: Verifier, vdir: str, stage: str, staged: bytes
+) -> ExecResult:
+    """Get the staged tar in and run the entry: in the exec's own arguments when small
+    (one exec, no `put_archive`, which costs a process in the daemon), else by archive."""
+    chunks = _inline_chunks(staged)
+    if chunks is None:
+        box.put_archive("/", staged)
+    script = _setup_script(prepared, vdir, stage, verifier.timeout_s, inline=chunks is not None)
+    argv = ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry, *(chunks or [])]
+    # The entry has its own `timeout` inside; the exec's is a backstop for the setup.
+    res = box.exec(argv, timeout=verifier.timeout_s + 15, workdir="/", user="root")
+    if chunks is not None and res.exit_code == _SETUP_FAILED and _NO_INLINE in res.stderr:
+        return _stage_and_run(box, prepared, verifier, vdir, stage, b"")  # image lacks tar/base64
+    return res
+
+
+def _inline_chunks(staged: bytes) -> list[str] | None:
+    if not staged:
+        return None
+    text = base64.b64encode(staged).decode()
+    if len(text) > _INLINE_MAX:
+        return None
+    return [text[i : i + _ARG_CHUNK] for i in range(0, len(text), _ARG_CHUNK)]
+
+
+def _setup_script(
+    prepared: PreparedState, vdir: str, stage: str, timeout_s: int, *, inline: bool
+) -> str:
+    """Unpack the staged files (inline: from "$@"), swap the state's workspace in, place the
+    verifier, then exec the entry under a clean environment. Runs as
+    `sh -c SCRIPT envfactory-verify ENTRY [CHUNK...]`: the entry is never interpolated."""
+    lines = [
+        'fail() { echo envfactory-setup-failed: "$1" >&2; exit 125; }',
+        f"PATH={FIXED_PATH}; export PATH; entry=$1; shift",
+    ]
+    if inline:
+        lines.append(
+            "command -v base64 >/dev/null 2>&1 && command -v tar >/dev/null 2>&1 || "
+            f"{{ echo {_NO_INLINE} >&2; exit 125; }}"
+        )
+        lines.append(
+            "printf %s \"$@\" | base64 -d | tar -x -f - -C / || fail 'unpacking the staged files'"
+        )
     for i, (path, tar) in enumerate(prepared.workspace):
         q, parent = _q(path), _q(_parent(path))
         lines.append(f"rm -rf -- {q} || fail 'removing {path}'")
@@ -273,7 +312,7 @@ def _setup_script(prepared: PreparedState, vdir: str, stage: str, timeout_s: int
         )
     )
     lines.append(
-        f'exec /usr/bin/timeout -s KILL {int(timeout_s)} /usr/bin/env -i {env} /bin/sh -c "$1"'
+        f'exec /usr/bin/timeout -s KILL {int(timeout_s)} /usr/bin/env -i {env} /bin/sh -c "$entry"'
     )
     return "\n".join(lines)
 

@@ -20,8 +20,9 @@ relative to the pristine image; a failing step is data recorded on the state.
 
 from __future__ import annotations
 
+import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from envfactory.core.models import EnvironmentSpec, PathChange, StateKind, StateRef, Step
@@ -169,6 +170,86 @@ def produce_probe(
     return ProducedState(
         name, StateKind.PROBE, prepared, recipe, diff, None, time.monotonic() - t0, tuple(log)
     )
+
+
+#: Probes whose changes outside the workspace would disturb later probes in the same
+#: container (hijacked interpreters and shells) run last in a batch.
+_DISRUPTIVE = ("startup-hook", "path-hijack")
+_KEEP = "/.envfactory-base"
+
+
+def produce_probe_batch(
+    engine: SandboxEngine,
+    pristine: str,
+    spec: EnvironmentSpec,
+    base: ProducedState,
+    probes: Sequence[Probe],
+) -> Iterator[ProducedState]:
+    """Every probe on `base` in ONE sandbox (scope `workspace` only), yielding each state.
+
+    A workspace-scope verification sees nothing of a state but its workspace, so a probe
+    state is fully described by the workspace it leaves. The sandbox re-creates `base`
+    once and keeps a copy of its workspace; each probe then starts from that copy, runs,
+    and every process it left is killed before its workspace is archived. Probes that
+    hijack the tools other probes use run last, so each probe's workspace is what it
+    would leave on a clean copy of `base` — at a fraction of a container per probe.
+    """
+    assert spec.verify_scope == "workspace"
+    t0 = time.monotonic()
+    box = engine.start(
+        pristine, limits=spec.limits, purpose="gate-probe", network=spec.limits.network
+    )
+    try:
+        names = [f"{base.name} step {i + 1}" for i in range(len(base.recipe))]
+        base_log = run_recipe(box, spec, base.recipe, names)
+        keep = _keep_workspace(box, spec)
+        for probe in sorted(probes, key=lambda p: p.name in _DISRUPTIVE):
+            res = box.exec(
+                ["/bin/sh", "-c", keep + "\n" + probe.script(spec)],
+                timeout=spec.limits.exec_timeout_s,
+                user="root",
+            )
+            end_processes(box)
+            workspace = tuple(workspace_from(box, spec.workspace_paths))
+            prepared = PreparedState(pristine, "workspace", workspace, (), (), ())
+            log = (
+                ()
+                if res.ok
+                else (
+                    f"probe {probe.name} exited {res.exit_code}: {(res.stderr or res.stdout).strip()[-300:]}",
+                )
+            )
+            recipe = (*base.recipe, probe_replay(probe, spec))
+            now = time.monotonic()
+            yield ProducedState(f"probe:{probe.name}@{base.name}", StateKind.PROBE, prepared, recipe, (), None,
+                                now - t0, (*base_log, *log))  # fmt: skip
+            t0 = now
+    finally:
+        box.remove()
+
+
+def _keep_workspace(box: Sandbox, spec: EnvironmentSpec) -> str:
+    """Copy the workspace aside; return the shell that restores it before each probe."""
+    save, restore = [f"rm -rf {_KEEP}; mkdir -p {_KEEP}"], []
+    for i, ws in enumerate(spec.workspace_paths):
+        src, copy = shlex.quote(ws), shlex.quote(f"{_KEEP}/{i}")
+        save.append(f"if [ -e {src} ]; then cp -a {src} {copy}; fi")
+        restore.append(f"rm -rf {src}; if [ -e {copy} ]; then cp -a {copy} {src}; fi")
+    box.exec(["/bin/sh", "-c", "\n".join(save)], timeout=120, user="root")
+    return "\n".join(restore)
+
+
+def end_processes(box: Sandbox) -> None:
+    """Kill every process but the container's init and its entrypoint (and this shell)."""
+    script = (
+        # The entrypoint is the oldest child of init; no pgrep needed (images may lack procps).
+        "init_child=$(for p in /proc/[0-9]*; do s=$(cat $p/stat 2>/dev/null) || continue; "
+        'set -- ${s##*) }; [ "$2" = 1 ] && echo ${p#/proc/}; done | sort -n | head -n 1); '
+        'keep=" 1 $$ $PPID $init_child "; for round in 1 2 3; do '
+        'for p in /proc/[0-9]*; do pid=${p#/proc/}; case "$keep" in *" $pid "*) continue;; esac; '
+        'kill -9 "$pid" 2>/dev/null; done; done; true'
+    )
+    box.exec(["/bin/sh", "-c", script], timeout=30, user="root")
 
 
 def regression_state(

@@ -1,4 +1,13 @@
-"""The `envfactory` command line: sub-commands by noun. Settings are loaded here, once."""
+"""The `envfactory` command line: sub-commands by noun. Settings are loaded here, once.
+
+    seed      submit / list / show task seeds
+    validate  run every gate on Harbor / Terminal-Bench task directories
+    review    the human shortcut-review queue (list / show / decide / serve)
+    pack      export / verify / import verified environment packs
+    train     SAO training on a pack or a synthetic task (extra `trainer`)
+    up, worker, status, demo   the Temporal pipeline
+    db, images, sandbox, agents, reviewer   operations
+"""
 
 from __future__ import annotations
 
@@ -11,31 +20,38 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-from . import agents, db, seed  # noqa: E402  (sub-apps register on `app` above)
+# Sub-modules register on `app` above, so they are imported after it exists.
+from . import (  # noqa: E402
+    agents,
+    db,
+    demo,
+    images,
+    pack,
+    review,
+    reviewer,
+    sandbox,
+    seed,
+    status,
+    train,
+    up,
+    validate,
+    worker,
+)
 
 app.add_typer(seed.app, name="seed")
+app.command("validate", epilog=validate.HELP)(validate.validate)
+app.add_typer(review.app, name="review")
+app.add_typer(pack.app, name="pack")
+app.add_typer(train.app, name="train")
+app.command("up")(up.up)
+app.command("worker")(worker.worker)
+app.command("status")(status.status)
+app.command("demo")(demo.demo)
 app.add_typer(db.app, name="db")
+app.add_typer(images.app, name="images")
+app.add_typer(sandbox.app, name="sandbox")
 app.add_typer(agents.app, name="agents")
-
-
-def _register() -> None:
-    from . import images, sandbox
-
-    app.add_typer(images.app, name="images")
-    app.add_typer(sandbox.app, name="sandbox")
-
-
-_register()
-
-from . import demo as _demo  # noqa: E402
-from . import status as _status  # noqa: E402
-from . import up as _up  # noqa: E402
-from . import worker as _worker  # noqa: E402
-
-app.command("up")(_up.up)
-app.command("worker")(_worker.worker)
-app.command("status")(_status.status)
-app.command("demo")(_demo.demo)
+app.add_typer(reviewer.app, name="reviewer")
 
 
 def main() -> None:

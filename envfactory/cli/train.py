@@ -33,18 +33,21 @@ app = typer.Typer(
 TINY_LR = 3e-3  # the paper's 1e-6 is for billion-parameter models; tiny ones need more
 
 
-def _pack_setup(pack_path: Path, max_turns: int) -> tuple[Any, int]:
+def _pack_setup(opts: dict[str, Any]) -> tuple[Any, int, tuple[int, ...]]:
     try:
         from envfactory.packs import Pack  # type: ignore[import-not-found]
     except ImportError as err:
         raise typer.BadParameter(
             f"--pack needs the packs package (envfactory.packs), which is missing here: {err}"
         ) from err
-    from envfactory.trainer.environments import ByteCodec, PackEnvironment
+    from envfactory.trainer.environments import PackEnvironment
+    from envfactory.trainer.models import load_codec
 
-    codec = ByteCodec()
-    opened = Pack.open(pack_path)
-    return (lambda: PackEnvironment(opened, codec, max_turns=max_turns)), codec.vocab_size
+    codec = load_codec(opts["model"])
+    opened = Pack.open(opts["pack"])
+    max_turns = opts["max_turns"]
+    factory = lambda: PackEnvironment(opened, codec, max_turns=max_turns)  # noqa: E731
+    return factory, codec.vocab_size, codec.stop_ids
 
 
 def _build_trainer(opts: dict[str, Any]) -> Any:
@@ -56,8 +59,9 @@ def _build_trainer(opts: dict[str, Any]) -> Any:
     if opts["synthetic"]:
         task = get_task(opts["synthetic"])
         env_factory, vocab, max_turns, new_tokens = task.make, task.vocab_size, task.turns, 1
+        stop_ids: tuple[int, ...] = ()
     else:
-        env_factory, vocab = _pack_setup(opts["pack"], opts["max_turns"])
+        env_factory, vocab, stop_ids = _pack_setup(opts)
         max_turns, new_tokens = opts["max_turns"], opts["max_new_tokens"]
     is_tiny = opts["model"] == "tiny"
     if is_tiny:
@@ -67,10 +71,11 @@ def _build_trainer(opts: dict[str, Any]) -> Any:
         batch_size=opts["batch_size"],
         group_size=opts["group_size"] if opts["algorithm"] == "grpo" else 1,
         lr=opts["lr"] or (TINY_LR if is_tiny else 1e-6),
-        value_lr=1e-2 if is_tiny else 5e-6,
+        value_lr=3e-3 if is_tiny else 5e-6,
         critic_warmup_steps=min(opts["warmup"], max(opts["steps"] - 1, 0)),
         max_turns=max_turns,
         max_new_tokens=new_tokens,
+        stop_token_ids=stop_ids,
         rollout_workers=opts["workers"],
         seed=opts["seed"],
     )

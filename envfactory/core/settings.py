@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -92,6 +92,15 @@ class Settings(BaseSettings):
     gates: GateSettings = GateSettings()
     api: ApiSettings = ApiSettings()
     seeds: SeedLimits = SeedLimits()
+    # The name for the base-image override; same as ENVFACTORY_SANDBOX__BASE_IMAGE.
+    base_image: str | None = None
+
+    @model_validator(mode="after")
+    def _base_image_alias(self) -> Settings:
+        if self.base_image and not self.sandbox.base_image:
+            sandbox = self.sandbox.model_copy(update={"base_image": self.base_image})
+            object.__setattr__(self, "sandbox", sandbox)  # frozen: set once, while validating
+        return self
 
     @property
     def db_url(self) -> str:

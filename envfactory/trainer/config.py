@@ -48,6 +48,7 @@ class TrainerConfig(BaseModel):
     max_turns: int = 8
     max_context_tokens: int = 4096
     temperature: float = 1.0
+    stop_token_ids: tuple[int, ...] = ()
     sync_lag: int = 0
     seed: int = 0
 

@@ -39,7 +39,12 @@ EnvFactory = Callable[[], Environment]
 
 
 class Codec(Protocol):
+    """Text ↔ token ids, plus the framing ids around prompts, observations and actions."""
+
     vocab_size: int
+    bos_ids: tuple[int, ...]  # before the instruction
+    sep_ids: tuple[int, ...]  # after each environment message: "your turn"
+    stop_ids: tuple[int, ...]  # a token that ends an action
 
     def encode(self, text: str) -> list[int]: ...
 
@@ -52,7 +57,10 @@ class ByteCodec:
 
     BOS, SEP, EOS = 0, 1, 2
     OFFSET = 3
-    vocab_size = 256 + OFFSET
+    vocab_size: int = 256 + OFFSET
+    bos_ids: tuple[int, ...] = (BOS,)
+    sep_ids: tuple[int, ...] = (SEP,)
+    stop_ids: tuple[int, ...] = (EOS,)
 
     def encode(self, text: str) -> list[int]:
         return [b + self.OFFSET for b in text.encode("utf-8")]
@@ -60,6 +68,24 @@ class ByteCodec:
     def decode(self, ids: list[int] | tuple[int, ...]) -> str:
         raw = bytes(i - self.OFFSET for i in ids if i >= self.OFFSET)
         return raw.decode("utf-8", errors="replace")
+
+
+class HFCodec:
+    """A Hugging Face tokenizer (from a local model directory) as a Codec."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self._tok = tokenizer
+        self.vocab_size: int = len(tokenizer)
+        bos, eos = tokenizer.bos_token_id, tokenizer.eos_token_id
+        self.bos_ids: tuple[int, ...] = (int(bos),) if bos is not None else ()
+        self.sep_ids: tuple[int, ...] = tuple(tokenizer.encode("\n", add_special_tokens=False))
+        self.stop_ids: tuple[int, ...] = (int(eos),) if eos is not None else ()
+
+    def encode(self, text: str) -> list[int]:
+        return list(self._tok.encode(text, add_special_tokens=False))
+
+    def decode(self, ids: list[int] | tuple[int, ...]) -> str:
+        return str(self._tok.decode(list(ids), skip_special_tokens=True))
 
 
 class PackEnvironment:
@@ -82,7 +108,8 @@ class PackEnvironment:
         instruction = getattr(self._episode, "instruction", None) or getattr(
             self._pack, "instruction", ""
         )
-        return (ByteCodec.BOS, *self._codec.encode(str(instruction)), ByteCodec.SEP)
+        codec = self._codec
+        return (*codec.bos_ids, *codec.encode(str(instruction)), *codec.sep_ids)
 
     def step(self, action: tuple[int, ...]) -> StepResult:
         if self._episode is None:
@@ -96,7 +123,7 @@ class PackEnvironment:
             reward = float(self._episode.reward())
             self.close()
             return StepResult((), True, reward)
-        return StepResult((*self._codec.encode(observation), ByteCodec.SEP), False)
+        return StepResult((*self._codec.encode(observation), *self._codec.sep_ids), False)
 
     def close(self) -> None:
         if self._episode is not None:

@@ -148,8 +148,8 @@ class Learner:
             return pg_loss(logp, batch.rollout_logp, adv, batch.action_mask)
         return ppo_clip_loss(logp, batch.rollout_logp, adv, batch.action_mask, cfg.ppo_clip)
 
-    def step(self, trajectories: list[Trajectory], version: int, step_index: int) -> StepStats:
-        batch = collate(trajectories, self.device)
+    def _advantages(self, batch: Batch) -> tuple[torch.Tensor, float, float, float]:
+        """Advantages, plus (value loss, explained variance, critic grad norm)."""
         mask = batch.action_mask
         v_loss, ev, c_norm = math.nan, math.nan, 0.0
         if self.critic is not None:
@@ -160,31 +160,35 @@ class Learner:
         if self.config.normalize_advantages and mask.sum() > 1:
             mean, std = adv[mask].mean(), adv[mask].std()
             adv = ((adv - mean) / (std + 1e-6)).masked_fill(~mask, 0.0)
+        return adv, v_loss, ev, c_norm
+
+    def _policy_update(self, loss: torch.Tensor) -> float:
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        params = self.policy.parameters()
+        norm = float(torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm))
+        self.optimizer.step()
+        return norm
+
+    def step(self, trajectories: list[Trajectory], version: int, step_index: int) -> StepStats:
+        batch = collate(trajectories, self.device)
+        mask = batch.action_mask
+        adv, v_loss, ev, c_norm = self._advantages(batch)
         logp, entropy = token_logprobs(
             self.policy, batch.input_ids, batch.attention_mask, self.config.temperature, True
         )
         assert entropy is not None
+        # the train/rollout mismatch is only meaningful on tokens sampled with these weights
         same = mask & (batch.versions == version)
-        mismatch = (
-            float((logp.detach() - batch.rollout_logp)[same].abs().mean())
-            if same.any()
-            else math.nan
-        )
+        diff = (logp.detach() - batch.rollout_logp)[same].abs()
         out = self._policy_loss(logp, batch, adv)
         warming = self.critic is not None and step_index < self.config.critic_warmup_steps
-        p_norm = 0.0
-        if not warming:
-            self.optimizer.zero_grad(set_to_none=True)
-            out.loss.backward()
-            p_norm = float(
-                torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.config.max_grad_norm)
-            )
-            self.optimizer.step()
+        p_norm = 0.0 if warming else self._policy_update(out.loss)
         return StepStats(
             policy_updated=not warming,
             keep_fraction=out.keep_fraction,
             mask_fraction=out.mask_fraction,
-            logprob_mismatch=mismatch,
+            logprob_mismatch=float(diff.mean()) if diff.numel() else math.nan,
             value_loss=v_loss,
             explained_variance=ev,
             policy_grad_norm=p_norm,

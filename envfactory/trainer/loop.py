@@ -33,13 +33,17 @@ from envfactory.trainer.config import TrainerConfig
 from envfactory.trainer.critic import build_critic
 from envfactory.trainer.engines.base import RolloutEngine, SamplingParams
 from envfactory.trainer.engines.torch_engine import TorchEngine
-from envfactory.trainer.environments import EnvFactory
+from envfactory.trainer.environments import EnvFactory, Environment
 from envfactory.trainer.learner import Learner, StepStats
 from envfactory.trainer.metrics import StepMetrics
 from envfactory.trainer.rollout import run_episode
 from envfactory.trainer.trajectory import Trajectory
 
 StepCallback = Callable[[StepMetrics], None]
+
+
+class RolloutError(RuntimeError):
+    """A rollout worker crashed (environment or engine); the cause is chained."""
 
 
 class WeightSync:
@@ -91,10 +95,12 @@ class Trainer:
         self.idle_s = 0.0
         self.tokens_trained = 0
         self._started = 0.0
+        self._failure: BaseException | None = None
 
     @property
     def sampling(self) -> SamplingParams:
-        return SamplingParams(self.config.max_new_tokens, self.config.temperature)
+        cfg = self.config
+        return SamplingParams(cfg.max_new_tokens, cfg.temperature, cfg.stop_token_ids)
 
     def _take_prompt(self) -> int:
         with self._prompt_lock:
@@ -102,7 +108,9 @@ class Trainer:
             self.next_prompt += 1
             return seed
 
-    def _episode(self, env, seed: int, group_id: str | None = None) -> Trajectory | None:  # type: ignore[no-untyped-def]
+    def _episode(
+        self, env: Environment, seed: int, group_id: str | None = None
+    ) -> Trajectory | None:
         cfg = self.config
         traj = run_episode(
             self.engine, env, seed, self.sampling, cfg.max_turns, group_id, cfg.max_context_tokens
@@ -120,6 +128,10 @@ class Trainer:
                     self.buffer.put((traj,))
         except BufferClosed:
             return
+        except BaseException as err:
+            # fail loudly: wake the trainer instead of leaving it waiting for data
+            self._failure = err
+            self.buffer.close()
         finally:
             env.close()
 
@@ -143,7 +155,7 @@ class Trainer:
         try:
             for _ in range(steps):
                 waited = time.perf_counter()
-                batch = self.buffer.take(self.config.batch_size, self.version)
+                batch = self._take_batch()
                 self.idle_s += time.perf_counter() - waited
                 out.append(self._train(batch, on_step))
         finally:
@@ -152,6 +164,13 @@ class Trainer:
             for worker in workers:
                 worker.join(timeout=60)
         return out
+
+    def _take_batch(self) -> list[Trajectory]:
+        try:
+            return self.buffer.take(self.config.batch_size, self.version)
+        except BufferClosed:
+            failure, self._failure = self._failure, None
+            raise RolloutError(f"a rollout worker failed: {failure!r}") from failure
 
     def _fresh_buffer(self) -> TrajectoryBuffer:
         # keeps trajectories restored from a checkpoint or left from an earlier run()
@@ -168,7 +187,12 @@ class Trainer:
             seed = self._take_prompt()
             jobs += [pool.submit(self._grouped_episode, seed, f"g{seed}") for _ in range(g)]
         results = [job.result() for job in jobs]  # the barrier: wait for the slowest
-        return [t for t in results if t is not None]
+        complete: list[Trajectory] = []
+        for start in range(0, len(results), g):
+            group = [t for t in results[start : start + g] if t is not None]
+            if len(group) == g:  # a group with a missing member has no valid baseline
+                complete.extend(group)
+        return complete
 
     def _grouped_episode(self, seed: int, group_id: str) -> Trajectory | None:
         env = self.env_factory()

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForCausalLM, PreTrainedModel, Qwen2Config, Qwen2ForCausalLM
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+)
+
+from envfactory.trainer.environments import ByteCodec, Codec, HFCodec
 
 
 @dataclass(frozen=True)
@@ -42,7 +50,7 @@ def build_tiny_model(spec: TinyModelSpec, seed: int) -> PreTrainedModel:
         num_key_value_heads=spec.num_kv_heads,
         max_position_embeddings=spec.max_positions,
         tie_word_embeddings=False,
-        attn_implementation="eager",
+        attn_implementation="eager",  # type: ignore[call-arg]  # a PretrainedConfig kwarg
         bos_token_id=None,
         eos_token_id=None,
         pad_token_id=None,
@@ -50,7 +58,7 @@ def build_tiny_model(spec: TinyModelSpec, seed: int) -> PreTrainedModel:
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = Qwen2ForCausalLM(config)
-    return model.to(torch.float32)
+    return model.float()
 
 
 def limit_cpu_threads(n: int) -> None:
@@ -70,6 +78,13 @@ def load_policy(model: str, spec: TinyModelSpec, seed: int) -> PreTrainedModel:
             "(nothing is downloaded: pass a path written by save_pretrained)"
         )
     return AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32)
+
+
+def load_codec(model: str) -> Codec:
+    """Bytes for ``"tiny"``; the checkpoint's own tokenizer for a model directory."""
+    if model == "tiny":
+        return ByteCodec()
+    return HFCodec(AutoTokenizer.from_pretrained(model))
 
 
 def token_logprobs(

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-FinishReason = Literal["stop", "length", "env_done", "max_turns", "aborted"]
+FinishReason = Literal["env_done", "max_turns", "length", "aborted"]
 
 
 class Trajectory(BaseModel):

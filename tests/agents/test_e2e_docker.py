@@ -2,16 +2,15 @@
 
 research builds an EnvironmentSpec whose image builds and whose reference solution runs
 (the finish tool proves it); the judge solves it in a fresh container; the verifier writer
-writes a verifier from the instruction alone; and that verifier gives reward 1 to the
-judge's final state and 0 to the untouched environment and to the red team's shortcut.
+writes a verifier from the instruction alone; and that verifier, run by the real verifier
+runner, gives reward 1 to the judge's final state and 0 to the untouched environment and
+to the red team's shortcut.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import shlex
-import uuid
 from pathlib import Path
 
 import pytest
@@ -33,6 +32,7 @@ from envfactory.core.models import Attachment, TaskSeed, Verifier
 from envfactory.core.settings import AgentSettings, SeedLimits
 from envfactory.seeds import load_seed
 from envfactory.store import ArtifactStore
+from verifiers.runner import verify_state
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -62,20 +62,11 @@ def _rt(seed: str, role: str, store: ArtifactStore) -> RoleRuntime:
                        settings=AgentSettings(max_turns=30), store=store)
 
 
-def _reward(engine, image: str, verifier: Verifier, store: ArtifactStore) -> int:
-    """A minimal stand-in for the verifiers runner: fresh container, files in a random dir,
-    entry under env -i; reward 1 iff exit 0."""
-    box = engine.start(image, purpose="agents-e2e-verify")
-    try:
-        vdir = f"/run/agents-e2e-{uuid.uuid4().hex[:8]}"
-        for f in verifier.files:
-            box.write_file(f"{vdir}/{f.path}", store.get(f.key), f.mode)
-        cmd = f"cd {vdir} && {verifier.entry}"
-        res = box.exec(f"env -i PATH=/usr/local/bin:/usr/bin:/bin /bin/sh -c {shlex.quote(cmd)}",
-                       timeout=float(verifier.timeout_s))
-        return 1 if res.exit_code == 0 and not res.timed_out else 0
-    finally:
-        box.remove()
+def _reward(engine, state, spec, verifier: Verifier, store: ArtifactStore) -> int:
+    """The real verifier runner (fresh container, workspace scope, env -i, random dir)."""
+    image, diff = (spec.image, ()) if state is None else (state.image, state.diff)
+    return verify_state(engine, state_image=image, pristine_image=spec.image, spec=spec,
+                        verifier=verifier, files=store.get, state_diff=diff).reward
 
 
 @pytest.mark.parametrize("seed", EXAMPLES)
@@ -109,12 +100,20 @@ def test_scripted_pipeline_yields_a_built_solvable_verified_environment(seed, en
     written = asyncio.run(in_fresh(run_verifier_writer, VerifierWriterInput.from_spec(spec),
                                    "verifier", writer_rt))
     v = written.verifier
-    seen = json.dumps(writer_rt.model.requests)  # every prompt and tool output it was sent
+    # every prompt and tool output it was sent (its own assistant messages are its output)
+    seen = json.dumps([m for req in writer_rt.model.requests for m in req
+                       if m.get("role") != "assistant"])
+    # A solution line that is also in the environment's own files may legitimately be seen
+    # (the writer explores the fresh environment); every other distinctive line must not be.
+    env_text = "\n".join(store.get(f.key).decode("utf-8", "replace") for f in spec.build.files)
     for step in spec.reference_solution:
         for line in step.script.splitlines():
-            assert len(line.strip()) < 30 or json.dumps(line.strip())[1:-1] not in seen, line
-    assert _reward(engine, judged.final_state.image, v, store) == 1
-    assert _reward(engine, spec.image, v, store) == 0
-    assert _reward(engine, red.final_state.image, v, store) == 0
+            text = line.strip()
+            if len(text) < 30 or text in env_text:
+                continue
+            assert json.dumps(text)[1:-1] not in seen, line
+    assert _reward(engine, judged.final_state, spec, v, store) == 1
+    assert _reward(engine, None, spec, v, store) == 0
+    assert _reward(engine, red.final_state, spec, v, store) == 0
     # snapshots are removed by the module's gc (labelled with our run id); the environment
     # image stays in the engine's content-addressed build cache for the next run

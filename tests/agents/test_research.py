@@ -110,3 +110,22 @@ def test_research_task_shows_the_seed_and_where_to_write(tmp_path, sandbox, stor
                              engine=DirEngine(tmp_path / "e", make_sandbox)))
     task = model.requests[0][1]["content"]
     assert "Sum the ledger" in task and "An analyst sums a ledger." in task and "/env" in task
+
+
+def test_a_reference_solution_whose_last_step_changes_nothing_is_refused(tmp_path, sandbox, store,
+                                                                         make_sandbox):
+    w = lambda p, c: {"calls": [{"tool": "write_file", "args": {"path": p, "content": c}}]}  # noqa: E731
+    f = lambda a: {"calls": [{"tool": "finish", "args": a}]}  # noqa: E731
+    check_last = GOOD_STEPS + [{"title": "check", "script": "grep -q 5 total.txt"}]
+    model = ScriptedModel(Script.model_validate({"turns": [
+        w("/env/Dockerfile", "FROM python:3.11-slim\nCOPY ledger.csv /workspace/\n"),
+        w("/env/ledger.csv", "amount\n7\n-2\n"),
+        f(FINISH | {"reference_solution": check_last, "partial_solutions": []}),
+        f(FINISH | {"reference_solution": GOOD_STEPS, "partial_solutions": []}),
+    ]}))
+    rt = RoleRuntime(model=model, settings=AgentSettings(max_turns=10), store=store)
+    res = asyncio.run(run_research(ResearchInput(seed=_seed()), rt=rt, builder=sandbox,
+                                   engine=DirEngine(tmp_path / "e", make_sandbox)))
+    traj = get_model(store, res.trajectory_key, Trajectory)
+    assert "the last step changes nothing in /workspace" in traj.steps[2].observations[0]
+    assert len(res.spec.reference_solution) == 1

@@ -19,3 +19,10 @@ def test_explicit_arguments_beat_the_environment(monkeypatch, tmp_path):
     settings = Settings(database_url="postgresql+psycopg://u@h/db", home=tmp_path)
     assert settings.db_url == "postgresql+psycopg://u@h/db"
     assert not settings.embedded_db
+
+
+def test_envfactory_base_image_sets_the_sandbox_base_image(monkeypatch):
+    monkeypatch.setenv("ENVFACTORY_BASE_IMAGE", "registry.example/python:3.12")
+    assert load_settings().sandbox.base_image == "registry.example/python:3.12"
+    monkeypatch.setenv("ENVFACTORY_SANDBOX__BASE_IMAGE", "registry.example/other:1")
+    assert load_settings().sandbox.base_image == "registry.example/other:1"  # the specific wins

@@ -94,3 +94,18 @@ def test_async_exec_runs_off_the_event_loop(sandbox: DockerSandbox) -> None:
         return [r.stdout for r in results]
 
     assert asyncio.run(two()) == ["a\n", "b\n"]
+
+
+def test_a_timeout_also_ends_children_that_left_the_process_group(sandbox: DockerSandbox) -> None:
+    res = sandbox.exec("setsid sleep 1001 & sleep 1000", timeout=1)
+    assert res.timed_out
+    assert sandbox.exec("pgrep -x -f 'sleep 1001'").exit_code == 1
+
+
+def test_a_string_command_runs_under_bash_or_under_sh_where_bash_is_missing(
+    sandbox: DockerSandbox,
+) -> None:
+    assert sandbox.exec("echo ${BASH_VERSION:+bash}").stdout == "bash\n"
+    sandbox.exec(["rm", "/usr/bin/bash", "/bin/bash"])
+    res = sandbox.exec("echo $((6 * 7)) ${BASH_VERSION:-sh}")
+    assert res.stdout == "42 sh\n", res.stderr

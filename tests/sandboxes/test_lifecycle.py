@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 
 import docker.errors
 import pytest
 
-from envfactory.core.errors import SandboxError
+from envfactory.core.errors import ConfigError, SandboxError
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 from sandboxes.base_image import BaseRecipe
@@ -98,3 +100,40 @@ def test_the_base_image_is_rebuilt_only_when_its_recipe_changes(
         assert any(line.startswith("$ debootstrap") for line in log)
     finally:
         engine.remove_image(tag)
+
+
+def test_gvisor_is_used_only_when_the_engine_reports_it(docker_engine: DockerEngine) -> None:
+    client = docker_engine.client
+    has_runsc = "runsc" in (client.info().get("Runtimes") or {})
+    auto = DockerEngine(SandboxSettings(runtime="auto"), client=client)
+    assert auto.runtime() == ("runsc" if has_runsc else "runc")
+    if not has_runsc:
+        with pytest.raises(ConfigError, match="runsc"):
+            DockerEngine(SandboxSettings(runtime="runsc"), client=client).runtime()
+
+
+def test_the_seed_flavour_debian_names_the_minimal_base_image(docker_engine: DockerEngine) -> None:
+    engine = DockerEngine(SandboxSettings(), client=docker_engine.client)
+    assert engine.ensure_base_image("debian") == engine.ensure_base_image("minimal")
+    assert engine.ensure_base_image("debian").startswith("envfactory/base:")
+    with pytest.raises(ConfigError, match="flavour"):
+        engine.ensure_base_image("alpine")
+
+
+def test_many_async_users_of_a_small_pool_all_finish(
+    docker_engine: DockerEngine, base_image: str
+) -> None:
+    """Regression: waiting for a slot inside worker threads starved the removals."""
+    engine = DockerEngine(SandboxSettings(pool_size=1), client=docker_engine.client,
+                          run_id=docker_engine.run_id, pool_wait_s=300)  # fmt: skip
+
+    async def one(i: int) -> str:
+        async with engine.asandbox(base_image, purpose="test") as sb:
+            return (await sb.aexec(f"echo {i}")).stdout.strip()
+
+    async def many() -> list[str]:
+        # Fewer worker threads than waiting users, whatever the machine's core count.
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=4))
+        return await asyncio.gather(*(one(i) for i in range(10)))
+
+    assert asyncio.run(many()) == [str(i) for i in range(10)]

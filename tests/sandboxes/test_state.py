@@ -123,3 +123,71 @@ def test_the_fast_diff_agrees_on_a_snapshot_whose_layers_delete_files(
             assert ("/etc/issue.net", "A") in fast and ("/workspace/w", "D") in fast
     finally:
         docker_engine.remove_image(ref.image)
+
+
+def test_files_can_be_given_to_a_non_root_user(sandbox: DockerSandbox, tmp_path: Path) -> None:
+    sandbox.write_file("/home/agent/notes.txt", "a", uid=65534, gid=65534)
+    (tmp_path / "t.txt").write_text("t")
+    sandbox.put_dir(tmp_path, "/home/agent/tests", uid=65534, gid=65534)
+    res = sandbox.exec("echo b >> notes.txt && echo u >> tests/t.txt && cat notes.txt tests/t.txt",
+                       user="nobody", workdir="/home/agent")  # fmt: skip
+    assert res.stdout == "a" + "b\n" + "t" + "u\n", res.stderr
+
+
+CHANGES = (
+    "set -e; mkdir -p /workspace/src/pkg && echo 'print(1)' > /workspace/src/pkg/m.py; "
+    "echo more >> /etc/motd; rm /etc/issue.net; rm -r /usr/share/doc/git; "
+    "mv /usr/share/doc/bash /opt/bashdoc; ln -s /workspace/src /workspace/link; "
+    "ln /workspace/src/pkg/m.py /workspace/hard.py; mkfifo /workspace/fifo; chmod 700 /opt; "
+    "rm -rf /usr/share/doc/tzdata && mkdir /usr/share/doc/tzdata; "
+    "echo z > /usr/share/doc/tzdata/new; head -c 2000000 /dev/urandom > /workspace/blob"
+)
+_FIND = (
+    "find {roots} -xdev \\( -path /proc -o -path /sys -o -path /etc/hostname -o -path /etc/hosts "
+    "-o -path /etc/resolv.conf \\) -prune -o -printf '%p %y %m %U %G %s %n %l\\n' | sort"
+)
+LISTING = (  # the whole tree as a digest, the changed parts in full (readable on failure)
+    _FIND.format(roots="/")
+    + " | md5sum; "
+    + _FIND.format(roots="/workspace /etc /opt /usr/share/doc")
+    + "; find /workspace /etc /opt /usr/share/doc -xdev -type f ! -path '/etc/host*' "
+    + "! -path /etc/resolv.conf -exec md5sum {} + | sort"
+)
+
+
+def test_a_layer_snapshot_holds_exactly_what_docker_commit_holds(
+    docker_engine: DockerEngine, sandbox: DockerSandbox
+) -> None:
+    res = sandbox.exec(CHANGES)
+    assert res.exit_code == 0, res.stderr
+    sandbox.write_file("/workspace/owned.txt", "o", uid=65534, gid=65534)
+    fast = sandbox.snapshot(StateKind.PARTIAL, method="layer", with_diff=False)
+    slow = sandbox.snapshot(StateKind.PARTIAL, method="commit", with_diff=False)
+    try:
+        seen = []
+        for ref in (fast, slow):
+            with docker_engine.sandbox(ref.image, purpose="test") as sb:
+                res = sb.exec(LISTING, timeout=120)
+                assert res.exit_code == 0, res.stderr
+                seen.append(res.stdout)
+        assert seen[0] == seen[1]
+        assert "/workspace/src/pkg/m.py f 644" in seen[0]  # the listing saw the changes
+        labels = docker_engine.client.images.get(fast.image).labels
+        assert labels["envfactory.kind"] == "state" and labels["envfactory.owner"] == "envfactory"
+    finally:
+        docker_engine.remove_image(fast.image)
+        docker_engine.remove_image(slow.image)
+
+
+def test_a_layer_snapshot_of_a_layer_snapshot_keeps_both_changes(
+    docker_engine: DockerEngine, sandbox: DockerSandbox
+) -> None:
+    sandbox.write_file("/workspace/one.txt", "1")
+    first = sandbox.snapshot(StateKind.PARTIAL, method="layer")
+    with docker_engine.sandbox(first.image, purpose="test") as sb:
+        sb.exec("echo 2 > /workspace/two.txt && rm /workspace/one.txt")
+        second = sb.snapshot(StateKind.PARTIAL, method="layer")
+    with docker_engine.sandbox(second.image, purpose="test") as sb:
+        assert sb.exec("ls /workspace").stdout.split() == ["two.txt"]
+    docker_engine.remove_image(second.image)
+    docker_engine.remove_image(first.image)

@@ -91,3 +91,25 @@ def test_an_episode_that_would_overflow_the_context_ends_with_finish_reason_leng
     traj = run_episode(engine, env, 1, SamplingParams(max_new_tokens=8), 10, max_tokens=40)
     assert traj is not None and traj.finish_reason == "length" and traj.reward == 0.0
     assert len(traj.token_ids) <= 40
+
+
+def test_a_local_checkpoint_tokenizer_frames_pack_episodes(tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from envfactory.trainer.models import load_codec
+
+    words = ["[UNK]", "<s>", "</s>", "\n", "create", "ok", "touch", "ran", "<done>"]
+    core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(" ", "removed"), pre_tokenizers.Split("\n", "isolated")]
+    )
+    tok = PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<s>", eos_token="</s>")
+    tok.save_pretrained(tmp_path)
+    codec = load_codec(str(tmp_path))
+    assert (codec.bos_ids, codec.sep_ids, codec.stop_ids) == ((1,), (3,), (2,))
+    env = PackEnvironment(InMemoryPack(), codec, max_turns=3)
+    assert env.reset(seed=0) == (1, 4, 5, 3)
+    step = env.step((6, 5, 2))  # "touch ok" then the stop token
+    assert step.observation == (7, 6, 5, 3)
+    assert env.step((8,)).reward == 1.0

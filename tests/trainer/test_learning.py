@@ -6,7 +6,7 @@ from envfactory.trainer.models import TinyModelSpec, build_tiny_model
 from envfactory.trainer.synthetic import get_task
 
 TASK = get_task("two_turn_recall")
-STEP_BUDGET = 120
+STEP_BUDGET = 150
 
 
 @pytest.mark.slow
@@ -16,7 +16,8 @@ def test_a_tiny_model_learns_the_two_turn_recall_task_with_sao(seed):
         algorithm="sao",
         batch_size=32,
         lr=3e-3,  # 1e-2 learns faster but can collapse onto a wrong deterministic answer
-        value_lr=1e-2,
+        value_lr=3e-3,  # a critic much faster than the policy zeroes the advantage of
+        # a wrong answer the policy has become sure of, and learning stalls near 0.5
         critic_warmup_steps=2,
         max_turns=TASK.turns,
         max_new_tokens=1,

@@ -2,9 +2,11 @@ import itertools
 import math
 import threading
 
+import pytest
 import torch
 
 from envfactory.trainer.checkpoint import load_checkpoint, save_checkpoint
+from envfactory.trainer.loop import RolloutError
 from envfactory.trainer.metrics import plot_metrics
 from envfactory.trainer.synthetic import RecallEnvironment
 
@@ -89,7 +91,9 @@ def test_metrics_report_mismatch_masking_staleness_and_idle_time(tmp_path):
     trainer = tiny_trainer(tiny_config())
     history = trainer.run(3)
     for m in history:
-        assert m.logprob_mismatch is None or m.logprob_mismatch <= 1e-7
+        # a step sees only a few same-version tokens, each within a few fp32 ulps; the
+        # 1e-7 bound on the mean is pinned over many tokens in test_torch_engine
+        assert m.logprob_mismatch is None or m.logprob_mismatch <= 1e-6
         assert 0.0 <= m.mask_fraction <= 1.0 and 0.0 <= m.trainer_idle_fraction <= 1.0
         assert m.trajectories == 8 and m.tokens_per_s > 0
     assert plot_metrics(history, tmp_path / "curves.png").stat().st_size > 0
@@ -113,3 +117,14 @@ def test_staleness_accounting_survives_a_checkpoint_and_resume(tmp_path):
     history = second.run(2)
     assert [m.step for m in second.history] == [0, 1, 2, 3, 4]
     assert second.version == 5 and history[0].policy_version == 4
+
+
+def test_a_crashing_environment_fails_the_run_loudly_instead_of_hanging():
+    class Broken(RecallEnvironment):
+        def step(self, action):
+            raise OSError("sandbox vanished")
+
+    trainer = tiny_trainer(tiny_config(), env_factory=lambda: Broken(TASK.turns, TASK.n_symbols))
+    with pytest.raises(RolloutError, match="sandbox vanished") as info:
+        trainer.run(1)
+    assert isinstance(info.value.__cause__, OSError)

@@ -80,3 +80,19 @@ def test_a_probe_that_fools_the_verifier_fails_its_gate_and_becomes_a_finding(
     assert "probe probe:placeholder-outputs@prefix-1: expected 0, got [1, 1]" in report.reasons
     rules = {f.rule for f in findings_from_report(report)}
     assert "probe:placeholder-outputs" in rules
+
+
+def test_full_state_gates_replay_each_state_and_fail_closed_on_tamper(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    full = SPEC.model_copy(update={"verify_scope": "full-state"})
+    probes = tuple(by_name(n) for n in ("path-hijack", "placeholder-outputs", "delayed-rewrite"))
+    inp = GateInput(engine=docker_engine, spec=full, verifier=sound_verifier(files), files=files, image=sum_image,
+                    repeats=1, concurrency=4, probes=probes)  # fmt: skip
+    report = run_gates(inp)
+    assert report.verdict == GateVerdict.PASSED, report.reasons
+    hijack = next(c for c in report.checks if c.name == "probe:path-hijack@no-op")
+    assert "/usr/local/bin/python3" in {t.path for t in hijack.tamper}
+    assert any("tamper" in e and "reward is 0" in e for e in hijack.evidence)
+    oracle = next(c for c in report.checks if c.name == "oracle")
+    assert oracle.tamper == () and oracle.observed == (1,)

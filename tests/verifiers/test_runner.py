@@ -172,3 +172,21 @@ def test_full_state_scope_turns_tamper_evidence_into_reward_zero(
                        verifier=sound_verifier(files), files=files, state_diff=state.diff or None)  # fmt: skip
     assert res.reward == 0
     assert "/usr/local/bin/python3" in {t.path for t in res.tamper}
+
+
+def test_a_workspace_too_big_for_the_exec_arguments_is_copied_by_archive(
+    docker_engine, sum_image, files
+):  # type: ignore[no-untyped-def]
+    with docker_engine.sandbox(sum_image, purpose="test") as box:
+        for step in SPEC.reference_solution:
+            assert box.exec(step.script, workdir="/workspace").ok
+        assert box.exec("head -c 3000000 /dev/urandom > /workspace/big.bin").ok
+        ref = box.snapshot(StateKind.SOLVER, label="big")
+    try:
+        v = make_verifier(
+            files,
+            "test $(wc -c < /workspace/big.bin) = 3000000 && test -s /workspace/out/count.txt",
+        )
+        assert _verify(docker_engine, sum_image, ref, SPEC, v, files).reward == 1
+    finally:
+        docker_engine.remove_image(ref.image)

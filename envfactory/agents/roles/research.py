@@ -11,7 +11,10 @@ budget. Only a spec that passed is returned, with its image id and build result.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import io
 import posixpath
+import tarfile
 from collections.abc import Sequence
 
 from pydantic import Field
@@ -36,6 +39,7 @@ from ..tools import ToolResult, _Args, cap_text
 from .common import RoleRuntime, accept, finish_tool, run_loop, store_trajectory, task_text
 
 PROMPT_VERSION = "research.v1"
+MAX_DIGEST_BYTES = 64 * 1024 * 1024
 
 
 class ResearchInput(Model):
@@ -79,20 +83,46 @@ def research_task(inp: ResearchInput) -> str:
 
 
 async def _run_steps(engine: SandboxEngine, image: str, steps: Sequence[Step], workdir: str,
-                     limits: Limits, label: str) -> str | None:
-    """Apply steps in a fresh container; the first failure as text, or None."""
+                     limits: Limits, label: str, *, last_must_change: bool = False) -> str | None:
+    """Apply steps in a fresh container; the first failure as text, or None.
+
+    With `last_must_change`, the workdir's contents before the last step must differ from
+    after it: the gates score every prefix of the reference solution as an unsolved state,
+    so a last step that changes nothing there (a check) makes a prefix look solved."""
     box = await asyncio.to_thread(engine.start, image, limits=limits, purpose="research-check")
     try:
+        before = None
         for i, step in enumerate(steps, 1):
+            if last_must_change and i == len(steps):
+                before = await _contents(box, workdir)
             res = await asyncio.to_thread(box.exec, step.script, timeout=float(limits.exec_timeout_s),
                                           workdir=workdir)
             if not res.ok:
                 why = "timed out" if res.timed_out else f"exit code {res.exit_code}"
                 out = cap_text(res.stdout + "\n" + res.stderr, 3000)
                 return f"{label} step {i} ({step.title or 'untitled'}) failed: {why}\n{out}"
+        if before is not None and before == await _contents(box, workdir):
+            return (f"{label}: the last step changes nothing in {workdir}, so the solution "
+                    "without it already looks solved. Fold checks into the step before.")
         return None
     finally:
         await asyncio.to_thread(box.remove)
+
+
+async def _contents(box: Sandbox, path: str) -> str | None:
+    """A digest of the files under `path` (names, modes, bytes; not times); None if too big."""
+    try:
+        tar = await asyncio.to_thread(box.get_archive, path)
+    except EnvFactoryError:
+        return None
+    if len(tar) > MAX_DIGEST_BYTES:
+        return None
+    h = hashlib.sha256()
+    with tarfile.open(fileobj=io.BytesIO(tar)) as t:
+        for m in sorted(t.getmembers(), key=lambda m: m.name):
+            f = t.extractfile(m) if m.isfile() else None
+            h.update(f"{m.name}\0{m.type!r}\0{m.mode}\0".encode() + (f.read() if f else b""))
+    return h.hexdigest()
 
 
 class _Checker:
@@ -117,7 +147,7 @@ class _Checker:
             return "error: the image did not build:\n" + cap_text(str(exc), 6000)
         lim = self.inp.limits
         problem = await _run_steps(self.engine, build.image, args.reference_solution,
-                                   args.workdir, lim, "reference solution")
+                                   args.workdir, lim, "reference solution", last_must_change=True)
         for partial in args.partial_solutions:
             problem = problem or await _run_steps(self.engine, build.image, partial.steps,
                                                   args.workdir, lim, f"partial {partial.name!r}")

@@ -25,6 +25,14 @@ class ProvenanceChain(Model):
     env_version: int
     verifier_version: int
     gate_report_created_at: datetime | None = None
+    # Hashes that tie each link of seed -> spec -> verifier -> gate report to pack members
+    # (or, for the seed, to its content hash), so a reader can check the chain end to end.
+    seed_sha256: ArtifactKey | None = None
+    spec_sha256: ArtifactKey | None = None
+    verifier_sha256: ArtifactKey | None = None
+    gate_report_sha256: ArtifactKey | None = None
+    verifier_author: str | None = None
+    gate_verdict: Literal["passed", "failed"] | None = None
 
 
 class PackEnvironment(Model):
@@ -32,6 +40,8 @@ class PackEnvironment(Model):
     name: str
     image_format: Literal["docker-save", "build-context"]
     provenance: ProvenanceChain
+    root: str | None = None  # the environment's folder inside the pack
+    image_ref: str | None = None  # image id at export time (docker-save packs)
 
 
 class PackManifest(Model):
@@ -39,5 +49,6 @@ class PackManifest(Model):
     id: str
     created_by: str
     created_at: datetime = Field(default_factory=utcnow)
+    format: Literal["envfactory", "harbor"] = "envfactory"
     environments: tuple[PackEnvironment, ...]
     members: tuple[PackMember, ...]

@@ -1,0 +1,165 @@
+"""The JSON API under /api: seeds, environments, review queue, decisions, packs.
+
+Blocking store calls run in FastAPI's thread pool (plain `def` routes, or
+`run_in_threadpool` in the async ones that also await a sink).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi.responses import FileResponse
+from pydantic import BaseModel
+
+from envfactory.core.models import (
+    EnvStatus,
+    PackManifest,
+    ReviewAudit,
+    ReviewItem,
+    ReviewState,
+    TaskSeed,
+)
+
+from . import actions, views
+from .app import ApiContext
+from .auth import Reviewer
+from .deps import context, reviewer, viewer
+
+router = APIRouter(prefix="/api")
+Ctx = Annotated[ApiContext, Depends(context)]
+Viewer = Annotated[Reviewer, Depends(viewer)]
+ReviewerDep = Annotated[Reviewer, Depends(reviewer)]
+
+
+class Health(BaseModel):
+    ok: bool
+
+
+class Me(BaseModel):
+    name: str
+    role: str
+
+
+class SeedCreated(BaseModel):
+    seed: TaskSeed
+    pipeline_started: bool
+
+
+class PackSummary(BaseModel):
+    id: str
+    format: str
+    created_by: str
+    environments: list[str]
+    members: int
+    bytes: int
+    downloadable: bool
+
+
+@router.get("/health", response_model=Health, tags=["meta"])
+def health() -> Health:
+    return Health(ok=True)
+
+
+@router.get("/me", response_model=Me, tags=["meta"])
+def me(who: Viewer) -> Me:
+    return Me(name=who.name, role=who.role.value)
+
+
+@router.post("/seeds", response_model=SeedCreated, status_code=201, tags=["seeds"])
+async def submit_seed(body: actions.SeedIn, ctx: Ctx, who: ReviewerDep) -> SeedCreated:
+    seed, started = await actions.submit_seed(ctx, body)
+    return SeedCreated(seed=seed, pipeline_started=started)
+
+
+@router.get("/seeds", response_model=list[TaskSeed], tags=["seeds"])
+def list_seeds(
+    ctx: Ctx, who: Viewer, limit: Annotated[int, Query(ge=1, le=1000)] = 100
+) -> list[TaskSeed]:
+    return ctx.store.seeds.list(limit=limit)  # type: ignore[no-any-return]
+
+
+@router.get("/seeds/{seed_id}", response_model=TaskSeed, tags=["seeds"])
+def show_seed(seed_id: str, ctx: Ctx, who: Viewer) -> TaskSeed:
+    return ctx.store.seeds.get(seed_id)  # type: ignore[no-any-return]
+
+
+@router.get("/environments", response_model=list[views.EnvSummary], tags=["environments"])
+def list_environments(
+    ctx: Ctx, who: Viewer, status: EnvStatus | None = None
+) -> list[views.EnvSummary]:
+    return views.env_summaries(ctx.store, status)
+
+
+@router.get("/environments/{env_id}", response_model=views.EnvView, tags=["environments"])
+def show_environment(env_id: str, ctx: Ctx, who: Viewer) -> views.EnvView:
+    return views.env_view(ctx.store, env_id)
+
+
+@router.get("/reviews", response_model=views.QueueView, tags=["reviews"])
+def review_queue(
+    ctx: Ctx, who: Viewer, state: ReviewState | None = ReviewState.OPEN, env_id: str | None = None
+) -> views.QueueView:
+    return views.queue_view(ctx.store, state, env_id)
+
+
+@router.post("/reviews/claim", response_model=ReviewItem | None, tags=["reviews"])
+async def claim_next(
+    ctx: Ctx, who: ReviewerDep, lease_s: Annotated[float, Query(gt=0, le=86400)] = 900
+) -> ReviewItem | None:
+    """Lease the oldest open item nobody else holds; null when the queue is empty."""
+    return await actions.claim(ctx, who.name, lease_s)
+
+
+@router.get("/reviews/{item_id}", response_model=views.ItemView, tags=["reviews"])
+def show_review(item_id: str, ctx: Ctx, who: Viewer) -> views.ItemView:
+    return views.item_view(ctx.store, item_id)
+
+
+@router.post(
+    "/reviews/{item_id}/decision",
+    response_model=actions.DecisionResult,
+    tags=["reviews"],
+    responses={409: {"description": "already decided, or claimed by someone else"}},
+)
+async def decide(
+    item_id: str, body: actions.DecisionIn, ctx: Ctx, who: ReviewerDep
+) -> actions.DecisionResult:
+    return await actions.decide(ctx, item_id, who.name, body)
+
+
+@router.get("/reviews/{item_id}/audit", response_model=list[ReviewAudit], tags=["reviews"])
+def audit(item_id: str, ctx: Ctx, who: Viewer) -> list[ReviewAudit]:
+    ctx.store.reviews.get(item_id)  # 404 for an unknown item, not an empty list
+    return ctx.store.reviews.audit(item_id)  # type: ignore[no-any-return]
+
+
+def _pack_summary(ctx: ApiContext, m: PackManifest) -> PackSummary:
+    return PackSummary(
+        id=m.id, format=m.format, created_by=m.created_by,
+        environments=[e.env_id for e in m.environments], members=len(m.members),
+        bytes=sum(x.size for x in m.members),
+        downloadable=ctx.store.packs.archive_key(m.id) is not None,
+    )  # fmt: skip
+
+
+@router.get("/packs", response_model=list[PackSummary], tags=["packs"])
+def list_packs(ctx: Ctx, who: Viewer) -> list[PackSummary]:
+    return [_pack_summary(ctx, m) for m in ctx.store.packs.list()]
+
+
+@router.get("/packs/{pack_id}", response_model=PackManifest, tags=["packs"])
+def show_pack(pack_id: str, ctx: Ctx, who: Viewer) -> PackManifest:
+    return ctx.store.packs.get(pack_id)  # type: ignore[no-any-return]
+
+
+@router.get("/packs/{pack_id}/download", tags=["packs"], response_class=FileResponse)
+def download_pack(pack_id: str, ctx: Ctx, who: Viewer) -> FileResponse:
+    key = ctx.store.packs.archive_key(pack_id)
+    if key is None or not ctx.artifacts.exists(key):
+        raise HTTPException(
+            404, f"pack {pack_id} has no stored archive (it was exported as a folder)"
+        )
+    return FileResponse(
+        ctx.artifacts.path(key), media_type="application/x-tar", filename=f"{pack_id}.tar"
+    )

@@ -1,0 +1,184 @@
+"""`envfactory validate PATH...`: import task directories, build them, run every gate.
+
+Works without Temporal (the workflows call the same `verifiers.validate` functions).
+Prints one table of checks per task and its verdict with every failing reason; `--json`
+prints one JSON object per task instead. Exit status: 0 when every task passes, 1 when
+any task fails a gate or cannot be imported/built (the message says what to fix).
+
+Examples:
+    envfactory validate examples/tasks/csv-report
+    envfactory validate examples/tasks/* --repeats 2
+    envfactory validate examples/tasks/broken-always-pass --json
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from envfactory.core.errors import EnvFactoryError
+from envfactory.core.models import GateCheck
+from envfactory.core.settings import load_settings
+from envfactory.store import ArtifactStore
+
+HELP = (
+    "Examples:  envfactory validate examples/tasks/csv-report  ·  "
+    "envfactory validate examples/tasks/* --repeats 2  ·  "
+    "envfactory validate examples/tasks/broken-always-pass --json"
+)
+
+
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Task directories (Harbor or Terminal-Bench 1).")],
+    repeats: Annotated[int | None, typer.Option("--repeats", "-r", min=1, help="Runs per check (default: settings.gates.repeats).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per task on stdout.")] = False,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", "-j", min=1, help="Containers at once (default: settings.sandbox.pool_size).")] = None,
+) -> None:  # fmt: skip
+    """Build each task and run every gate on its verifier: oracle, no-op, unsolved states,
+    shortcut probes; each check repeated and required to agree."""
+    from sandboxes import DockerEngine
+
+    settings = load_settings()
+    jobs = concurrency or settings.sandbox.pool_size
+    sandbox = settings.sandbox.model_copy(
+        update={"pool_size": max(jobs, settings.sandbox.pool_size)}
+    )
+    engine = DockerEngine(sandbox, run_id=f"validate-{uuid.uuid4().hex[:8]}")
+    artifacts = ArtifactStore(settings.artifacts_dir)
+    out = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False)
+    failed = 0
+    try:
+        for path in paths:
+            result = _validate_one(
+                engine, path, artifacts, repeats or settings.gates.repeats, jobs, as_json, out, err
+            )
+            failed += 0 if result is not None and result.passed else 1
+    finally:
+        engine.gc(run_id=engine.run_id, include_live=True)
+    raise typer.Exit(1 if failed else 0)
+
+
+def _validate_one(
+    engine,
+    path: Path,
+    artifacts,
+    repeats: int,
+    jobs: int,
+    as_json: bool,
+    out: Console,
+    err: Console,
+):  # type: ignore[no-untyped-def]
+    """Validate one task and print it; None when it could not be imported or built."""
+    from verifiers.validate import validate_task
+
+    with _progress(err, as_json) as bar:
+        tid = bar.add_task(f"{path.name}: importing", total=None)
+
+        def progress(done: int, total: int, what: str) -> None:
+            bar.update(tid, completed=done, total=total, description=f"{path.name}: {what}")
+
+        try:
+            result = validate_task(
+                engine, path, artifacts, repeats=repeats, concurrency=jobs, progress=progress,
+                on_stage=lambda stage: bar.update(tid, description=f"{path.name}: {stage}"),
+            )  # fmt: skip
+        except EnvFactoryError as exc:
+            _print_error(out if as_json else err, path, exc, as_json)
+            return None
+    if as_json:
+        out.print_json(json.dumps(_as_json(result)))
+    else:
+        _print_table(out, result)
+    return result
+
+
+def _progress(console: Console, quiet: bool) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, transient=True, disable=quiet,
+    )  # fmt: skip
+
+
+def _mark(check: GateCheck) -> str:
+    if check.passed:
+        return "[green]ok[/]"
+    return "[red]FLAKY[/]" if check.flaky else "[red]FAIL[/]"
+
+
+def _print_table(out: Console, result) -> None:  # type: ignore[no-untyped-def]
+    report = result.report
+    table = Table(
+        title=f"{result.path}  ({report.env_id}, {len(report.checks)} checks × {report.repeats})",
+        title_justify="left",
+    )
+    for col in ("check", "kind", "expected", "observed", "result", "s", "evidence"):
+        table.add_column(col, overflow="fold", justify="right" if col == "s" else "left")
+    for c in report.checks:
+        evidence = (
+            ""
+            if c.passed
+            else "; ".join(e for e in c.evidence if not e.startswith(("stdout", "stderr")))[:160]
+        )
+        table.add_row(
+            c.name,
+            c.kind.value,
+            str(c.expected),
+            " ".join(map(str, c.observed)),
+            _mark(c),
+            f"{c.duration_s:.1f}",
+            evidence,
+        )
+    out.print(table)
+    for note in report.notes:
+        out.print(f"  note: {note}")
+    colour = "green" if result.passed else "red"
+    out.print(
+        f"  verdict: [{colour}]{report.verdict.value.upper()}[/]  (built in {result.build_s:.1f}s, gated in {result.run.wall_s:.1f}s)"
+    )
+    for reason in report.reasons:
+        out.print(f"    - {reason}")
+    if result.rejected_as_expected is not None:
+        expected = result.task.expected_failure or result.task.expected_failure_kind
+        word = "yes" if result.rejected_as_expected else "[red]NO[/]"
+        out.print(f"  broken on purpose, expected to fail at {expected}: {word}")
+
+
+def _as_json(result) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    return {
+        "task": str(result.path),
+        "env_id": result.report.env_id,
+        "image": result.image,
+        "verdict": result.report.verdict.value,
+        "reasons": list(result.report.reasons),
+        "expected_failure": result.task.expected_failure,
+        "rejected_as_expected": result.rejected_as_expected,
+        "build_s": round(result.build_s, 3),
+        "gate_s": round(result.run.wall_s, 3),
+        "report": result.report.model_dump(mode="json"),
+    }
+
+
+def _print_error(console: Console, path: Path, exc: EnvFactoryError, as_json: bool) -> None:
+    if as_json:
+        console.print_json(
+            json.dumps(
+                {
+                    "task": str(path),
+                    "error": type(exc).__name__,
+                    "message": exc.message,
+                    "hint": exc.hint,
+                }
+            )
+        )
+    else:
+        console.print(
+            f"[red]{path}: {exc.message}[/]" + (f"\n  hint: {exc.hint}" if exc.hint else "")
+        )

@@ -1,0 +1,169 @@
+"""pack.json: build it from a staged pack, read it back, and check members against it.
+
+Invariants:
+- every file in a pack except pack.json is a member with its sha256 and size; a file on
+  disk that the manifest does not list is as much tampering as a changed one (an added
+  `conftest.py` would change the reward without touching a listed file);
+- the pack id is derived from the member list, so two packs with equal content share it;
+- reading never trusts the manifest's member paths: each is checked like a tar name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from envfactory.core.errors import InvalidPack
+from envfactory.core.models import (
+    PACK_SCHEMA_VERSION,
+    PackEnvironment,
+    PackManifest,
+    PackMember,
+    utcnow,
+)
+
+from . import layout
+from .safety import FileDigest, PackLimits, check_member_name, iter_dir
+
+
+def pack_id(members: Iterable[PackMember]) -> str:
+    """Content-derived id: the same members give the same id."""
+    h = hashlib.sha256()
+    for m in sorted(members, key=lambda m: m.path):
+        h.update(f"{m.path}\0{m.sha256}\0{m.size}\n".encode())
+    return f"pack-{h.hexdigest()[:16]}"
+
+
+def members_of(digests: Iterable[FileDigest], fmt: str) -> tuple[PackMember, ...]:
+    out = [
+        PackMember(
+            path=d.path, sha256=d.sha256, size=d.size, visibility=layout.visibility(d.path, fmt)
+        )
+        for d in digests
+        if d.path != layout.MANIFEST
+    ]
+    return tuple(sorted(out, key=lambda m: m.path))
+
+
+def build_manifest(
+    staged: Path,
+    environments: Iterable[PackEnvironment],
+    *,
+    created_by: str,
+    fmt: str = "envfactory",
+    created_at: datetime | None = None,
+    limits: PackLimits | None = None,
+) -> PackManifest:
+    """Hash every file under `staged` and describe it; does not write pack.json."""
+    members = members_of(iter_dir(staged, limits or PackLimits()), fmt)
+    return PackManifest(
+        id=pack_id(members),
+        created_by=created_by,
+        created_at=created_at or utcnow(),
+        format=fmt,  # type: ignore[arg-type]
+        environments=tuple(environments),
+        members=members,
+    )
+
+
+def write_manifest(staged: Path, manifest: PackManifest) -> Path:
+    path = staged / layout.MANIFEST
+    path.write_text(manifest.model_dump_json(indent=2) + "\n")
+    return path
+
+
+def parse_manifest(raw: bytes | None, where: str) -> PackManifest:
+    """The manifest from pack.json bytes, or InvalidPack naming what is wrong."""
+    if raw is None:
+        raise InvalidPack(f"{where}: no pack.json", hint="is this an envfactory pack?")
+    try:
+        manifest = PackManifest.model_validate_json(raw)
+    except ValidationError as e:
+        first = e.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise InvalidPack(f"{where}/pack.json: {loc}: {first['msg']}") from e
+    if manifest.schema_version > PACK_SCHEMA_VERSION:
+        raise InvalidPack(
+            f"{where}/pack.json: schema version {manifest.schema_version} is newer than "
+            f"this envfactory understands ({PACK_SCHEMA_VERSION})",
+            hint="upgrade envfactory",
+        )
+    _check_members_listed_once(manifest, where)
+    return manifest
+
+
+def _check_members_listed_once(manifest: PackManifest, where: str) -> None:
+    seen: set[str] = set()
+    for m in manifest.members:
+        clean = check_member_name(m.path)
+        if clean != m.path or clean == layout.MANIFEST:
+            raise InvalidPack(f"{where}/pack.json: member path {m.path!r} is not canonical")
+        if clean in seen:
+            raise InvalidPack(f"{where}/pack.json: member {m.path!r} is listed twice")
+        seen.add(clean)
+
+
+def compare(manifest: PackManifest, found: Mapping[str, FileDigest]) -> list[str]:
+    """Every difference between the manifest and the files found, one line per member."""
+    problems: list[str] = []
+    listed = {m.path: m for m in manifest.members}
+    for path, m in listed.items():
+        d = found.get(path)
+        if d is None:
+            problems.append(f"member {path}: missing")
+        elif d.sha256 != m.sha256:
+            problems.append(
+                f"member {path}: sha256 mismatch (manifest {m.sha256[:12]}…, "
+                f"content {d.sha256[:12]}…) — it was changed after export"
+            )
+        elif d.size != m.size:
+            problems.append(f"member {path}: size {d.size}, manifest says {m.size}")
+    for path in sorted(set(found) - set(listed) - {layout.MANIFEST}):
+        problems.append(f"member {path}: not listed in pack.json — it was added after export")
+    problems.extend(_structure_problems(manifest))
+    return problems
+
+
+def _required(manifest: PackManifest, env: PackEnvironment) -> tuple[list[str], dict[str, str]]:
+    """(required member paths, {provenance link: member path}) for one environment."""
+    if manifest.format == "harbor":
+        task = env.root or env.env_id
+        meta = f"{layout.HARBOR_META}/{task}"
+        needed = [f"{task}/instruction.md", f"{task}/task.toml", f"{task}/environment/Dockerfile"]
+    else:
+        task = meta = env.root or layout.env_root(env.env_id)
+        needed = [f"{task}/{layout.INSTRUCTION}"]
+        if env.image_format == "docker-save":
+            needed.append(f"{task}/{layout.IMAGE_TAR}")
+    links = {
+        "spec": f"{meta}/{layout.SPEC}",
+        "verifier": f"{meta}/{layout.VERIFIER_JSON}",
+        "gate_report": f"{meta}/{layout.GATE_REPORT}",
+    }
+    return needed + list(links.values()), links
+
+
+def _structure_problems(manifest: PackManifest) -> list[str]:
+    """Each environment has its required members and a consistent provenance chain."""
+    listed = {m.path: m for m in manifest.members}
+    out: list[str] = []
+    for env in manifest.environments:
+        needed, links = _required(manifest, env)
+        out += [
+            f"environment {env.env_id}: required member {p} is missing"
+            for p in needed
+            if p not in listed
+        ]
+        chain = env.provenance
+        for name, sha in (("spec", chain.spec_sha256), ("verifier", chain.verifier_sha256),
+                          ("gate_report", chain.gate_report_sha256)):  # fmt: skip
+            m = listed.get(links[name])
+            if sha is not None and m is not None and m.sha256 != sha:
+                out.append(
+                    f"environment {env.env_id}: provenance hash for {links[name]} does not match"
+                )
+    return out

@@ -1,0 +1,133 @@
+"""The review pages in real headless Chromium (Debian's `chromium`, driven by playwright):
+sign in, reach the item from the keyboard, confirm it, and see the pipeline workflow that
+waited on the review resume (a stand-in workflow on a real Temporal dev server). A
+screenshot is kept under test-artifacts/ for the record."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+from envfactory.api import create_app
+from envfactory.api.app import store_only
+from envfactory.api.auth import FileReviewers, Role
+from envfactory.core.models import ReviewState
+from envfactory.core.settings import Settings, TemporalSettings
+from envfactory.store import ArtifactStore
+from tests.packs.conftest import DictArtifacts, make_item
+from workflows.client import connect
+from workflows.devserver import DevServer, free_port
+
+from .conftest import add_item
+from .pipeline_standin import waiting_pipeline
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+pytestmark = [
+    pytest.mark.temporal,
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)"
+    ),
+]
+
+
+class _Loop:
+    """One event loop in a thread: Temporal objects stay on the loop that made them."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, Any], timeout: float = 120) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@contextlib.contextmanager
+def _serve(app: Any) -> Iterator[str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    while not srv.started:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(10)
+
+
+def _confirm_in_browser(base: str, token: str, item_id: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto(f"{base}/ui/queue")
+        assert "/ui/login" in page.url  # strangers are sent to sign in
+        page.fill("#token", token)
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{base}/ui/queue")
+        page.keyboard.press("j")  # select the first item, focus its link
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{base}/ui/items/{item_id}")
+        assert page.locator("text=After (suspicious state)").is_visible()
+        page.keyboard.press("c")
+        assert page.locator("#d-confirm").is_checked()
+        page.focus("#comment")
+        page.keyboard.type("rewrites the tests to pass")
+        page.keyboard.press("Control+Enter")
+        page.wait_for_selector("text=Decision recorded.")
+        assert page.locator("#item-state").inner_text() == "confirmed"
+        assert "not told" not in page.content()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "review-item-confirmed.png"), full_page=True)
+        browser.close()
+
+
+def test_a_reviewer_confirms_an_item_in_the_browser_and_the_pipeline_resumes(tmp_path, store):
+    store.environments.add(
+        make_item(DictArtifacts(), "env-b").spec.model_copy(update={"seed_id": "seed-b1"})
+    )
+    item = add_item(store, "env-b")
+    reviewers = FileReviewers(tmp_path / "reviewers.json")
+    token = reviewers.add("ana", Role.REVIEWER)
+    with DevServer(free_port(), tmp_path / "temporal.db") as srv:
+        settings = Settings(home=tmp_path / "home", temporal=TemporalSettings(address=srv.address))
+        app = create_app(
+            settings,
+            store=store,
+            artifacts=ArtifactStore(tmp_path / "a"),
+            reviewers=reviewers,
+            on_seed=store_only,
+        )  # default on_decision: Temporal
+        loop = _Loop()
+        pipeline = waiting_pipeline(loop.run(connect(settings.temporal)), "seed-b1")
+        handle = loop.run(pipeline.__aenter__())
+        try:
+            with _serve(app) as base:
+                _confirm_in_browser(base, token, item.id)
+            result = loop.run(asyncio.wait_for(handle.result(), 60))
+        finally:
+            loop.run(pipeline.__aexit__(None, None, None))
+            loop.close()
+    assert result == f"{item.id}:confirm:ana"
+    assert store.reviews.get(item.id).state == ReviewState.CONFIRMED

@@ -1,0 +1,58 @@
+"""`envfactory validate examples/tasks/*`: every sound task passes, every broken one is
+rejected for its own reason (the check its task.toml names), through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from envfactory.cli import app
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+EXAMPLES = sorted(
+    p for p in (Path(__file__).parents[2] / "examples" / "tasks").iterdir() if p.is_dir()
+)
+SOUND = [p for p in EXAMPLES if not p.name.startswith("broken-")]
+BROKEN = [p for p in EXAMPLES if p.name.startswith("broken-")]
+
+
+@pytest.fixture(scope="module")
+def validated(tmp_path_factory) -> dict[str, dict]:  # type: ignore[type-arg]
+    home = tmp_path_factory.mktemp("home")
+    result = CliRunner().invoke(
+        app, ["validate", *map(str, EXAMPLES), "--repeats", "1", "--json", "-j", "4"],
+        env={"ENVFACTORY_HOME": str(home)},
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output  # the broken ones fail
+    decoder, text, out, i = json.JSONDecoder(), result.stdout, {}, 0
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+            continue
+        obj, i = decoder.raw_decode(text, i)
+        out[Path(obj["task"]).name] = obj
+    return out
+
+
+def test_there_are_at_least_eight_examples_with_sound_and_broken_ones() -> None:
+    assert len(EXAMPLES) >= 8 and SOUND and BROKEN
+
+
+@pytest.mark.parametrize("task", [p.name for p in SOUND])
+def test_every_sound_example_passes_every_gate(validated, task) -> None:  # type: ignore[no-untyped-def]
+    got = validated[task]
+    assert "error" not in got, got
+    assert got["verdict"] == "passed", got["reasons"]
+
+
+@pytest.mark.parametrize("task", [p.name for p in BROKEN])
+def test_every_broken_example_is_rejected_for_its_own_reason(validated, task) -> None:  # type: ignore[no-untyped-def]
+    got = validated[task]
+    assert "error" not in got, got
+    assert got["verdict"] == "failed"
+    assert got["expected_failure"], f"{task} should name the check expected to reject it"
+    assert got["rejected_as_expected"] is True, (got["expected_failure"], got["reasons"])

@@ -1,0 +1,103 @@
+"""Validate task directories end to end: import, build, run every gate.
+
+The plain function behind `envfactory validate` and the throughput benchmark (the
+workflows layer calls the same pieces as activities). A task that fails a gate is a
+result (`TaskValidation.report.verdict`); an unreadable task or a failed build raises.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from envfactory.core.models import GateReport, GateVerdict
+from sandboxes.protocol import SandboxEngine
+
+from .formats import ImportedTask, context_tar, load_task
+from .formats.model import BlobReader, BlobWriter
+from .gates import GateInput, GateRun, Progress, run_gates_detailed
+from .probes import PROBES, Probe
+
+
+class Artifacts(BlobReader, BlobWriter, Protocol):
+    """What validation needs of the artifact store: `put_bytes` and `get`."""
+
+
+@dataclass
+class TaskValidation:
+    path: Path
+    task: ImportedTask
+    image: str
+    run: GateRun
+    build_s: float
+
+    @property
+    def report(self) -> GateReport:
+        return self.run.report
+
+    @property
+    def passed(self) -> bool:
+        return self.report.verdict == GateVerdict.PASSED
+
+    @property
+    def rejected_as_expected(self) -> bool | None:
+        """For tasks broken on purpose: did a check of the expected name/kind fail?
+        None for tasks that declare no expected failure."""
+        t = self.task
+        if t.expected_failure is None and t.expected_failure_kind is None:
+            return None
+        failing = [c for c in self.report.checks if not c.passed]
+        return any(
+            (
+                t.expected_failure is None
+                or c.name.startswith(t.expected_failure)
+                or c.kind.value == t.expected_failure
+            )
+            and (t.expected_failure_kind is None or c.kind == t.expected_failure_kind)
+            for c in failing
+        )
+
+
+def validate_task(
+    engine: SandboxEngine,
+    path: Path,
+    artifacts: Artifacts,
+    *,
+    repeats: int = 3,
+    concurrency: int = 2,
+    probes: tuple[Probe, ...] = PROBES,
+    progress: Progress | None = None,
+    on_stage: Callable[[str], None] | None = None,
+) -> TaskValidation:
+    """Import the task at `path`, build its image, run every gate on its verifier."""
+    task = load_task(path, artifacts)
+    if on_stage:
+        on_stage("building")
+    t0 = time.monotonic()
+    build = engine.build(
+        context_tar(task.spec.build, artifacts.get), dockerfile=task.spec.build.dockerfile
+    )
+    build_s = time.monotonic() - t0
+    if on_stage:
+        on_stage("gating")
+    run = run_gates_detailed(
+        GateInput(
+            engine=engine,
+            spec=task.spec,
+            verifier=task.verifier,
+            files=artifacts.get,
+            image=build.image,
+            repeats=repeats,
+            probes=probes,
+            concurrency=concurrency,
+            progress=progress,
+        )  # fmt: skip
+    )
+    if task.notes:
+        run.report = run.report.model_copy(
+            update={"notes": tuple(dict.fromkeys((*run.report.notes, *task.notes)))}
+        )
+    return TaskValidation(Path(path), task, build.image, run, build_s)
