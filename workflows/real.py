@@ -14,7 +14,8 @@ The agent roles are async; they run on a private event loop in the activity's th
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 from envfactory.agents.context import context_tar, load_context
 from envfactory.agents.recording import get_model
@@ -36,11 +37,13 @@ from envfactory.core.models import (
     CheckKind,
     EnvironmentSpec,
     EnvStatus,
+    GateReport,
     ReviewItem,
     ReviewState,
     StateRef,
     TaskSeed,
     Trajectory,
+    Verifier,
 )
 from envfactory.core.settings import Settings
 from envfactory.store import ArtifactStore, Store
@@ -66,6 +69,9 @@ class RealServices:
     #: agents queue runs at most pool_size // 2 at once, since research nests a second
     #: container inside its builder's lifetime)
     agent_engine: SandboxEngine | None = None
+    #: one gate run at a time per process: a gate run already fans out to the whole pool,
+    #: and two at once hold state containers while waiting for verify slots (starvation)
+    _gate_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def agents_engine(self) -> SandboxEngine:
@@ -187,17 +193,21 @@ class RealServices:
     def run_gates(self, inp: t.GatesInput) -> t.GateOutcome:
         spec = self._spec(inp.env_id)
         verifier = self.store.verifiers.get(inp.env_id, inp.verifier_version)
-        report = run_gates(GateInput(
-            engine=self.engine, spec=spec, verifier=verifier, files=self.artifacts.get,
-            image=self._image(spec), repeats=inp.repeats, regressions=self._regressions(spec.id),
-            concurrency=self.settings.sandbox.pool_size,
-        ))  # fmt: skip
+        with self._gate_lock:
+            report = self._gates(spec, verifier, inp.repeats)
         report_id = self.store.gate_reports.add(report)
         probes = tuple(c.name for c in report.checks if c.kind == CheckKind.PROBE and not c.passed)
         return t.GateOutcome(
             report_id=str(report_id), verifier_version=verifier.version,
             passed=report.verdict.value == "passed", reasons=report.reasons, failed_probes=probes,
         )  # fmt: skip
+
+    def _gates(self, spec: EnvironmentSpec, verifier: Verifier, repeats: int) -> GateReport:
+        return run_gates(GateInput(
+            engine=self.engine, spec=spec, verifier=verifier, files=self.artifacts.get,
+            image=self._image(spec), repeats=repeats, regressions=self._regressions(spec.id),
+            concurrency=self.settings.sandbox.pool_size,
+        ))  # fmt: skip
 
     def score(self, inp: t.ScoreInput) -> t.ScoreOutcome:
         spec = self._spec(inp.env_id)

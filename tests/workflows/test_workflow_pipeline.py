@@ -12,6 +12,7 @@ import os
 import time
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from temporalio.client import WorkflowFailureError, WorkflowHistory, WorkflowUpdateFailedError
@@ -20,7 +21,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Replayer
 from wf_fakes import FileServices, Scenario
 
-from envfactory.core.models import Decision
+from envfactory.core.models import Decision, ReviewItem, ReviewState
+from envfactory.core.settings import Settings
 from workflows import client as wfclient
 from workflows.activities import PipelineActivities
 from workflows.pipeline import SynthesizeEnvironment
@@ -307,3 +309,34 @@ def test_a_cancelled_pipeline_waits_for_the_running_box_to_finish_its_cleanup(ha
     assert "activity_task_canceled_event_attributes" in kinds or (
         "activity_task_completed_event_attributes" in kinds
     )
+
+
+class _Envs:
+    """The one store method the API sink reads: which seed an environment came from."""
+
+    def __init__(self, seed_of: dict[str, str]) -> None:
+        self.seed_of = seed_of
+
+    def get(self, env_id: str):
+        return SimpleNamespace(seed_id=self.seed_of[env_id])
+
+
+def test_the_api_decision_sink_delivers_a_stored_decision_to_the_waiting_pipeline(harness, loop):
+    with harness(Scenario(red_team_shortcut_until=2)) as h:
+        handle = loop.run(wfclient.astart_synthesis(h.env.client, "seed-api", h.config))
+        status = h.wait_for_stage(handle, "awaiting-review")
+        [item_id] = status.open_review_items
+        h.services.decide_in_store(item_id, "confirm", "erin")  # the API stores first
+        target = h.env.client.service_client.config.target_host
+        settings = Settings(temporal={"address": target, "task_queue_agents": h.config.task_queue_agents,
+                                      "task_queue_sandbox": h.config.task_queue_sandbox})
+        store = SimpleNamespace(environments=_Envs({status.env_id: "seed-api"}))
+        on_decision, _ = wfclient.api_sinks(settings, store)
+        item = ReviewItem(id=item_id, finding_id="f", env_id=status.env_id,
+                          state=ReviewState.CONFIRMED, reviewer="erin")
+        loop.run(on_decision(item))
+        result = h.result(handle)
+    assert result.outcome == "published" and result.verifier_version == 2
+    assert [(c["item"], c["decision"]) for c in h.services.calls("record_decision")] == [
+        (item_id, "confirm")
+    ]  # delivered once, and the already stored identical decision is accepted
