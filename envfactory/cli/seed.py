@@ -61,14 +61,21 @@ def submit(
         typer.Argument(help="A seed.yaml file, or a directory holding seed.yaml and its files."),
     ],
     as_json: JsonOpt = False,
+    start: Annotated[
+        bool,
+        typer.Option(
+            "--start/--no-start",
+            help="Start its SynthesizeEnvironment pipeline when a Temporal server is reachable.",
+        ),
+    ] = True,
 ) -> None:
-    """Validate a seed and store it (with its attachments).
+    """Validate a seed, store it (with its attachments) and start its pipeline.
 
     Examples:
 
       envfactory seed submit examples/seeds/etl-silent-row-drop
 
-      envfactory seed submit my-seed/seed.yaml --json
+      envfactory seed submit my-seed/seed.yaml --json --no-start
     """
     settings = load_settings()
     try:
@@ -78,16 +85,55 @@ def submit(
             seed = store_draft(draft, store=store, artifacts=artifacts)
     except EnvFactoryError as exc:
         fail(exc, as_json)
+    started = _start_pipeline(settings, seed.id) if start else "not started (--no-start)"
     if as_json:
-        typer.echo(seed.model_dump_json())
+        typer.echo(seed.model_dump_json())  # stdout stays exactly a TaskSeed
+        typer.echo(f"pipeline: {started}", err=True)
         return
     total = sum(a.size for a in seed.attachments)
     _out().print(
         f"accepted [bold]{seed.id}[/]: {seed.title}\n"
         f"  domain {seed.domain} · {len(seed.attachments)} attachment(s), {_size(total)} · "
         f"max_turns {seed.constraints.max_turns} · time budget {seed.constraints.time_budget_s} s\n"
-        f"  see it with: envfactory seed show {seed.id}"
+        f"  see it with: envfactory seed show {seed.id}\n"
+        f"  pipeline: {started}"
     )
+
+
+def _start_pipeline(settings: Settings, seed_id: str) -> str:
+    """The seed is stored either way; a pipeline that cannot start yet is said plainly."""
+    from workflows.client import start_synthesis
+
+    try:
+        return f"started workflow {start_synthesis(settings, seed_id)} (see: envfactory status)"
+    except EnvFactoryError as exc:
+        return (
+            f"not started: {exc.message}; the seed is stored — run `envfactory up`, "
+            f"then `envfactory seed start {seed_id}`"
+        )
+
+
+@app.command("start")
+def start_seed(seed_id: Annotated[str, typer.Argument(help="A stored seed's id.")]) -> None:
+    """Start the SynthesizeEnvironment pipeline for a stored seed.
+
+    Example:
+
+      envfactory seed start seed-6245dc41f7a5
+    """
+    settings = load_settings()
+    store, _ = _stores(settings)
+    try:
+        with store:
+            store.seeds.get(seed_id)
+    except EnvFactoryError as exc:
+        fail(exc, False)
+    from workflows.client import start_synthesis
+
+    try:
+        typer.echo(f"started workflow {start_synthesis(settings, seed_id)}")
+    except EnvFactoryError as exc:
+        fail(exc, False)
 
 
 @app.command("list")
