@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import posixpath
 import tarfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from envfactory.core.errors import InvalidInput
 
@@ -34,10 +34,10 @@ def tar_of(files: Mapping[str, tuple[bytes, int]]) -> bytes:
 
 
 def combine(
-    files: list[tuple[str, bytes | None, int]],
-    trees: list[tuple[str, bytes]],
+    files: Sequence[tuple[str, bytes, int]],
+    trees: Sequence[tuple[str, bytes]],
     *,
-    dirs: list[tuple[str, int]] = (),  # type: ignore[assignment]
+    dirs: Sequence[tuple[str, int]] = (),
 ) -> bytes:
     """One tar: `dirs` (name, mode), `files` (name, bytes, mode) and every member of each
     tree tar re-rooted under its prefix (hard-link targets too)."""
@@ -49,16 +49,16 @@ def combine(
             out.addfile(info)
         for name, data, mode in files:
             info = tarfile.TarInfo(name)
-            info.size, info.mode = len(data or b""), mode
-            out.addfile(info, io.BytesIO(data or b""))
+            info.size, info.mode = len(data), mode
+            out.addfile(info, io.BytesIO(data))
         for prefix, raw in trees:
             with tarfile.open(fileobj=io.BytesIO(raw), mode="r:*") as src:
                 for m in src:
-                    data = src.extractfile(m) if m.isreg() else None
+                    member = src.extractfile(m) if m.isreg() else None
                     m.name = f"{prefix}/{m.name}"
                     if m.islnk():
                         m.linkname = f"{prefix}/{m.linkname}"
-                    out.addfile(m, data)
+                    out.addfile(m, member)
     return buf.getvalue()
 
 
