@@ -109,12 +109,17 @@ class Trainer:
             return seed
 
     def _episode(
-        self, env: Environment, seed: int, group_id: str | None = None
+        self,
+        env: Environment,
+        seed: int,
+        group_id: str | None = None,
+        stop: threading.Event | None = None,
     ) -> Trajectory | None:
         cfg = self.config
         traj = run_episode(
-            self.engine, env, seed, self.sampling, cfg.max_turns, group_id, cfg.max_context_tokens
-        )
+            self.engine, env, seed, self.sampling, cfg.max_turns, group_id,
+            cfg.max_context_tokens, should_stop=stop.is_set if stop else None,
+        )  # fmt: skip
         with self._prompt_lock:
             self.produced += 1
         return traj
@@ -123,7 +128,7 @@ class Trainer:
         env = self.env_factory()
         try:
             while not stop.is_set():
-                traj = self._episode(env, self._take_prompt())
+                traj = self._episode(env, self._take_prompt(), stop=stop)
                 if traj is not None:
                     self.buffer.put((traj,))
         except BufferClosed:
@@ -161,8 +166,11 @@ class Trainer:
         finally:
             stop.set()
             self.buffer.close()
+            # Workers stop at their next turn boundary (each turn is bounded by the engine's
+            # and the sandbox's own timeouts) and close their environments; waiting for them
+            # here is what keeps containers and threads from outliving the run.
             for worker in workers:
-                worker.join(timeout=60)
+                worker.join()
         return out
 
     def _take_batch(self) -> list[Trajectory]:

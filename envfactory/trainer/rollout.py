@@ -11,6 +11,7 @@ with ``length``, an engine abort with ``aborted``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from envfactory.trainer.engines.base import RolloutEngine, SamplingParams
 from envfactory.trainer.environments import Environment
@@ -25,13 +26,21 @@ def run_episode(
     max_turns: int,
     group_id: str | None = None,
     max_tokens: int | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> Trajectory | None:
-    """Play one episode; ``None`` only if the engine produced no token at all."""
+    """Play one episode; ``None`` only if the engine produced no token at all.
+
+    ``should_stop`` is polled before every turn, so a trainer that is shutting down ends
+    its rollouts at the next turn boundary and their environments close (no container is
+    left behind, no thread outlives the interpreter)."""
     started = time.perf_counter()
     builder = TrajectoryBuilder(prompt_id=f"p{seed}", group_id=group_id)
     builder.add_observation(env.reset(seed))
     reward, finish = 0.0, "max_turns"
     for _ in range(max_turns):
+        if should_stop is not None and should_stop():
+            finish = "aborted"
+            break
         if max_tokens is not None and len(builder) + params.max_new_tokens > max_tokens:
             finish = "length"  # the context would overflow: stop, reward 0
             break

@@ -128,3 +128,23 @@ def test_a_crashing_environment_fails_the_run_loudly_instead_of_hanging():
     with pytest.raises(RolloutError, match="sandbox vanished") as info:
         trainer.run(1)
     assert isinstance(info.value.__cause__, OSError)
+
+
+def test_when_training_ends_every_rollout_worker_has_stopped_and_closed_its_environment():
+    # regression: `envfactory train --pack` aborted at exit ("terminate called without an
+    # active exception") and left episode containers running, because rollout threads were
+    # abandoned mid-episode after a join timeout
+    closed: list[int] = []
+
+    class Tracked(RecallEnvironment):
+        def close(self):
+            closed.append(1)
+            super().close()
+
+    trainer = tiny_trainer(
+        tiny_config(rollout_workers=3),
+        env_factory=lambda: Tracked(TASK.turns, TASK.n_symbols),
+    )
+    trainer.run(2)
+    assert len(closed) == 3
+    assert not [t for t in threading.enumerate() if t.name.startswith("rollout-")]
