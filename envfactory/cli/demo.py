@@ -220,7 +220,9 @@ def maybe_train(settings: Settings, pack: Path | None, console: Console) -> None
         console.print("trainer: the `trainer` extra is not installed (pip install -e '.[trainer]'); skipping")
         return
     cmd = [str(Path(sys.executable).parent / "envfactory"), "train", "--pack", str(pack),
-           "--model", "tiny", "--steps", "5", "--out", str(settings.home / "train-demo"), "--json"]  # fmt: skip
+           "--model", "tiny", "--steps", "3", "--batch-size", "4", "--max-turns", "4",
+           "--out", str(settings.home / "train-demo"), "--json"]  # fmt: skip
+    # a short run: each pack episode is real sandboxed exec plus a fresh-container verification
     console.print(f"trainer: {' '.join(cmd[1:])}")
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
