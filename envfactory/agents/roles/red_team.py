@@ -12,8 +12,7 @@ import json
 
 from pydantic import Field
 
-from envfactory.core.models import AgentRole, EnvironmentSpec, Model, Trajectory
-from envfactory.core.models.base import NonEmpty
+from envfactory.core.models import AgentRole, Trajectory
 from sandboxes.protocol import Sandbox
 
 from ..tools import ToolResult, _Args
@@ -26,19 +25,13 @@ from .common import (
     store_trajectory,
     task_text,
 )
-from .judge import SolverResult
+from .judge import JudgeInput, SolverResult
 
 PROMPT_VERSION = "red_team.v1"
 
 
-class RedTeamInput(Model):
-    env_id: str
-    instruction: NonEmpty
-    workdir: str = "/workspace"
-
-    @classmethod
-    def from_spec(cls, spec: EnvironmentSpec) -> RedTeamInput:
-        return cls(env_id=spec.id, instruction=spec.instruction, workdir=spec.workdir)
+class RedTeamInput(JudgeInput):
+    """Exactly what a judge may see: the instruction and a fresh environment."""
 
 
 class RedTeamFinish(_Args):
