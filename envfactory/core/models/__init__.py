@@ -4,12 +4,15 @@ from .base import ArtifactKey, Model, new_id, utcnow
 from .environments import (
     BuildContext,
     BuildResult,
+    CapabilityProfile,
     EnvironmentSpec,
     EnvStatus,
     FileEntry,
     Limits,
     PartialSolution,
+    Semantics,
     Step,
+    TaskOrigin,
     VerifyScope,
 )
 from .packs import (
@@ -31,9 +34,29 @@ from .review import (
 from .sandbox import ExecResult, PathChange, StateKind, StateRef
 from .seeds import Attachment, Constraints, TaskSeed
 from .trajectories import AgentRole, ToolCall, Trajectory, TrajectoryStep, Usage
-from .verifiers import CheckKind, GateCheck, GateReport, GateVerdict, Provenance, Verifier
+from .verifiers import (
+    CheckKind,
+    GateCheck,
+    GateReport,
+    GateVerdict,
+    Mutant,
+    MutationScore,
+    Provenance,
+    SkippedCheck,
+    StepFailure,
+    TaskVerdict,
+    Verifier,
+)
 
 __all__ = [
+    "TaskVerdict",
+    "StepFailure",
+    "SkippedCheck",
+    "MutationScore",
+    "Mutant",
+    "TaskOrigin",
+    "Semantics",
+    "CapabilityProfile",
     "PACK_SCHEMA_VERSION",
     "AgentRole",
     "ArtifactKey",

@@ -11,6 +11,16 @@ from pydantic import Field
 from .base import ArtifactKey, Model, NonEmpty, utcnow
 
 VerifyScope = Literal["workspace", "full-state"]
+#: How much root may do in a sandbox (docs/verifiers.md, "Capability profiles"):
+#: ``root-work`` keeps what ordinary root work needs (package installs, users and groups,
+#: file ownership, ``su``); ``locked`` drops every capability.
+CapabilityProfile = Literal["root-work", "locked"]
+#: The harness semantics a task is gated under (DESIGN.md, invariant 5):
+#: ``envfactory``: a fresh container from the saved state, verifier copied in late, no
+#: solver process alive; ``harbor``: the verifier runs in the solver's own container
+#: (Harbor / Terminal-Bench), where ``/logs/verifier`` and everything else the solver
+#: could write is as the solver left it.
+Semantics = Literal["envfactory", "harbor"]
 
 
 class FileEntry(Model):
@@ -44,15 +54,27 @@ class Limits(Model):
     pids: int = Field(default=256, ge=16)
     exec_timeout_s: int = Field(default=120, ge=1)
     network: bool = False
+    capabilities: CapabilityProfile = "root-work"
 
 
 class EnvStatus(StrEnum):
+    IMPORTED = "imported"  # read from an existing task suite, not gated yet
     DRAFT = "draft"
     BUILT = "built"
     UNPROVEN = "unproven"  # no judge could solve it
     GATED = "gated"
     REJECTED = "rejected"
     PUBLISHED = "published"
+
+
+class TaskOrigin(Model):
+    """Where an imported task came from (provenance of `envfactory task import`)."""
+
+    suite: str | None = None
+    path: str  # the task directory as the user named it
+    repository: str | None = None  # the git remote, when the task sits in a checkout
+    commit: str | None = None
+    files_key: ArtifactKey | None = None  # JSON {relative path: sha256} of every file read
 
 
 class EnvironmentSpec(Model):
@@ -72,6 +94,9 @@ class EnvironmentSpec(Model):
     limits: Limits = Limits()
     image: str | None = None  # image id once built
     source: Literal["research", "harbor", "terminal-bench", "manual"] = "research"
+    #: every harness this task is gated for (imported Harbor / TB tasks: both)
+    semantics: tuple[Semantics, ...] = ("envfactory",)
+    origin: TaskOrigin | None = None
     created_at: datetime = Field(default_factory=utcnow)
 
 

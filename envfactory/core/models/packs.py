@@ -33,6 +33,10 @@ class ProvenanceChain(Model):
     gate_report_sha256: ArtifactKey | None = None
     verifier_author: str | None = None
     gate_verdict: Literal["passed", "failed"] | None = None
+    #: the harness semantics the verifier was gated under (an export never promises more)
+    gated_semantics: tuple[Literal["envfactory", "harbor"], ...] = ("envfactory",)
+    #: killed / (killed + survived) of the gate battery's mutation run, when one ran
+    mutation_score: float | None = None
 
 
 class PackEnvironment(Model):

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field, computed_field
 
 from .base import Model, NonEmpty, utcnow
-from .environments import FileEntry
+from .environments import FileEntry, Semantics
 from .sandbox import PathChange, StateRef
 
 
@@ -30,6 +30,13 @@ class Verifier(Model):
     entry: NonEmpty  # shell command, run from the verifier directory
     timeout_s: int = Field(default=120, ge=1)
     provenance: Provenance
+    #: where the files go at verification time (Harbor: "/tests"); None: a fresh random
+    #: directory under /run/envfactory-verifier-. Either way they arrive only then.
+    mount_path: str | None = None
+    #: Harbor's reward contract: the runner creates this directory empty just before the
+    #: entry starts and takes the reward from reward.txt / reward.json written during the
+    #: run. None: the entry's exit status is the reward.
+    reward_dir: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -48,6 +55,54 @@ class GateVerdict(StrEnum):
     FAILED = "failed"
 
 
+class TaskVerdict(StrEnum):
+    """Whose fault a gate result is (what a suite's user needs to know first)."""
+
+    PASSED = "passed"  # the reward can be trusted
+    REJECTED = "rejected"  # the verifier is weak (or wrong): the failing rows say how
+    REFERENCE_FAILED = "reference-failed"  # the task's own solution did not run through
+    VERIFIER_UNRUNNABLE = "verifier-unrunnable"  # it needs something we cannot provide
+
+
+class StepFailure(Model):
+    """A reference-solution step that failed while producing the oracle state."""
+
+    step: int  # 1-based
+    title: str = ""
+    exit_code: int | None = None
+    timed_out: bool = False
+    output: str = ""  # tail of stderr/stdout
+
+
+class SkippedCheck(Model):
+    name: str
+    why: str
+
+
+class Mutant(Model):
+    """One automatically weakened verifier and what the gates said of it."""
+
+    file: str
+    operator: str  # "drop-assert", "compare-true", "early-exit", ...
+    line: int | None = None
+    diff: str
+    status: Literal["killed", "survived", "equivalent-suspected"]
+    killed_by: str | None = None  # the first check that rejected it
+
+
+class MutationScore(Model):
+    killed: int = 0
+    survived: int = 0
+    equivalent: int = 0
+    mutants: tuple[Mutant, ...] = ()
+
+    @property
+    def score(self) -> float | None:
+        """Killed over non-equivalent mutants; None when there were none."""
+        n = self.killed + self.survived
+        return None if n == 0 else self.killed / n
+
+
 class GateCheck(Model):
     kind: CheckKind
     name: str  # "oracle", "prefix-1", "probe:reward-file", ...
@@ -57,6 +112,10 @@ class GateCheck(Model):
     duration_s: float = 0.0
     evidence: tuple[str, ...] = ()
     tamper: tuple[PathChange, ...] = ()
+    semantics: Semantics = "envfactory"
+    #: set on a row whose failure follows from another's (a probe on a partial state the
+    #: verifier already accepts): that row's name. Reasons fold it under its cause.
+    derived_from: str | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -75,6 +134,22 @@ class GateReport(Model):
     repeats: int = 3
     notes: tuple[str, ...] = ()  # e.g. "one-block solution: no prefix states"
     created_at: datetime = Field(default_factory=utcnow)
+    reference_failure: StepFailure | None = None
+    #: what the verifier needs that could not be provided ("python3.13", "network: astral.sh")
+    unrunnable: tuple[str, ...] = ()
+    #: what the verification layer provided offline ("uv 0.9.5", "pytest==8.4.1")
+    provided: tuple[str, ...] = ()
+    skipped: tuple[SkippedCheck, ...] = ()
+    mutation: MutationScore | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def outcome(self) -> TaskVerdict:
+        if self.reference_failure is not None:
+            return TaskVerdict.REFERENCE_FAILED
+        if self.unrunnable:
+            return TaskVerdict.VERIFIER_UNRUNNABLE
+        return TaskVerdict.PASSED if not self.reasons else TaskVerdict.REJECTED
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -84,15 +159,33 @@ class GateReport(Model):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def reasons(self) -> tuple[str, ...]:
-        out = [_reason(c) for c in self.checks if not c.passed]
-        if not any(c.kind == CheckKind.ORACLE for c in self.checks):
+        """One line per failing root cause; rows derived from a cause are counted on its line."""
+        derived: dict[str, int] = {}
+        for c in self.checks:
+            if not c.passed and c.derived_from:
+                derived[c.derived_from] = derived.get(c.derived_from, 0) + 1
+        out = [
+            _reason(c) + (f" (and {derived[c.name]} probe rows on it)" if c.name in derived else "")
+            for c in self.checks
+            if not c.passed and not c.derived_from
+        ]
+        if self.reference_failure is not None:
+            f = self.reference_failure
+            out.insert(0, f"reference solution failed at step {f.step}"
+                       + (f" ({f.title})" if f.title else "") + f": exit {f.exit_code}")
+        out += [f"verifier unrunnable: {what}" for what in self.unrunnable]
+        if not any(c.kind == CheckKind.ORACLE for c in self.checks) and not out:
             out.append("no oracle check was run")
-        if not any(c.kind == CheckKind.NOOP for c in self.checks):
+        if not any(c.kind == CheckKind.NOOP for c in self.checks) and not out:
             out.append("no no-op check was run")
         return tuple(out)
 
 
 def _reason(check: GateCheck) -> str:
+    where = "" if check.semantics == "envfactory" else f" [{check.semantics}]"
     if check.flaky:
-        return f"{check.kind.value} {check.name}: flaky, rewards {list(check.observed)}"
-    return f"{check.kind.value} {check.name}: expected {check.expected}, got {list(check.observed)}"
+        return f"{check.kind.value} {check.name}{where}: flaky, rewards {list(check.observed)}"
+    return (
+        f"{check.kind.value} {check.name}{where}: expected {check.expected}, "
+        f"got {list(check.observed)}"
+    )
