@@ -10,6 +10,12 @@ Rules (docs/task-formats.md):
   never splits a here-document or an unfinished compound command (`if`…`fi`, a
   function body): blocks are merged until `bash -n` accepts them. Blocks that hold only
   comments become the heading of the next block.
+- Markers or not, every step runs in a shell of its own, so what a script sets up for the
+  lines after it is carried into every later step: top-level shell options (`set -euo
+  pipefail`, `shopt`), `cd DIR`, `export`s, plain assignments (no command substitution),
+  `source`/`.` lines, `umask`, and function definitions. A block made only of such lines
+  is set-up, not a step of its own (it would leave the state unchanged). Without this, a
+  script without markers ran its later steps without `set -e` and in the wrong directory.
 
 A script that yields one step gives no prefix states; the importer records that fact.
 """
@@ -34,9 +40,10 @@ def split_steps(text: str, *, where: str) -> tuple[Step, ...]:
     if lines and lines[0].startswith("#!"):
         lines, first = lines[1:], 2
     if any(MARKER_RE.match(line) for line in lines):
-        steps = _by_markers(lines, where, first)
+        head, bodies = _by_markers(lines, where, first)
+        steps = _carry_setup(bodies, head.splitlines())
     else:
-        steps = tuple(Step(script=block) for block in _by_blank_lines(lines))
+        steps = _carry_setup(tuple(Step(script=block) for block in _by_blank_lines(lines)), [])
     if not steps:
         raise InvalidTask(
             f"{where}: the script has no commands",
@@ -45,7 +52,8 @@ def split_steps(text: str, *, where: str) -> tuple[Step, ...]:
     return steps
 
 
-def _by_markers(lines: list[str], where: str, first: int) -> tuple[Step, ...]:
+def _by_markers(lines: list[str], where: str, first: int) -> tuple[str, tuple[Step, ...]]:
+    """The preamble before the first marker, and the marked steps (without it)."""
     preamble: list[str] = []
     blocks: list[tuple[str, int, list[str]]] = []  # (title, line number, body)
     for number, line in enumerate(lines, start=first):
@@ -65,8 +73,61 @@ def _by_markers(lines: list[str], where: str, first: int) -> tuple[Step, ...]:
                 hint="remove the empty `# step` marker or put the step's commands under it",
             )
         script = "\n".join(body).strip()
-        steps.append(Step(title=title, script=f"{head}\n{script}" if head else script))
-    return tuple(steps)
+        steps.append(Step(title=title, script=script))
+    return head, tuple(steps)
+
+
+_SETUP_RE = re.compile(
+    r"^(set\s+[-+]\S.*|shopt\s.*|cd(\s+[^;&|]*)?|export\s+[^;&|`]*|umask\s+\d+"
+    r"|(source|\.)\s+[^;&|`]+|[A-Za-z_][A-Za-z0-9_]*=[^;&|`$(]*)\s*$"
+)
+_FUNCTION_RE = re.compile(r"^(function\s+[A-Za-z_][\w-]*|[A-Za-z_][\w-]*\s*\(\s*\))\s*\{?\s*$")
+
+
+def _carry_setup(steps: tuple[Step, ...], head: list[str]) -> tuple[Step, ...]:
+    """Prepend to each step the preamble and the set-up lines of the steps before it
+    (module docstring); steps that are nothing but set-up fold into the later ones'."""
+    carried = [line for line in head if line.strip()]
+    out: list[Step] = []
+    for step in steps:
+        setup, only_setup = _setup_lines(step.script)
+        if only_setup:
+            carried += [line for line in step.script.splitlines() if line.strip()]
+            continue
+        present = [line for line in step.script.splitlines() if line.strip()]
+        if present[: len(carried)] == carried:  # written out already (an exported step)
+            out.append(step)
+            carried = setup
+            continue
+        script = "\n".join([*carried, step.script]) if carried else step.script
+        out.append(step.model_copy(update={"script": script}))
+        carried = carried + setup
+    if not out and steps:  # nothing but set-up: keep the script as one step
+        return (Step(title=steps[0].title, script="\n".join(s.script for s in steps)),)
+    return tuple(out)
+
+
+def _setup_lines(script: str) -> tuple[list[str], bool]:
+    """(top-level set-up lines of a step, whether the step holds nothing else)."""
+    lines = script.splitlines()
+    if _FUNCTION_RE.match(lines[0].strip()) and _complete(lines):
+        return lines, True  # a function definition: needed later, changes nothing now
+    setup, other = [], False
+    pending: list[str] = []
+    for line in lines:
+        if pending:
+            if line.strip() == pending[0] or line.lstrip("\t") == pending[0]:
+                pending.pop(0)
+            continue
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        pending.extend(m.group(2) for m in HEREDOC_RE.finditer(line))
+        if line == line.lstrip() and _SETUP_RE.match(stripped):
+            setup.append(line)
+        else:
+            other = True
+    return setup, not other and bool(setup)
 
 
 def _has_commands(lines: list[str]) -> bool:

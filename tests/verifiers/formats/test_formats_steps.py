@@ -35,8 +35,33 @@ def test_lines_that_merely_mention_steps_are_not_markers():
 
 
 def test_without_markers_blank_line_separated_blocks_are_the_steps():
-    text = "#!/bin/bash\nset -e\n\n\ncd /app\nmake\n\n# finally\n\nmake install\n"
-    assert scripts(text) == ["set -e", "cd /app\nmake", "# finally\nmake install"]
+    text = "#!/bin/bash\necho a > a\n\n\nmake\n\n# finally\n\nmake install\n"
+    assert scripts(text) == ["echo a > a", "make", "# finally\nmake install"]
+
+
+def test_without_markers_the_preamble_and_earlier_setup_reach_every_later_step():
+    # Regression: only the first block got `set -euo pipefail`, so later steps ran on
+    # after failures (and in / instead of the directory an earlier block cd'd into).
+    text = (
+        "#!/bin/bash\nset -euo pipefail\nexport DEBIAN_FRONTEND=noninteractive\n\n"
+        "apt-get install -y jq\n\ncd /app\nN=3\nmake\n\nfalse\necho after\n"
+    )
+    head = "set -euo pipefail\nexport DEBIAN_FRONTEND=noninteractive\n"
+    assert scripts(text) == [
+        head + "apt-get install -y jq",
+        head + "cd /app\nN=3\nmake",
+        head + "cd /app\nN=3\nfalse\necho after",
+    ]
+
+
+def test_a_later_marker_step_keeps_the_directory_and_exports_of_earlier_ones():
+    text = "set -e\ncd /app\n# step 1\ncd sub\nexport A=1\ntouch y\n# step 2\ntouch z\n"
+    assert scripts(text)[1] == "set -e\ncd /app\ncd sub\nexport A=1\ntouch z"
+
+
+def test_setup_with_side_effects_is_not_carried():
+    text = "X=$(date)\ntouch a\n\ncd /tmp && rm -rf y\n\ntouch b\n"
+    assert scripts(text) == ["X=$(date)\ntouch a", "cd /tmp && rm -rf y", "touch b"]
 
 
 def test_a_blank_line_inside_a_here_document_does_not_split_it():
@@ -46,9 +71,8 @@ def test_a_blank_line_inside_a_here_document_does_not_split_it():
 
 def test_a_blank_line_inside_an_if_block_or_function_does_not_split_it():
     text = "if true; then\n  echo a\n\n  echo b\nfi\n\nf() {\n  echo c\n\n}\n\nf\n"
-    assert scripts(text) == [
-        "if true; then\n  echo a\n\n  echo b\nfi", "f() {\n  echo c\n\n}", "f",
-    ]  # fmt: skip
+    # the function definition changes nothing by itself: it is carried into the step using it
+    assert scripts(text) == ["if true; then\n  echo a\n\n  echo b\nfi", "f() {\n  echo c\n}\nf"]
 
 
 def test_a_script_of_one_block_yields_one_step():
