@@ -6,41 +6,61 @@ partial solution → 0; every probe on the no-op state and on every unsolved sta
 every stored regression state → 0. A failed gate is a result (a failing `GateCheck`
 with its evidence), never an exception; an engine failure is an exception.
 
+Order and early verdicts: the oracle settles first. A reference step that fails stops
+its chain at once (`GateReport.reference_failure`, verdict ``reference-failed``); an
+oracle the verifier rejects settles the verdict too (``verifier-unrunnable`` when its
+output shows a missing tool, module, Python or network; else ``rejected``). Either way
+the checks that need a working oracle are skipped and listed as skipped. Probes wait for
+the oracle to pass, so the traced probes (`GateInput.traced_probes`, built from the
+verifier's run on the oracle state) join the static ones.
+
+Semantics: every row runs under the first of `spec.semantics`; when a task also declares
+``harbor`` (imported Harbor / Terminal-Bench tasks, Harbor exports), the oracle, the
+no-op and every probe on the no-op state run again as in Harbor's runtime (the solver's
+own container, see `verifiers.runner`), as rows named ``harbor:…``.
+
 Cost model: states are produced once (`verifiers.states`) and each verification is one
 fresh container (`verifiers.runner`). Everything runs on one bounded thread pool:
-a state's verifications and its probes are queued the moment it is captured, and
-container removal happens off the critical path. Two probe states whose verification
-inputs are byte-identical (same image, same workspace bytes, same tamper evidence) are
-verified once and the result is shared — the verifier cannot tell them apart.
+a state's verifications are queued the moment it is captured, and container removal
+happens off the critical path. Two probe states whose verification inputs are
+byte-identical (same image, same workspace bytes, same tamper evidence) are verified
+once and the result is shared — the verifier cannot tell them apart.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from envfactory.core.models import (
     CheckKind,
     EnvironmentSpec,
     GateCheck,
     GateReport,
+    Semantics,
+    SkippedCheck,
     StateKind,
     StateRef,
     Step,
+    StepFailure,
     Verifier,
 )
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from .evidence import check_evidence
 from .probes import PROBES, Probe
-from .runner import PreparedState, VerifyResult, verifier_tar, verify_prepared
+from .runner import PreparedState, Replay, VerifyResult, verifier_tar, verify_prepared
 from .states import (
     ProducedState,
+    ReferenceStepFailed,
+    kill_replay,
     pristine_state,
+    probe_replay,
     produce_chain,
     produce_probe,
     produce_probe_batch,
@@ -48,6 +68,11 @@ from .states import (
 )
 
 Progress = Callable[[int, int, str], None]  # (done, total, what just finished)
+#: (oracle state, verifier files) → probes planted where the verifier actually looks
+TracedProbes = Callable[[ProducedState, dict[str, tuple[bytes, int]]], tuple[Probe, ...]]
+#: probes that act through a live process: in Harbor's runtime no verifier can stop them
+#: (the harness lets solver processes live), so harbor rows end every process first
+_PROCESS_PROBES = ("delayed-rewrite", "forged-output")
 
 
 @dataclass(frozen=True)
@@ -62,6 +87,13 @@ class GateInput:
     probes: tuple[Probe, ...] = PROBES
     concurrency: int = 2  # settings.sandbox.pool_size at the edge
     progress: Progress | None = None
+    #: the image verification containers start from (the task image plus what the
+    #: verifier needs offline, `verifiers.deps`); None: the pristine image itself
+    verify_image: str | None = None
+    #: what the verification layer could not provide (named in an unrunnable verdict)
+    missing: tuple[str, ...] = ()
+    provided: tuple[str, ...] = ()
+    traced_probes: TracedProbes | None = None
 
 
 @dataclass
@@ -90,6 +122,12 @@ class _Check:
     expected: int
     state: ProducedState
     probe: Probe | None = None
+    semantics: Semantics = "envfactory"
+    prepared: PreparedState | None = None  # what is verified (default: state.prepared)
+
+    @property
+    def name(self) -> str:
+        return self.state.name if self.semantics == "envfactory" else f"harbor:{self.state.name}"
 
 
 def run_gates(inp: GateInput) -> GateReport:
@@ -105,6 +143,7 @@ class _GateRunner:
     def __init__(self, inp: GateInput) -> None:
         self.inp = inp
         self.spec = inp.spec
+        self.primary: Semantics = inp.spec.semantics[0] if inp.spec.semantics else "envfactory"
         self.vfiles = verifier_tar(inp.verifier, inp.files)
         self.pool = ThreadPoolExecutor(max(1, inp.concurrency), thread_name_prefix="gate")
         self.reaper = ThreadPoolExecutor(2, thread_name_prefix="gate-rm")
@@ -116,23 +155,26 @@ class _GateRunner:
         self.by_input: dict[str, str] = {}
         self.notes: list[str] = []
         self.total = self.done = 0
+        self.probes: tuple[Probe, ...] = inp.probes
+        self.waiting: list[ProducedState] = []  # bases whose probes wait for the oracle
+        self.oracle: ProducedState | None = None
+        self.oracle_ok: bool | None = None  # None: not settled yet
+        self.reference_failure: StepFailure | None = None
+        self.unrunnable: tuple[str, ...] = ()
+        self.skipped: list[SkippedCheck] = []
+        self.expected: frozenset[str] = frozenset()  # paths the oracle changes
 
     # -- planning -------------------------------------------------------------------------
 
     def run(self) -> GateRun:
         t0 = time.monotonic()
-        spec, inp = self.spec, self.inp
-        steps = spec.reference_solution
-        if len(steps) <= 1:
+        spec = self.spec
+        if len(spec.reference_solution) <= 1:
             self.notes.append("one-block reference solution: no prefix states to check")
         self.total = self._planned_total()
         try:
+            self._spawn(self._produce_reference)  # then partials and regressions
             self._spawn(self._produce_noop)
-            self._spawn(self._produce_reference)
-            for partial in spec.partial_solutions:
-                self._spawn(self._produce_partial, partial.name, partial.steps)
-            for ref in inp.regressions:
-                self._spawn(self._produce_regression, ref)
             self._drain()
         finally:
             self.pool.shutdown(wait=True)
@@ -144,27 +186,48 @@ class _GateRunner:
             self.spec.partial_solutions
         )
         n_states = 2 + n_unsolved + len(self.inp.regressions)
-        return n_states + len(self.inp.probes) * (1 + n_unsolved)
+        total = n_states + len(self.inp.probes) * (1 + n_unsolved)
+        if self._harbor_rows():
+            total += 2 + len(self.inp.probes)
+        return total
+
+    def _harbor_rows(self) -> bool:
+        return self.primary == "envfactory" and "harbor" in self.spec.semantics
 
     def _produce_noop(self) -> None:
-        self._on_state(
-            pristine_state(self.inp.engine, self.inp.image, self.spec), CheckKind.NOOP, 0
-        )
+        st = pristine_state(self.inp.engine, self.inp.image, self.spec)
+        self._on_state(st, CheckKind.NOOP, 0)
 
     def _produce_reference(self) -> None:
         steps = self.spec.reference_solution
         n = len(steps)
         names = [f"prefix-{i + 1}" for i in range(n - 1)] + ["oracle"]
         kinds = [StateKind.PARTIAL] * (n - 1) + [StateKind.ORACLE]
-        for st in produce_chain(
-            self.inp.engine, self.inp.image, self.spec, steps, names=names, kinds=kinds
-        ):
+        chain: list[ProducedState] = []
+        try:
+            for st in produce_chain(
+                self.inp.engine, self.inp.image, self.spec, steps, names=names, kinds=kinds,
+                stop_on_failure=True,
+            ):  # fmt: skip
+                if st.kind == StateKind.ORACLE:
+                    self.oracle = st
+                    self.expected = frozenset(c.path for c in st.diff)
+                chain.append(st)
+        except ReferenceStepFailed as failed:
+            self.reference_failure = failed.failure
+            self._settle(False, f"the reference solution failed at step {failed.failure.step}")
+            return
+        for st in chain:  # after the oracle: its changes are what the task asks for
             oracle = st.kind == StateKind.ORACLE
-            self._on_state(
-                st, CheckKind.ORACLE if oracle else CheckKind.UNSOLVED, 1 if oracle else 0
-            )
+            self._on_state(st, CheckKind.ORACLE if oracle else CheckKind.UNSOLVED, int(oracle))
+        for partial in self.spec.partial_solutions:
+            self._spawn(self._produce_partial, partial.name, partial.steps)
+        for ref in self.inp.regressions:
+            self._spawn(self._produce_regression, ref)
 
     def _produce_partial(self, name: str, steps: Sequence[Step]) -> None:
+        if self._settled_badly():
+            return
         names: list[str | None] = [None] * (len(steps) - 1) + [f"partial:{name}"]
         (st,) = produce_chain(
             self.inp.engine,
@@ -177,62 +240,174 @@ class _GateRunner:
         self._on_state(st, CheckKind.UNSOLVED, 0)
 
     def _produce_regression(self, ref: StateRef) -> None:
+        if self._settled_badly():
+            return
         self._on_state(
             regression_state(self.inp.engine, self.inp.image, self.spec, ref),
             CheckKind.REGRESSION,
             0,
         )
 
-    def _produce_probe_batch(self, base: ProducedState) -> None:
-        probes = {p.name: p for p in self.inp.probes}
-        for st in produce_probe_batch(
-            self.inp.engine, self.inp.image, self.spec, base, self.inp.probes
-        ):
-            self._on_state(
-                st, CheckKind.PROBE, 0, probes[st.name.split(":", 1)[1].split("@", 1)[0]]
-            )
+    def _produce_probes(self, base: ProducedState, probes: tuple[Probe, ...]) -> None:
+        if self._settled_badly():
+            return
+        by = {p.name: p for p in probes}
+        if self.spec.verify_scope == "workspace" and self.primary == "envfactory":
+            for st in produce_probe_batch(self.inp.engine, self.inp.image, self.spec, base, probes):
+                self._on_state(
+                    st, CheckKind.PROBE, 0, by[st.name.split(":", 1)[1].split("@", 1)[0]]
+                )
+            return
+        for p in probes:
+            self._spawn(self._produce_probe, base, p)
 
     def _produce_probe(self, base: ProducedState, probe: Probe) -> None:
+        if self._settled_badly():
+            return
         st = produce_probe(self.inp.engine, self.inp.image, self.spec, base, probe)
         self._on_state(st, CheckKind.PROBE, 0, probe)
+
+    # -- the oracle settles first ---------------------------------------------------------
+
+    def _settled_badly(self) -> bool:
+        with self.lock:
+            return self.oracle_ok is False
+
+    def _settle(self, ok: bool, why: str = "") -> None:
+        """The oracle's verdict is in: release the waiting probes, or skip what needs it."""
+        with self.lock:
+            if self.oracle_ok is not None:
+                return
+            self.oracle_ok = ok
+            waiting, self.waiting = self.waiting, []
+        if not ok:
+            self._skip_rest(why)
+            return
+        if self.inp.traced_probes is not None and self.oracle is not None:
+            self.probes = (*self.probes, *self.inp.traced_probes(self.oracle, self.vfiles))
+        for base in waiting:
+            self._spawn(self._produce_probes, base, self.probes)
+        if self._harbor_rows():
+            self._spawn(self._harbor_checks)
+
+    def _skip_rest(self, why: str) -> None:
+        n_unsolved = max(len(self.spec.reference_solution) - 1, 0) + len(
+            self.spec.partial_solutions
+        )
+        self.skipped.append(SkippedCheck(
+            name=f"{len(self.probes)} probes on each of {1 + n_unsolved} states", why=why,
+        ))  # fmt: skip
+        with self.lock:
+            self.total = self.done
+
+    def _oracle_verified(self, results: Sequence[VerifyResult]) -> None:
+        if all(r.reward == 1 for r in results):
+            self._settle(True)
+            return
+        signs = unrunnable_signs(results, self.inp.missing)
+        if signs:
+            self.unrunnable = signs
+        self._settle(False, "the verifier rejects the reference solution's state")
+
+    # -- harbor rows ----------------------------------------------------------------------
+
+    def _harbor_checks(self) -> None:
+        """The oracle, the no-op and each probe on the no-op, as in Harbor's runtime."""
+        assert self.oracle is not None
+        noop = ProducedState("no-op", StateKind.PRISTINE, self._harbor_prepared(()), ())
+        self._on_state(self.oracle, CheckKind.ORACLE, 1, semantics="harbor")
+        self._on_state(noop, CheckKind.NOOP, 0, semantics="harbor")
+        for probe in self.probes:
+            recipe = (probe_replay(probe, self.spec),)
+            st = ProducedState(f"probe:{probe.name}@no-op", StateKind.PROBE,
+                               self._harbor_prepared(recipe, kill=True), recipe)  # fmt: skip
+            self._on_state(st, CheckKind.PROBE, 0, probe, semantics="harbor")
+        self.notes.append(
+            "under harbor semantics a process the solver leaves running can rewrite the tests "
+            "or the reward file during verification; no verifier can prevent that in Harbor's "
+            "runtime (harbor probe rows end every process first); envfactory's runtime ends "
+            "every solver process"
+        )
+
+    def _harbor_prepared(self, recipe: tuple[Replay, ...], *, kill: bool = False) -> PreparedState:
+        image = self.inp.verify_image or self.inp.image
+        replay = (*recipe, kill_replay()) if kill and recipe else recipe
+        return PreparedState(image, "full-state", replay=replay, semantics="harbor")
 
     # -- scheduling -----------------------------------------------------------------------
 
     def _on_state(
-        self, st: ProducedState, kind: CheckKind, expected: int, probe: Probe | None = None
+        self,
+        st: ProducedState,
+        kind: CheckKind,
+        expected: int,
+        probe: Probe | None = None,
+        *,
+        semantics: Semantics = "envfactory",
     ) -> None:
-        check = _Check(kind, expected, st, probe)
-        key = _input_key(st.prepared)
+        prepared = self._prepared(st, semantics)
+        check = _Check(kind, expected, st, probe, semantics, prepared)
+        key = _input_key(prepared)
         with self.lock:
             self.checks.append(check)
             twin = self.by_input.get(key) if kind == CheckKind.PROBE else None
             if twin is None:
-                self.by_input.setdefault(key, st.name)
-                self.results[st.name] = []
+                self.by_input.setdefault(key, check.name)
+                self.results[check.name] = []
             else:
-                self.shared[st.name] = twin
+                self.shared[check.name] = twin
         if twin is None:
             for _ in range(self.inp.repeats):
                 self._spawn(self._verify, check)
         else:
-            self._tick(st.name)
-        if kind in (CheckKind.NOOP, CheckKind.UNSOLVED) and probe is None and self.inp.probes:
-            if self.spec.verify_scope == "workspace":
-                self._spawn(self._produce_probe_batch, st)
-            else:
-                for p in self.inp.probes:
-                    self._spawn(self._produce_probe, st, p)
+            self._tick(check.name)
+        if (
+            semantics == "envfactory"
+            and kind in (CheckKind.NOOP, CheckKind.UNSOLVED)
+            and probe is None
+        ):
+            self._queue_probes(st)
+
+    def _prepared(self, st: ProducedState, semantics: Semantics) -> PreparedState:
+        """What to verify for a state: the layer image swapped in, harbor rows replayed."""
+        if semantics == "harbor" or self.primary == "harbor":
+            if st.prepared.semantics == "harbor":
+                return st.prepared
+            keep = st.kind in (StateKind.ORACLE, StateKind.PARTIAL, StateKind.PRISTINE)
+            return self._harbor_prepared(st.recipe, kill=not keep)
+        prepared = st.prepared
+        if prepared.scope == "full-state" and self.expected:
+            kept = tuple(t for t in prepared.tamper if t.path not in self.expected)
+            prepared = replace(prepared, tamper=kept, expected=self.expected)
+        if self.inp.verify_image:
+            prepared = replace(prepared, image=self.inp.verify_image)
+        return prepared
+
+    def _queue_probes(self, base: ProducedState) -> None:
+        if not self.probes and self.inp.traced_probes is None:
+            return
+        with self.lock:
+            ok = self.oracle_ok
+            if ok is None:
+                self.waiting.append(base)
+        if ok:
+            self._spawn(self._produce_probes, base, self.probes)
 
     def _verify(self, check: _Check) -> None:
+        if self._settled_badly() and check.kind != CheckKind.ORACLE:
+            return  # listed as skipped in the report
         res = verify_prepared(
-            self.inp.engine, check.state.prepared, spec=self.spec, verifier=self.inp.verifier,
-            verifier_files=self.vfiles, remove=self._remove_later,
+            self.inp.engine, check.prepared or check.state.prepared, spec=self.spec,
+            verifier=self.inp.verifier, verifier_files=self.vfiles, remove=self._remove_later,
         )  # fmt: skip
         with self.lock:
-            self.results[check.state.name].append(res)
-            complete = len(self.results[check.state.name]) == self.inp.repeats
+            self.results[check.name].append(res)
+            done = self.results[check.name]
+            complete = len(done) == self.inp.repeats
         if complete:
-            self._tick(check.state.name)
+            self._tick(check.name)
+            if check.kind == CheckKind.ORACLE and check.semantics == self.primary:
+                self._oracle_verified(done)
 
     def _remove_later(self, box: Sandbox) -> None:
         self.reaper.submit(box.remove)
@@ -256,6 +431,7 @@ class _GateRunner:
     def _tick(self, what: str) -> None:
         with self.lock:
             self.done += 1
+            self.total = max(self.total, self.done)
             done, total = self.done, self.total
         if self.inp.progress:
             self.inp.progress(done, total, what)
@@ -264,42 +440,95 @@ class _GateRunner:
 
     def _finish(self, wall_s: float) -> GateRun:
         rows, timings = [], []
+        failed_bases = self._failed_bases()
         for c in sorted(self.checks, key=_order):
-            source = self.shared.get(c.state.name, c.state.name)
-            res = self.results[source]
-            rows.append(
-                GateCheck(
-                    kind=c.kind,
-                    name=c.state.name,
-                    state=c.state.ref,
-                    expected=c.expected,  # type: ignore[arg-type]
-                    observed=tuple(r.reward for r in res),
-                    duration_s=round(c.state.produce_s + sum(r.duration_s for r in res), 3),
-                    evidence=check_evidence(
-                        c.state,
-                        res,
-                        c.probe,
-                        shared_with=self.shared.get(c.state.name),
-                        expected=c.expected,
-                    ),
-                    tamper=c.state.prepared.tamper,
-                )  # fmt: skip
-            )
+            res = self.results[self.shared.get(c.name, c.name)]
+            if not res:
+                self.skipped.append(SkippedCheck(name=c.name, why="the oracle settled the verdict"))
+                continue
+            rows.append(self._row(c, res, failed_bases))
             timings.append(
                 CheckTiming(
-                    c.state.name,
+                    c.name,
                     c.state.produce_s,
                     [r.duration_s for r in res],
                     [r.command_s for r in res],
-                    self.shared.get(c.state.name),
+                    self.shared.get(c.name),
                 )  # fmt: skip
             )
+        if self.reference_failure is None and self.oracle is None and self.oracle_ok is None:
+            self.notes.append("the reference solution produced no oracle state")
         report = GateReport(
             env_id=self.spec.id, verifier_version=self.inp.verifier.version, checks=tuple(rows),
             repeats=self.inp.repeats, notes=tuple(sorted(set(self.notes))),
+            reference_failure=self.reference_failure, unrunnable=self.unrunnable,
+            provided=self.inp.provided, skipped=tuple(self.skipped),
         )  # fmt: skip
-        states = {c.state.name: c.state for c in self.checks}
+        states = {c.name: c.state for c in self.checks}
         return GateRun(report, timings, states, self.results, wall_s)
+
+    def _failed_bases(self) -> set[str]:
+        """Unsolved states the verifier already accepts (their probes' failures derive)."""
+        out = set()
+        for c in self.checks:
+            res = self.results.get(self.shared.get(c.name, c.name)) or []
+            if c.kind in (CheckKind.UNSOLVED, CheckKind.NOOP) and any(
+                r.reward != c.expected for r in res
+            ):
+                out.add(c.name)
+        return out
+
+    def _row(self, c: _Check, res: list[VerifyResult], failed_bases: set[str]) -> GateCheck:
+        base = c.name.rsplit("@", 1)[1] if c.kind == CheckKind.PROBE and "@" in c.name else None
+        if base is not None and c.semantics == "harbor":
+            base = f"harbor:{base}"
+        return GateCheck(
+            kind=c.kind,
+            name=c.name,
+            state=c.state.ref,
+            expected=c.expected,  # type: ignore[arg-type]
+            observed=tuple(r.reward for r in res),
+            duration_s=round(c.state.produce_s + sum(r.duration_s for r in res), 3),
+            evidence=check_evidence(
+                c.state, res, c.probe, shared_with=self.shared.get(c.name), expected=c.expected
+            ),
+            tamper=(c.prepared or c.state.prepared).tamper,
+            semantics=c.semantics,
+            derived_from=base if base in failed_bases else None,
+        )
+
+
+#: Output lines that say the verifier could not run at all (not that it judged the state).
+_UNRUNNABLE = (
+    (r"([\w.+-]+): (?:command )?not found", "command not found: {0}"),
+    (r"No module named '?([\w.]+)'?", "Python module not installed: {0}"),
+    (r"No interpreter found for Python ([\d.]+)", "Python {0} is not in the image"),
+    (
+        r"(?:Could not resolve host|Temporary failure in name resolution)[: ]*([\w.-]*)",
+        "network: {0}",
+    ),
+    (r"Failed to (?:fetch|download)[: ]+(\S+)", "network: {0}"),
+    (r"Network is unreachable", "network: unreachable"),
+    (r"Unable to locate package (\S+)", "apt package: {0}"),
+)
+
+
+def unrunnable_signs(
+    results: Sequence[VerifyResult], missing: Sequence[str] = ()
+) -> tuple[str, ...]:
+    """What the verifier lacked, from its output on a state it should accept; the layer's
+    own `missing` list counts only when the run shows a sign of it too."""
+    found: list[str] = []
+    for r in results:
+        text = f"{r.stdout}\n{r.stderr}"
+        for pattern, fmt in _UNRUNNABLE:
+            for m in re.finditer(pattern, text):
+                item = fmt.format(*(g or "?" for g in m.groups()))
+                if item not in found:
+                    found.append(item)
+    if found:
+        found = [*dict.fromkeys([*missing, *found])]
+    return tuple(found[:8])
 
 
 _KIND_ORDER = {k: i for i, k in enumerate(
@@ -307,8 +536,8 @@ _KIND_ORDER = {k: i for i, k in enumerate(
 )}  # fmt: skip
 
 
-def _order(c: _Check) -> tuple[int, str]:
-    return (_KIND_ORDER.get(c.kind, 9), c.state.name)
+def _order(c: _Check) -> tuple[int, int, str]:
+    return (c.semantics != "envfactory", _KIND_ORDER.get(c.kind, 9), c.state.name)
 
 
 def _input_key(p: PreparedState) -> str:

@@ -17,6 +17,17 @@ Invariants (DESIGN.md, "Invariants of a trustworthy reward"):
    ``full-state``: the container holds the state itself and any tamper evidence
    (see `verifiers.tamper`) makes the reward 0 — the verifier is then not even run.
 
+6. Harbor's reward contract (`Verifier.reward_dir`): just before the entry starts, the
+   runner empties that directory (root-owned) in the fresh container; after the entry has
+   exited and every other process in the container has been killed, a second exec of the
+   runner's own reads ``reward.txt`` / ``reward.json`` from it. Reward 1 iff that value is
+   1; the exit status is recorded beside it and a disagreement is noted.
+7. Semantics ``harbor`` (`PreparedState.semantics`): the runner reproduces the solver's
+   own container instead — the state's recipe replayed with no restart (its processes
+   live on), the verifier merged into `Verifier.mount_path` over whatever is there, the
+   reward directory as the state left it, no tamper veto. Gates use it to show what a
+   verifier is worth under Harbor's runtime; envfactory never rewards a solver that way.
+
 Cost: one verification is one container start and one exec that unpacks the workspace
 and verifier files (staged in a single tar, passed in the exec's arguments when small,
 else by one `put_archive`), swaps the workspace in and then runs the entry command; removal is left to the caller's `remove` hook (gates do it in the
@@ -27,17 +38,19 @@ it many times, concurrently.
 from __future__ import annotations
 
 import base64
+import json
 import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from envfactory.core.errors import SandboxFileNotFound
-from envfactory.core.models import EnvironmentSpec, ExecResult, PathChange, Verifier
+from envfactory.core.models import EnvironmentSpec, ExecResult, PathChange, Semantics, Verifier
 from envfactory.core.models.base import Model
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from . import archives
+from .processes import KILL_STRAYS
 from .statediff import image_diff, live_diff, pristine_listing
 from .tamper import FIXED_PATH, VERIFIER_DIR_PREFIX, tamper_changes
 
@@ -60,6 +73,7 @@ class VerifyResult(Model):
     timed_out: bool = False
     tamper: tuple[PathChange, ...] = ()
     notes: tuple[str, ...] = ()  # why a reward was forced to 0, etc.
+    reward_file: str | None = None  # what the reward file held (Harbor's contract)
 
 
 @dataclass(frozen=True)
@@ -81,6 +95,10 @@ class PreparedState:
     replay: tuple[Replay, ...] = ()  # re-creates the state on `image` (gate states)
     notes: tuple[str, ...] = ()
     tamper_known: bool = True
+    semantics: Semantics = "envfactory"
+    #: paths the reference solution itself changes outside the workspace: the task asks
+    #: for those changes, so they are never tamper evidence (full-state scope)
+    expected: frozenset[str] = frozenset()
 
 
 def verifier_tar(verifier: Verifier, files: FileSource) -> dict[str, tuple[bytes, int]]:
@@ -151,7 +169,12 @@ def verify_prepared(
 ) -> VerifyResult:
     """One verification of a prepared state, in its own fresh container."""
     t0 = time.monotonic()
-    if prepared.scope == "full-state" and (prepared.tamper or not prepared.tamper_known):
+    harbor = prepared.semantics == "harbor"
+    if (
+        not harbor
+        and prepared.scope == "full-state"
+        and (prepared.tamper or not prepared.tamper_known)
+    ):
         why = "full-state scope: tamper evidence present, reward is 0 (verifier not run)"
         return _zero(
             t0,
@@ -160,13 +183,13 @@ def verify_prepared(
             if prepared.tamper_known
             else "full-state scope: tamper evidence unknown, reward is 0",
         )
-    if prepared.replay:
+    if prepared.replay and not harbor:
         pristine_listing(engine, prepared.image, spec)  # never while holding a sandbox slot
     box = engine.start(prepared.image, limits=spec.limits, purpose="verify", network=False)
     try:
         if prepared.replay:
             tamper = _replay(engine, box, spec, prepared)
-            if tamper is None or tamper:
+            if not harbor and (tamper is None or tamper):
                 why = "replayed state: tamper evidence " + (
                     "unknown" if tamper is None else "present"
                 )
@@ -174,24 +197,93 @@ def verify_prepared(
                     t0, prepared, f"full-state scope: {why}, reward is 0 (verifier not run)"
                 )
         token = secrets.token_hex(8)
-        vdir, stage = VERIFIER_DIR_PREFIX + token, _STAGE_PREFIX + token
+        vdir = verifier.mount_path or VERIFIER_DIR_PREFIX + token
+        stage = _STAGE_PREFIX + token
         t1 = time.monotonic()
         res = _stage_and_run(
             box, prepared, verifier, vdir, stage, _staged_tar(prepared, stage, verifier_files)
         )
         command_s = time.monotonic() - t1
+        reward_file = _read_reward_file(box, verifier.reward_dir) if verifier.reward_dir else None
     finally:
         (remove or _remove_now)(box)
+    return _result(t0, prepared, verifier, res, command_s, reward_file)
+
+
+def _result(
+    t0: float,
+    prepared: PreparedState,
+    verifier: Verifier,
+    res: ExecResult,
+    command_s: float,
+    reward_file: str | None,
+) -> VerifyResult:
     notes = list(prepared.notes)
     if res.exit_code == _SETUP_FAILED and "envfactory-setup-failed" in res.stderr:
         notes.append("setting up the verification container failed: " + res.stderr.strip()[-300:])
+    timed_out = res.timed_out or (res.exit_code == 137 and command_s >= verifier.timeout_s)
+    reward = int(res.exit_code == 0 and not timed_out)
+    if verifier.reward_dir:
+        reward, why = _reward_from_file(reward_file, res.exit_code, timed_out, verifier.reward_dir)
+        notes += why
     return VerifyResult(
-        reward=int(res.exit_code == 0 and not res.timed_out),
-        exit_code=res.exit_code, stdout=res.stdout, stderr=res.stderr,
-        duration_s=time.monotonic() - t0, command_s=command_s,
-        timed_out=res.timed_out or (res.exit_code == 137 and command_s >= verifier.timeout_s),
-        tamper=prepared.tamper, notes=tuple(notes),
+        reward=reward, exit_code=res.exit_code, stdout=res.stdout, stderr=res.stderr,
+        duration_s=time.monotonic() - t0, command_s=command_s, timed_out=timed_out,
+        tamper=prepared.tamper, notes=tuple(notes), reward_file=reward_file,
     )  # fmt: skip
+
+
+_REWARD_MARK = "envfactory-reward-file:"
+
+
+def _read_reward_file(box: Sandbox, reward_dir: str) -> str | None:
+    """What the reward file says, read by an exec of our own once every process the
+    entry may have left is dead (so nothing can rewrite it after we look)."""
+    d = _q(reward_dir.rstrip("/"))
+    script = (
+        f"{KILL_STRAYS}\n"
+        f"for f in {d}/reward.txt {d}/reward.json; do\n"
+        f'  [ -f "$f" ] && {{ printf "{_REWARD_MARK}%s\\n" "${{f##*/}}"; head -c 4096 "$f"; exit 0; }}\n'
+        "done\nexit 3"
+    )
+    res = box.exec(["/bin/sh", "-c", script], timeout=30, workdir="/", user="root")
+    if res.exit_code != 0 or not res.stdout.startswith(_REWARD_MARK):
+        return None
+    return res.stdout[len(_REWARD_MARK) :]
+
+
+def _reward_from_file(
+    text: str | None, exit_code: int | None, timed_out: bool, reward_dir: str
+) -> tuple[int, list[str]]:
+    """Harbor's contract: reward.txt holds a number, reward.json {"reward": number}.
+    Binary here: 1 iff the number is exactly 1. Returns (reward, notes)."""
+    if timed_out:
+        return 0, ["the verifier timed out: reward 0 whatever its reward file says"]
+    if text is None:
+        return 0, [f"the verifier wrote no reward file in {reward_dir}: reward 0"]
+    name, _, body = text.partition("\n")
+    value = _reward_value(name, body)
+    if value is None:
+        return 0, [f"{reward_dir}/{name} is not a reward ({body.strip()[:80]!r}): reward 0"]
+    reward = int(value == 1.0)
+    notes = []
+    if exit_code != 0 and reward == 1:
+        notes.append(f"exit status {exit_code} but {name} says {body.strip()[:20]}: "
+                     f"reward {reward} per the reward file")  # fmt: skip
+    return reward, notes
+
+
+def _reward_value(name: str, body: str) -> float | None:
+    try:
+        if name == "reward.json":
+            data = json.loads(body)
+            raw = data.get("reward") if isinstance(data, dict) else None
+            return (
+                float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else None
+            )
+        return float(body.strip())
+    except (ValueError, TypeError):
+        return None
 
 
 def verify_state(
@@ -226,9 +318,13 @@ def _replay(
         box.exec(
             list(entry.argv), timeout=spec.limits.exec_timeout_s, workdir=entry.workdir, user="root"
         )
+    if prepared.semantics == "harbor":
+        return ()  # the solver's own container: its processes live on, nothing is vetoed
     box.restart()
     diff = live_diff(engine, box, prepared.image, spec)
-    return None if diff is None else tamper_changes(diff, spec.workspace_paths)
+    if diff is None:
+        return None
+    return tamper_changes(diff, spec.workspace_paths, expected=prepared.expected)
 
 
 def _staged_tar(
@@ -254,7 +350,9 @@ def _stage_and_run(
     chunks = _inline_chunks(staged)
     if chunks is None:
         box.put_archive("/", staged)
-    script = _setup_script(prepared, vdir, stage, verifier.timeout_s, inline=chunks is not None)
+    script = _setup_script(
+        prepared, verifier, vdir, stage, verifier.timeout_s, inline=chunks is not None
+    )
     argv = ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry, *(chunks or [])]
     # The entry has its own `timeout` inside; the exec's is a backstop for the setup.
     res = box.exec(argv, timeout=verifier.timeout_s + 15, workdir="/", user="root")
@@ -272,8 +370,40 @@ def _inline_chunks(staged: bytes) -> list[str] | None:
     return [text[i : i + _ARG_CHUNK] for i in range(0, len(text), _ARG_CHUNK)]
 
 
+def _place_verifier(
+    prepared: PreparedState, verifier: Verifier, vdir: str, stage: str
+) -> list[str]:
+    """Shell lines that put the verifier files at `vdir` and prepare the reward directory.
+
+    envfactory semantics: whatever the state holds at `vdir` or in the reward directory is
+    removed first. Harbor semantics: the files are copied over what is there (as Harbor's
+    upload does) and the reward directory keeps what the state left in it."""
+    harbor = prepared.semantics == "harbor"
+    src, dst = _q(stage + "/verifier"), _q(vdir)
+    if harbor:
+        lines = [f"mkdir -p -- {dst} && cp -a -- {src}/. {dst}/ && rm -rf -- {_q(stage)} "
+                 "|| fail 'placing the verifier'"]  # fmt: skip
+    else:
+        lines = [
+            f"rm -rf -- {dst}; mkdir -p -- {_q(_parent(vdir))} || fail 'no parent for the verifier'",
+            f"mv -- {src} {dst} && rm -rf -- {_q(stage)} || fail 'placing the verifier'",
+        ]
+    if verifier.reward_dir:
+        rd = _q(verifier.reward_dir)
+        empty = "" if harbor else f"rm -rf -- {rd}; "
+        lines.append(f"{empty}mkdir -p -- {rd} && chown root:root {rd} && chmod 0755 {rd} "
+                     "|| fail 'preparing the reward directory'")  # fmt: skip
+    return lines
+
+
 def _setup_script(
-    prepared: PreparedState, vdir: str, stage: str, timeout_s: int, *, inline: bool
+    prepared: PreparedState,
+    verifier: Verifier,
+    vdir: str,
+    stage: str,
+    timeout_s: int,
+    *,
+    inline: bool,
 ) -> str:
     """Unpack the staged files (inline: from "$@"), swap the state's workspace in, place the
     verifier, then exec the entry under a clean environment. Runs as
@@ -296,12 +426,7 @@ def _setup_script(
         if tar is not None:
             src = _q(f"{stage}/ws/{i}/{_base(path)}")
             lines.append(f"mkdir -p -- {parent} && mv -- {src} {q} || fail 'placing {path}'")
-    lines.append(
-        f"rm -rf -- {_q(vdir)}; mkdir -p -- {_q(_parent(vdir))} || fail 'no parent for the verifier'"
-    )
-    lines.append(
-        f"mv -- {_q(stage + '/verifier')} {_q(vdir)} && rm -rf -- {_q(stage)} || fail 'placing the verifier'"
-    )
+    lines += _place_verifier(prepared, verifier, vdir, stage)
     lines.append(f"cd -- {_q(vdir)} || fail 'no verifier dir'")
     env = " ".join(
         _q(e)

@@ -25,10 +25,18 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from envfactory.core.models import EnvironmentSpec, PathChange, StateKind, StateRef, Step
+from envfactory.core.models import (
+    EnvironmentSpec,
+    PathChange,
+    StateKind,
+    StateRef,
+    Step,
+    StepFailure,
+)
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from .probes import Probe
+from .processes import KILL_STRAYS
 from .runner import PreparedState, Replay, extract_workspace, prepare_state, workspace_from
 from .statediff import live_diff, pristine_listing
 from .tamper import tamper_changes
@@ -46,6 +54,19 @@ class ProducedState:
     ref: StateRef | None = None  # set when the state exists as an image
     produce_s: float = 0.0  # wall time to produce and capture it
     log: tuple[str, ...] = field(default=())  # failed steps, probe errors
+
+
+class ReferenceStepFailed(Exception):
+    """A step of a chain run with `stop_on_failure` exited non-zero (or timed out)."""
+
+    def __init__(self, failure: StepFailure) -> None:
+        super().__init__(f"step {failure.step} failed")
+        self.failure = failure
+
+
+def kill_replay() -> Replay:
+    """A recipe entry that ends every process the entries before it left running."""
+    return Replay(argv=("/bin/sh", "-c", KILL_STRAYS), workdir="/")
 
 
 def pristine_state(engine: SandboxEngine, image: str, spec: EnvironmentSpec) -> ProducedState:
@@ -121,8 +142,12 @@ def produce_chain(
     names: Sequence[str | None],
     kinds: Sequence[StateKind],
     want_diff: bool = True,
+    stop_on_failure: bool = False,
 ) -> list[ProducedState]:
-    """Apply `steps` in one sandbox, capturing after step i whenever `names[i]` is set."""
+    """Apply `steps` in one sandbox, capturing after step i whenever `names[i]` is set.
+
+    With `stop_on_failure` (the reference solution), a failing step raises
+    `ReferenceStepFailed` at once: nothing after it is worth producing."""
     out: list[ProducedState] = []
     t0 = time.monotonic()
     log: list[str] = []
@@ -136,7 +161,12 @@ def produce_chain(
         for i, step in enumerate(steps):
             entry = step_replay(step, spec)
             recipe += (entry,)
-            log += run_recipe(box, spec, [entry], [f"step {i + 1} ({step.title or 'untitled'})"])
+            if stop_on_failure:
+                _run_or_raise(box, spec, entry, i + 1, step.title)
+            else:
+                log += run_recipe(
+                    box, spec, [entry], [f"step {i + 1} ({step.title or 'untitled'})"]
+                )
             name = names[i]
             if name is None:
                 continue
@@ -151,6 +181,28 @@ def produce_chain(
     finally:
         box.remove()
     return out
+
+
+def _run_or_raise(
+    box: Sandbox, spec: EnvironmentSpec, entry: Replay, number: int, title: str
+) -> None:
+    res = box.exec(
+        list(entry.argv), timeout=spec.limits.exec_timeout_s, workdir=entry.workdir, user="root"
+    )
+    if not res.ok:
+        output = f"{res.stdout.strip()[-1500:]}\n{res.stderr.strip()[-1500:]}".strip()
+        raise ReferenceStepFailed(StepFailure(step=number, title=title or _first_line(entry),
+                                              exit_code=res.exit_code, timed_out=res.timed_out,
+                                              output=output))  # fmt: skip
+
+
+def _first_line(entry: Replay) -> str:
+    lines = [
+        ln
+        for ln in entry.argv[-1].splitlines()
+        if ln.strip() and not ln.startswith(("set ", "cd ", "export "))
+    ]
+    return lines[0][:80] if lines else ""
 
 
 def produce_probe(
@@ -243,20 +295,6 @@ def _keep_workspace(box: Sandbox, spec: EnvironmentSpec) -> str:
         restore.append(f"rm -rf {src}; if [ -e {copy} ]; then cp -a {copy} {src}; fi")
     box.exec(["/bin/sh", "-c", "\n".join(save)], timeout=120, user="root")
     return "\n".join(restore)
-
-
-#: Kill every process but init, the container's entrypoint (init's oldest child), this
-#: shell and its parent (the exec's `timeout`). Builtins only: no fork per process, no
-#: procps needed. Three rounds catch children forked while the first round ran.
-KILL_STRAYS = """\
-entry=; for p in /proc/[0-9]*; do
-  read -r s < "$p/stat" 2>/dev/null || continue; set -- ${s##*) }
-  pid=${p#/proc/}; [ "$2" = 1 ] && { [ -z "$entry" ] || [ "$pid" -lt "$entry" ]; } && entry=$pid
-done
-keep=" 1 $$ $PPID $entry "
-for round in 1 2 3; do
-  for p in /proc/[0-9]*; do pid=${p#/proc/}; case "$keep" in *" $pid "*) ;; *) kill -9 "$pid" 2>/dev/null;; esac; done
-done"""
 
 
 def regression_state(

@@ -161,10 +161,18 @@ def classify(
 
 
 def tamper_changes(
-    changes: Sequence[PathChange], workspace_paths: Sequence[str]
+    changes: Sequence[PathChange],
+    workspace_paths: Sequence[str],
+    *,
+    expected: Iterable[str] = (),
 ) -> tuple[PathChange, ...]:
-    """Just the changes of `classify` (what `VerifyResult.tamper` carries)."""
-    return tuple(h.change for h in classify(changes, workspace_paths))
+    """Just the changes of `classify` (what `VerifyResult.tamper` carries), minus the
+    `expected` paths: those the reference solution itself changes (the task asks for them,
+    e.g. a package installed under /usr/bin)."""
+    allowed = frozenset(expected)
+    return tuple(
+        h.change for h in classify(changes, workspace_paths) if h.change.path not in allowed
+    )
 
 
 def merge_diffs(first: Sequence[PathChange], then: Sequence[PathChange]) -> tuple[PathChange, ...]:

@@ -30,6 +30,7 @@ from envfactory.core.models import (
 from .dockerfile import final_workdir
 from .model import ONE_BLOCK_NOTE, ImportedTask, TaskFormat
 from .options import EnvfactoryOptions
+from .scope import infer_scope
 
 
 @dataclass
@@ -50,11 +51,19 @@ class Found:
     partials: tuple[PartialSolution, ...] = ()
     notes: list[str] = field(default_factory=list)
     where: str = "task.toml"
+    #: (relative path, text) of the verifier's files, read for the scope inference
+    test_texts: tuple[tuple[str, str], ...] = ()
+    mount_path: str | None = None  # where the harness puts the tests ("/tests")
+    reward_dir: str | None = None  # Harbor's reward-file directory, when the tests write one
 
 
 def assemble(found: Found) -> ImportedTask:
     opts = found.options
     workdir, workspace = _workspace(found)
+    scope, semantics, scope_notes = _scope(found, workspace)
+    limits = found.limits
+    if opts.capabilities:
+        limits = limits.model_copy(update={"capabilities": opts.capabilities})
     spec = EnvironmentSpec(
         id="env-pending",
         name=opts.name or found.name,
@@ -64,11 +73,12 @@ def assemble(found: Found) -> ImportedTask:
         build=BuildContext(dockerfile="Dockerfile", files=found.build_files),
         workdir=workdir,
         workspace_paths=workspace,
-        verify_scope=opts.verify_scope or "workspace",
+        verify_scope=scope,
         reference_solution=found.steps,
         partial_solutions=found.partials,
-        limits=found.limits,
+        limits=limits,
         source=found.format,
+        semantics=semantics,
     )
     spec = spec.model_copy(update={"id": content_id(spec)})
     verifier = Verifier(
@@ -77,8 +87,10 @@ def assemble(found: Found) -> ImportedTask:
         entry=opts.verifier_entry or found.entry,
         timeout_s=found.verifier_timeout_s,
         provenance=Provenance(author=f"import:{found.format}"),
+        mount_path=found.mount_path,
+        reward_dir=found.reward_dir,
     )
-    notes = list(found.notes)
+    notes = [*found.notes, *scope_notes]
     if len(found.steps) == 1:
         notes.append(ONE_BLOCK_NOTE)
     return ImportedTask(
@@ -91,8 +103,26 @@ def assemble(found: Found) -> ImportedTask:
     )
 
 
+def _scope(found: Found, workspace: tuple[str, ...]) -> tuple[str, tuple, list[str]]:
+    """Scope and semantics: declared in the task, else inferred from its tests (scope.py)."""
+    opts = found.options
+    choice = infer_scope(found.test_texts, workspace)
+    scope = opts.verify_scope or choice.scope
+    semantics = opts.semantics or choice.semantics
+    notes = []
+    if opts.verify_scope is None and choice.scope != "workspace":
+        notes.append(f"verify scope {scope} (inferred: {'; '.join(choice.reasons)})")
+    if opts.semantics is None and "envfactory" not in semantics:
+        notes.append(
+            "gated under harbor semantics only: the tests need processes the solver left "
+            "running, which envfactory's own runtime never keeps; declare "
+            '`semantics = ["envfactory"]` under [envfactory] if the tests start what they need'
+        )
+    return scope, tuple(semantics), notes
+
+
 def content_id(spec: EnvironmentSpec) -> str:
-    blob = spec.model_dump_json(exclude={"id", "created_at"}).encode()
+    blob = spec.model_dump_json(exclude={"id", "created_at", "origin"}).encode()
     return "env-" + hashlib.sha256(blob).hexdigest()[:12]
 
 

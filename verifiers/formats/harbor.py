@@ -6,16 +6,18 @@ Layout (Harbor): `instruction.md`, `task.toml`, `environment/` (Dockerfile + fil
 table in task.toml (see options.py).
 
 Mapping (docs/task-formats.md): `environment/**` → build context; `tests/**` → verifier
-files with entry `bash test.sh` run from the verifier directory; reward is the entry's
-exit status only (Harbor's reward.txt is a path the solver can write, so it is ignored);
+files placed at `/tests` (where Harbor puts them) only at verification time, entry `bash
+test.sh` run from there; when the tests write `/logs/verifier/reward.txt|json`, Harbor's
+reward contract applies (the runner empties that directory before the entry and reads
+what this run wrote, `verifiers.runner`), else the exit status is the reward;
 `[verifier].env` becomes `K=V` prefixes of the entry, `[solution].env` `export` lines
-at the top of every step.
+at the top of every step. A `docker-compose.yaml` of more than one service is refused
+(envfactory runs one container per environment, for now).
 """
 
 from __future__ import annotations
 
 import math
-import re
 import shlex
 import tomllib
 from pathlib import Path
@@ -40,6 +42,7 @@ REQUIRED = {
     "tests/test.sh": "write the verifier entry tests/test.sh (exit 0 iff the task is solved)",
 }
 COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml")
+REWARD_DIR = "/logs/verifier"
 
 
 class _Loose(BaseModel):
@@ -85,9 +88,11 @@ def load_harbor(path: Path, artifacts: BlobWriter) -> ImportedTask:
     notes: list[str] = []
     env_dir = path / "environment"
     exclude = [n for n in COMPOSE_FILES if (env_dir / n).exists()]
-    notes += [f"environment/{n} ignored: envfactory runs one container" for n in exclude]
-    test_sh = (path / "tests" / "test.sh").read_text(errors="replace")
-    notes += _test_sh_notes(test_sh)
+    for name in exclude:
+        notes.append(_compose_note(env_dir / name))
+    tests = walk_files(path / "tests")
+    texts = tuple((rel, f.read_text(errors="replace")) for rel, f in tests if _is_text(f))
+    reward = any(REWARD_DIR + "/reward." in text for _, text in texts)
     found = Found(
         format="harbor",
         name=_name(path, config),
@@ -96,14 +101,41 @@ def load_harbor(path: Path, artifacts: BlobWriter) -> ImportedTask:
         build_files=store_files(walk_files(env_dir, exclude=exclude), artifacts),
         steps=_steps(path / "solution" / "solve.sh", "solution/solve.sh", solution.env),
         partials=_partials(path / "solution", solution.env),
-        verifier_files=store_files(walk_files(path / "tests"), artifacts),
+        verifier_files=store_files(tests, artifacts),
         entry=_env_prefix(verifier.env) + "bash test.sh",
         verifier_timeout_s=math.ceil(verifier.timeout_sec),
         limits=_limits(config, opts),
         options=opts,
         notes=notes,
+        test_texts=texts,
+        mount_path="/tests",
+        reward_dir=REWARD_DIR if reward else None,
     )
     return assemble(found)
+
+
+def _is_text(file: Path) -> bool:
+    return file.stat().st_size <= 1_000_000 and b"\0" not in file.read_bytes()[:4096]
+
+
+def _compose_note(file: Path) -> str:
+    """A one-service compose file adds nothing we do not run; more services are refused."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(file.read_text(errors="replace")) or {}
+    except yaml.YAMLError as exc:
+        raise InvalidTask(f"{file}: invalid YAML: {exc}", hint="fix the syntax") from None
+    services = data.get("services") if isinstance(data, dict) else None
+    if isinstance(services, dict) and len(services) > 1:
+        raise InvalidTask(
+            f"{file}: the environment has {len(services)} services "
+            f"({', '.join(sorted(map(str, services)))}); envfactory runs one container per "
+            "environment and cannot gate a multi-service task yet",
+            hint="fold the services into one image (start them from the Dockerfile's "
+            "entrypoint or the solution), or leave this task out of the import",
+        )
+    return f"environment/{file.name} ignored: one service, envfactory runs it as one container"
 
 
 def _require(path: Path) -> None:
@@ -213,18 +245,3 @@ def _memory_mb(text: str) -> int:
             f"task.toml [environment].memory = {text!r} is not a size like '2G' or '512M'",
             hint="use memory_mb = 2048",
         ) from None
-
-
-def _test_sh_notes(text: str) -> list[str]:
-    notes = []
-    if re.search(r"(?<![\w./-])/tests/", text):
-        notes.append(
-            "tests/test.sh refers to /tests/: envfactory copies the verifier files to a "
-            "directory of its own and runs `bash test.sh` there; use paths relative to it"
-        )
-    if "reward.txt" in text or "reward.json" in text:
-        notes.append(
-            "tests/test.sh writes a reward file: envfactory ignores it and takes the "
-            "reward from test.sh's exit status only"
-        )
-    return notes

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envfactory.core.errors import InvalidTask
-from envfactory.core.models import CheckKind, VerifyScope
+from envfactory.core.models import CapabilityProfile, CheckKind, Semantics, VerifyScope
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -29,6 +29,9 @@ class EnvfactoryOptions(BaseModel):
     workdir: str | None = None
     workspace_paths: tuple[str, ...] | None = None
     verify_scope: VerifyScope | None = None
+    #: the harness semantics to gate under (default for imports: inferred, see scope.py)
+    semantics: tuple[Semantics, ...] | None = Field(default=None, min_length=1)
+    capabilities: CapabilityProfile | None = None
     success_criteria: str = ""
     hidden_state_notes: str = ""
     pids: int | None = Field(default=None, ge=16)

@@ -79,6 +79,8 @@ def load_tbench(path: Path, artifacts: BlobWriter) -> ImportedTask:
         options=opts,
         notes=notes,
         where="task.yaml",
+        test_texts=_texts(path),
+        mount_path="/tests",  # Terminal-Bench's $TEST_DIR
     )
     return assemble(found)
 
@@ -124,6 +126,13 @@ def _instruction(task: _TaskYaml) -> str:
             "task.yaml: no instruction", hint="add `instruction: |` with the task's text"
         )
     return str(text).strip()
+
+
+def _texts(path: Path) -> tuple[tuple[str, str], ...]:
+    files = [("run-tests.sh", path / "run-tests.sh"), *walk_files(path / "tests")]
+    return tuple(
+        (rel, f.read_text(errors="replace")) for rel, f in files if f.stat().st_size <= 1_000_000
+    )
 
 
 def _verifier_files(path: Path, artifacts: BlobWriter) -> tuple[Any, ...]:

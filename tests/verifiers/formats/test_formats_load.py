@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from envfactory.core.errors import InvalidTask
 from envfactory.core.models import CheckKind
 from verifiers.formats import ONE_BLOCK_NOTE, load_task
 
@@ -154,11 +155,43 @@ def test_compose_files_and_cache_junk_stay_out_of_the_build_context(harbor_task,
     assert any("docker-compose.yaml ignored" in n for n in task.notes)
 
 
-def test_a_test_sh_using_absolute_tests_paths_and_reward_files_gets_notes(harbor_task, artifacts):
+def test_harbor_tests_go_to_slash_tests_and_a_reward_file_takes_harbors_contract(
+    harbor_task, artifacts
+):
     script = "#!/bin/bash\npytest /tests/test_outputs.py && echo 1 > /logs/verifier/reward.txt\n"
     task = load_task(harbor_task({"tests/test.sh": script}), artifacts)
-    assert any("/tests/" in n for n in task.notes)
-    assert any("exit status only" in n for n in task.notes)
+    assert task.verifier.mount_path == "/tests"
+    assert task.verifier.reward_dir == "/logs/verifier"
+    plain = load_task(harbor_task({"tests/test.sh": "#!/bin/bash\nexit 0\n"}), artifacts)
+    assert plain.verifier.reward_dir is None  # no reward file: the exit status decides
+
+
+def test_a_compose_file_of_several_services_is_refused(harbor_task, artifacts):
+    compose = "services:\n  app:\n    build: .\n  db:\n    image: postgres:16\n"
+    with pytest.raises(InvalidTask, match="2 services \\(app, db\\)"):
+        load_task(harbor_task({"environment/docker-compose.yaml": compose}), artifacts)
+
+
+@pytest.mark.parametrize(
+    "test_py,scope,semantics",
+    [
+        ("assert open('/app/out.txt').read() == 'x'", "workspace", ("envfactory", "harbor")),
+        ("assert open('/etc/myapp/app.conf').read()", "full-state", ("envfactory", "harbor")),
+        ("import pwd\nassert pwd.getpwnam('svc')", "full-state", ("envfactory", "harbor")),
+        (
+            "import urllib.request as u\nu.urlopen('http://localhost:8080/')",
+            "full-state",
+            ("harbor",),
+        ),
+    ],
+)
+def test_the_scope_is_inferred_from_what_the_tests_touch(
+    harbor_task, artifacts, test_py, scope, semantics
+):
+    task = load_task(harbor_task({"tests/test_outputs.py": test_py}), artifacts)
+    assert task.spec.verify_scope == scope
+    assert task.spec.semantics == semantics
+    assert (scope == "workspace") == (not any("inferred" in n for n in task.notes))
 
 
 def test_load_task_accepts_a_string_path(harbor_task, artifacts):

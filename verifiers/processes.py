@@ -1,0 +1,21 @@
+"""Ending every process in a container but the ones that keep it alive.
+
+Used between a probe and the capture of its workspace (states.py) and, in the runner,
+after a verifier's entry has exited and before its reward file is read, so that nothing
+started during the entry (a solver's program the verifier ran, say) can still write it.
+"""
+
+from __future__ import annotations
+
+#: Kill every process but init, the container's entrypoint (init's oldest child), this
+#: shell and its parent (the exec's `timeout`). Builtins only: no fork per process, no
+#: procps needed. Three rounds catch children forked while the first round ran.
+KILL_STRAYS = """\
+entry=; for p in /proc/[0-9]*; do
+  read -r s < "$p/stat" 2>/dev/null || continue; set -- ${s##*) }
+  pid=${p#/proc/}; [ "$2" = 1 ] && { [ -z "$entry" ] || [ "$pid" -lt "$entry" ]; } && entry=$pid
+done
+keep=" 1 $$ $PPID $entry "
+for round in 1 2 3; do
+  for p in /proc/[0-9]*; do pid=${p#/proc/}; case "$keep" in *" $pid "*) ;; *) kill -9 "$pid" 2>/dev/null;; esac; done
+done"""
