@@ -68,8 +68,8 @@ from .states import (
 )
 
 Progress = Callable[[int, int, str], None]  # (done, total, what just finished)
-#: (oracle state, verifier files) → probes planted where the verifier actually looks
-TracedProbes = Callable[[ProducedState, dict[str, tuple[bytes, int]]], tuple[Probe, ...]]
+#: (the oracle state as verified, verifier files) → probes planted where the verifier looks
+TracedProbes = Callable[[PreparedState, dict[str, tuple[bytes, int]]], tuple[Probe, ...]]
 #: probes that act through a live process: in Harbor's runtime no verifier can stop them
 #: (the harness lets solver processes live), so harbor rows end every process first
 _PROCESS_PROBES = ("delayed-rewrite", "forged-output")
@@ -124,6 +124,7 @@ class _Check:
     probe: Probe | None = None
     semantics: Semantics = "envfactory"
     prepared: PreparedState | None = None  # what is verified (default: state.prepared)
+    repeats: int = 1
 
     @property
     def name(self) -> str:
@@ -283,8 +284,13 @@ class _GateRunner:
         if not ok:
             self._skip_rest(why)
             return
-        if self.inp.traced_probes is not None and self.oracle is not None:
-            self.probes = (*self.probes, *self.inp.traced_probes(self.oracle, self.vfiles))
+        if (
+            self.inp.traced_probes is not None
+            and self.oracle is not None
+            and self.primary == "envfactory"
+        ):
+            traced = self.inp.traced_probes(self._prepared(self.oracle, "envfactory"), self.vfiles)
+            self.probes = (*self.probes, *traced)
         for base in waiting:
             self._spawn(self._produce_probes, base, self.probes)
         if self._harbor_rows():
@@ -346,7 +352,9 @@ class _GateRunner:
         semantics: Semantics = "envfactory",
     ) -> None:
         prepared = self._prepared(st, semantics)
-        check = _Check(kind, expected, st, probe, semantics, prepared)
+        # secondary harbor rows run once: flakiness is measured on the primary rows
+        repeats = 1 if semantics != self.primary else self.inp.repeats
+        check = _Check(kind, expected, st, probe, semantics, prepared, repeats)
         key = _input_key(prepared)
         with self.lock:
             self.checks.append(check)
@@ -357,7 +365,7 @@ class _GateRunner:
             else:
                 self.shared[check.name] = twin
         if twin is None:
-            for _ in range(self.inp.repeats):
+            for _ in range(check.repeats):
                 self._spawn(self._verify, check)
         else:
             self._tick(check.name)
@@ -403,7 +411,7 @@ class _GateRunner:
         with self.lock:
             self.results[check.name].append(res)
             done = self.results[check.name]
-            complete = len(done) == self.inp.repeats
+            complete = len(done) == check.repeats
         if complete:
             self._tick(check.name)
             if check.kind == CheckKind.ORACLE and check.semantics == self.primary:

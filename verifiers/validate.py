@@ -33,6 +33,8 @@ class TaskValidation:
     image: str
     run: GateRun
     build_s: float
+    substitutions: tuple[str, ...] = ()  # "ubuntu:24.04 -> envfactory/base-…" (FROM lines)
+    warnings: tuple[str, ...] = ()  # e.g. a release that differs from the one named
 
     @property
     def report(self) -> GateReport:
@@ -100,4 +102,7 @@ def validate_task(
         run.report = run.report.model_copy(
             update={"notes": tuple(dict.fromkeys((*run.report.notes, *task.notes)))}
         )
-    return TaskValidation(Path(path), task, build.image, run, build_s)
+    return TaskValidation(
+        Path(path), task, build.image, run, build_s, tuple(build.substitutions),
+        tuple(getattr(build, "warnings", ())),
+    )  # fmt: skip

@@ -1,9 +1,12 @@
 """`envfactory validate PATH...`: import task directories, build them, run every gate.
 
 Works without Temporal (the workflows call the same `verifiers.validate` functions).
-Prints one table of checks per task and its verdict with every failing reason; `--json`
-prints one JSON object per task instead. Exit status: 0 when every task passes, 1 when
-any task fails a gate or cannot be imported/built (the message says what to fix).
+Prints one table of checks per task and its verdict — passed, rejected (which rows),
+reference-failed (which step, its output) or verifier-unrunnable (what is missing) — with
+every failing reason; `--json` prints one JSON object per task instead. Paths that are
+not directories (a README caught by a glob) are skipped and said so. Exit status: 0 when
+every task passes or, broken on purpose, is rejected where its task.toml expects; 1
+otherwise, or when a task cannot be imported/built (the message says what to fix).
 
 Examples:
     envfactory validate examples/tasks/csv-report
@@ -55,12 +58,21 @@ def validate(
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False)
     failed = 0
+    dirs = [p for p in paths if p.is_dir()]
+    for p in paths:
+        if not p.is_dir():
+            err.print(f"skipped {p}: not a task directory")
+    if not dirs:
+        err.print(
+            "[red]no task directory given[/]\n  hint: pass directories such as examples/tasks/csv-report"
+        )
+        raise typer.Exit(1)
     try:
-        for path in paths:
+        for path in dirs:
             result = _validate_one(
                 engine, path, artifacts, repeats or settings.gates.repeats, jobs, as_json, out, err
             )
-            failed += 0 if result is not None and result.passed else 1
+            failed += 0 if result is not None and _as_expected(result) else 1
     finally:
         engine.gc(run_id=engine.run_id, include_live=True)
     raise typer.Exit(1 if failed else 0)
@@ -100,6 +112,13 @@ def _validate_one(
     return result
 
 
+def _as_expected(result) -> bool:  # type: ignore[no-untyped-def]
+    """Passed, or broken on purpose and rejected by the check its task names."""
+    if result.rejected_as_expected is not None:
+        return bool(result.rejected_as_expected)
+    return bool(result.passed)
+
+
 def _progress(console: Console, quiet: bool) -> Progress:
     return Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -119,7 +138,7 @@ def _print_table(out: Console, result) -> None:  # type: ignore[no-untyped-def]
         title=f"{result.path}  ({report.env_id}, {len(report.checks)} checks × {report.repeats})",
         title_justify="left",
     )
-    for col in ("check", "kind", "expected", "observed", "result", "s", "evidence"):
+    for col in ("check", "kind", "runtime", "expected", "observed", "result", "s", "evidence"):
         table.add_column(col, overflow="fold", justify="right" if col == "s" else "left")
     for c in report.checks:
         evidence = (
@@ -130,6 +149,7 @@ def _print_table(out: Console, result) -> None:  # type: ignore[no-untyped-def]
         table.add_row(
             c.name,
             c.kind.value,
+            c.semantics,
             str(c.expected),
             " ".join(map(str, c.observed)),
             _mark(c),
@@ -137,18 +157,33 @@ def _print_table(out: Console, result) -> None:  # type: ignore[no-untyped-def]
             evidence,
         )
     out.print(table)
-    for note in report.notes:
-        out.print(f"  note: {note}")
+    for line in _facts(result):
+        out.print(f"  {line}")
     colour = "green" if result.passed else "red"
     out.print(
-        f"  verdict: [{colour}]{report.verdict.value.upper()}[/]  (built in {result.build_s:.1f}s, gated in {result.run.wall_s:.1f}s)"
+        f"  verdict: [{colour}]{report.outcome.value.upper()}[/]  (built in {result.build_s:.1f}s, gated in {result.run.wall_s:.1f}s)"
     )
     for reason in report.reasons:
         out.print(f"    - {reason}")
+    if report.reference_failure is not None and report.reference_failure.output:
+        tail = report.reference_failure.output.strip().splitlines()[-12:]
+        out.print("    step output:\n" + "\n".join(f"      {line}" for line in tail), markup=False)
     if result.rejected_as_expected is not None:
         expected = result.task.expected_failure or result.task.expected_failure_kind
         word = "yes" if result.rejected_as_expected else "[red]NO[/]"
         out.print(f"  broken on purpose, expected to fail at {expected}: {word}")
+
+
+def _facts(result) -> list[str]:  # type: ignore[no-untyped-def]
+    """Notes, base-image substitutions, what the verification layer provided, skips."""
+    report = result.report
+    lines = [f"note: {n}" for n in report.notes]
+    lines += [f"base image: {s}" for s in result.substitutions]
+    lines += [f"[yellow]warning: {w}[/]" for w in result.warnings]
+    if report.provided:
+        lines.append("provided offline for the verifier: " + ", ".join(report.provided))
+    lines += [f"skipped: {s.name} ({s.why})" for s in report.skipped]
+    return lines
 
 
 def _as_json(result) -> dict:  # type: ignore[no-untyped-def,type-arg]
@@ -157,7 +192,10 @@ def _as_json(result) -> dict:  # type: ignore[no-untyped-def,type-arg]
         "env_id": result.report.env_id,
         "image": result.image,
         "verdict": result.report.verdict.value,
+        "outcome": result.report.outcome.value,
         "reasons": list(result.report.reasons),
+        "substitutions": list(result.substitutions),
+        "warnings": list(result.warnings),
         "expected_failure": result.task.expected_failure,
         "rejected_as_expected": result.rejected_as_expected,
         "build_s": round(result.build_s, 3),

@@ -1,0 +1,122 @@
+"""Verdicts that say whose fault a rejection is, early verdicts, Harbor's reward contract,
+and the rows gated under Harbor's runtime — on the tiny `sum` task, real Docker."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from envfactory.core.models import CheckKind, Step, TaskVerdict
+from verifiers.gates import GateInput, run_gates, run_gates_detailed
+from verifiers.probes import by_name
+
+from .sumtask import SPEC, make_verifier, sound_verifier
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+#: A Harbor-style verifier: the check's status goes to /logs/verifier/reward.txt and
+#: test.sh exits 0 either way (Terminal-Bench 2's stock form).
+HARBOR_SH = b"""#!/bin/bash
+python3 -I -m pytest -q -p no:cacheprovider --noconftest /tests/test_outputs.py
+if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+exit 0
+"""
+#: Broken under Harbor's runtime only: writes the reward file on success, else nothing,
+#: so a reward.txt the solver planted stands.
+TRUSTING_SH = b"""#!/bin/bash
+python3 -I -m pytest -q -p no:cacheprovider --noconftest /tests/test_outputs.py && echo 1 > /logs/verifier/reward.txt
+exit 0
+"""
+
+
+def _gate(engine, image, files, verifier, spec=SPEC, **kw):  # type: ignore[no-untyped-def]
+    kw.setdefault("repeats", 1)
+    kw.setdefault("concurrency", 4)
+    return GateInput(engine=engine, spec=spec, verifier=verifier, files=files, image=image, **kw)
+
+
+def _harbor_verifier(files, script: bytes):  # type: ignore[no-untyped-def]
+    v = make_verifier(files, "bash test.sh", {"test.sh": script})
+    return v.model_copy(update={"mount_path": "/tests", "reward_dir": "/logs/verifier"})
+
+
+def test_a_failing_reference_step_is_reference_failed_naming_the_step_and_stops_early(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    broken = SPEC.model_copy(update={"reference_solution": (
+        SPEC.reference_solution[0],
+        Step(title="count", script="wc -l < data/nums.txt | tr -d ' ' > out/count.txt"),
+        Step(title="publish", script="set -e\ncp out/total.txt /nonexistent-dir/total.txt\necho never"),
+    )})  # fmt: skip
+    t0 = time.monotonic()
+    run = run_gates_detailed(_gate(docker_engine, sum_image, files, sound_verifier(files), broken))
+    elapsed = time.monotonic() - t0
+    report = run.report
+    assert report.outcome == TaskVerdict.REFERENCE_FAILED
+    assert report.reference_failure is not None and report.reference_failure.step == 3
+    assert report.reference_failure.title == "publish"
+    assert "nonexistent-dir" in report.reference_failure.output
+    assert report.reasons[0].startswith("reference solution failed at step 3 (publish)")
+    assert report.skipped and not any(c.kind == CheckKind.PROBE for c in report.checks)
+    assert elapsed < 20, f"took {elapsed:.1f}s"
+
+
+def test_a_verifier_missing_its_tools_is_unrunnable_not_rejected(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    v = make_verifier(files, "uvx -p 3.13 -w pytest==8.4.1 pytest test_outputs.py")
+    report = run_gates(_gate(docker_engine, sum_image, files, v))
+    assert report.outcome == TaskVerdict.VERIFIER_UNRUNNABLE
+    assert any("uvx" in u for u in report.unrunnable), report.unrunnable
+    assert not any(c.kind == CheckKind.PROBE for c in report.checks)
+
+
+def test_a_verifier_that_rejects_the_oracle_is_rejected_and_settles_early(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    v = make_verifier(files, 'test "$(cat /workspace/out/total.txt)" = 101')
+    report = run_gates(_gate(docker_engine, sum_image, files, v))
+    assert report.outcome == TaskVerdict.REJECTED
+    assert report.reasons[0] == "oracle oracle: expected 1, got [0]"
+    assert any("oracle settled" in s.why or "rejects" in s.why for s in report.skipped)
+
+
+def test_probes_on_an_accepted_partial_state_fold_under_it(docker_engine, sum_image, files) -> None:  # type: ignore[no-untyped-def]
+    # Regression: each probe on top of a partial state the verifier already accepts added
+    # its own reason line (13 derived lines beside the real cause).
+    v = make_verifier(files, 'test "$(cat /workspace/out/total.txt)" = 100')
+    probes = (by_name("reward-file"), by_name("placeholder-outputs"), by_name("git-reset"))
+    report = run_gates(_gate(docker_engine, sum_image, files, v, probes=probes))
+    assert report.reasons == (
+        "unsolved prefix-1: expected 0, got [1] (and 3 probe rows on it)",
+    ), report.reasons
+    assert {c.derived_from for c in report.checks if c.name.endswith("@prefix-1")} == {"prefix-1"}
+
+
+def test_harbors_reward_file_decides_and_a_planted_one_is_never_read(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
+    report = run_gates(_gate(docker_engine, sum_image, files, _harbor_verifier(files, HARBOR_SH),
+                             spec, probes=(by_name("reward-file"),)))  # fmt: skip
+    assert report.outcome == TaskVerdict.PASSED, report.reasons
+    harbor = {c.name: c for c in report.checks if c.semantics == "harbor"}
+    assert {"harbor:oracle", "harbor:no-op", "harbor:probe:reward-file@no-op"} <= set(harbor)
+    noop = next(c for c in report.checks if c.name == "no-op")
+    assert noop.observed == (0,)  # exit 0, reward.txt says 0: the file decides
+
+
+def test_a_verifier_trusting_a_planted_reward_file_is_rejected_under_harbor_semantics(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
+    report = run_gates(_gate(docker_engine, sum_image, files, _harbor_verifier(files, TRUSTING_SH),
+                             spec, probes=(by_name("reward-file"),)))  # fmt: skip
+    assert report.outcome == TaskVerdict.REJECTED
+    assert report.reasons == (
+        "probe harbor:probe:reward-file@no-op [harbor]: expected 0, got [1]",
+    ), report.reasons
+    # under envfactory's own runtime the same verifier is safe: the directory starts empty
+    envfactory_rows = [c for c in report.checks if c.semantics == "envfactory"]
+    assert all(c.passed for c in envfactory_rows)
