@@ -92,7 +92,9 @@ def assemble(found: Found) -> ImportedTask:
 
 
 def content_id(spec: EnvironmentSpec) -> str:
-    blob = spec.model_dump_json(exclude={"id", "created_at"}).encode()
+    # Where a task came from (`origin`) and the harnesses it is gated for (`semantics`)
+    # are facts about an import, not the task: the same files give the same id.
+    blob = spec.model_dump_json(exclude={"id", "created_at", "origin", "semantics"}).encode()
     return "env-" + hashlib.sha256(blob).hexdigest()[:12]
 
 
