@@ -88,7 +88,9 @@ class ValidateTasks(Steps):
             result = await self._decide(env_id, gate)
         except ActivityError as err:
             reason = failure(self._tasks[env_id].stage, err).message
-            result = SynthesisResult(seed_id="", env_id=env_id, outcome="rejected", reasons=(reason,))
+            result = SynthesisResult(
+                seed_id="", env_id=env_id, outcome="rejected", reasons=(reason,)
+            )
             await self._reject_quietly(env_id, (reason,))
         self._set(env_id, stage="done", outcome=result.outcome, reasons=result.reasons)
         return result

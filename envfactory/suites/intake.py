@@ -66,7 +66,9 @@ def import_tasks(
     return report
 
 
-def import_one(task_dir: Path, store: Store, artifacts: ArtifactStore, *, suite: str) -> ImportedEntry:
+def import_one(
+    task_dir: Path, store: Store, artifacts: ArtifactStore, *, suite: str
+) -> ImportedEntry:
     """Read, then store spec and verifier together (or find them stored already)."""
     task = load_task(task_dir, artifacts)
     spec = task.spec.model_copy(update={"origin": origin_of(task_dir, artifacts, suite)})
