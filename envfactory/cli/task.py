@@ -19,11 +19,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from envfactory.core.errors import EnvFactoryError, InvalidInput
+from envfactory.core.errors import EnvFactoryError
 from envfactory.core.models import EnvStatus
 from envfactory.core.settings import Settings, load_settings
 from envfactory.store import ArtifactStore, Store
-from envfactory.suites import ImportReport, import_tasks, task_detail, task_summaries
+from envfactory.suites import (
+    ImportReport,
+    import_tasks,
+    resolve_env_ids,
+    task_detail,
+    task_summaries,
+)
 
 app = typer.Typer(
     name="task",
@@ -220,20 +226,8 @@ def validate(
 
 
 def _resolve(settings: Settings, env_ids: list[str], suite: str | None) -> list[str]:
-    """The env ids asked for, each checked to be stored (NotFound names the missing one)."""
-    if bool(env_ids) == bool(suite):
-        raise InvalidInput("name the tasks: either --suite NAME or one or more ENV_IDs",
-                           hint="envfactory task list shows suites and ids")  # fmt: skip
     with Store.from_settings(settings) as store:
-        if suite:
-            ids = [r.env_id for r in task_summaries(store, suite=suite)]
-            if not ids:
-                raise InvalidInput(f"suite {suite!r} has no stored tasks",
-                                   hint="envfactory task import DIR --suite NAME")  # fmt: skip
-            return ids
-        for env_id in env_ids:
-            store.environments.record(env_id)
-    return list(dict.fromkeys(env_ids))
+        return resolve_env_ids(store, env_ids, suite)
 
 
 def _follow(settings: Settings, wid: str, as_json: bool) -> None:

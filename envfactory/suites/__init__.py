@@ -15,7 +15,7 @@ of every file of the task directory (an artifact, `origin.files_key`).
 from .discover import find_tasks, suite_name
 from .intake import ImportedEntry, ImportFailure, ImportReport, import_tasks
 from .origin import file_hashes, git_origin
-from .views import TaskDetail, TaskSummary, task_detail, task_summaries
+from .views import TaskDetail, TaskSummary, resolve_env_ids, task_detail, task_summaries
 
 __all__ = [
     "ImportFailure",
@@ -27,6 +27,7 @@ __all__ = [
     "find_tasks",
     "git_origin",
     "import_tasks",
+    "resolve_env_ids",
     "suite_name",
     "task_detail",
     "task_summaries",

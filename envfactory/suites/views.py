@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from envfactory.core.errors import InvalidInput
 from envfactory.core.models import EnvStatus, ReviewState, TaskOrigin, TaskVerdict
 
 
@@ -74,3 +75,22 @@ def task_detail(store: Any, env_id: str) -> TaskDetail:
         gate_report_at=report.created_at if report else None,
         findings=len(findings), open_review_items=[i.id for i in still_open],
     )  # fmt: skip
+
+
+def resolve_env_ids(store: Any, env_ids: list[str], suite: str | None) -> list[str]:
+    """The tasks a validation is asked for: every task of `suite`, or `env_ids`, each
+    checked to be stored (`NotFound` names a missing one; `InvalidInput` for neither/both
+    or an empty suite)."""
+    if bool(env_ids) == bool(suite):
+        raise InvalidInput("name the tasks: either --suite NAME or one or more ENV_IDs",
+                           hint="`envfactory task list` shows suites and ids")  # fmt: skip
+    if suite:
+        ids = [r.env_id for r in task_summaries(store, suite=suite)]
+        if not ids:
+            raise InvalidInput(f"suite {suite!r} has no stored tasks",
+                               hint="envfactory task import DIR --suite NAME")  # fmt: skip
+        return ids
+    with store.session(readonly=True) as tx:
+        for env_id in env_ids:
+            tx.environments.record(env_id)
+    return list(dict.fromkeys(env_ids))
