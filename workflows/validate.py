@@ -39,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
         GatesInput,
         MineInput,
         MineOutcome,
+        Outcome,
         Published,
         PublishInput,
         StatusInput,
@@ -96,8 +97,6 @@ class ValidateTasks(Steps):
         return result
 
     async def _decide(self, env_id: str, gate: GateOutcome) -> SynthesisResult:
-        base = {"seed_id": "", "env_id": env_id, "verifier_version": gate.verifier_version,
-                "gate_report_id": gate.report_id}  # fmt: skip
         if gate.passed:
             self._set(env_id, stage="publishing")
             pub = await self.act(
@@ -107,11 +106,11 @@ class ValidateTasks(Steps):
                 Published,
             )  # fmt: skip
             if pub.published:
-                return SynthesisResult(outcome="published", **base)
-            return SynthesisResult(outcome="rejected", reasons=pub.reasons, **base)
+                return _result(env_id, gate, "published", ())
+            return _result(env_id, gate, "rejected", pub.reasons)
         status = StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=gate.reasons)
         await self.act(acts.SET_STATUS, status, type(None))
-        return SynthesisResult(outcome="rejected", reasons=gate.reasons, **base)
+        return _result(env_id, gate, "rejected", gate.reasons)
 
     async def _reject_quietly(self, env_id: str, reasons: tuple[str, ...]) -> None:
         """A task that could not be built or gated is rejected in the store too; if even
@@ -125,3 +124,11 @@ class ValidateTasks(Steps):
 
     def _set(self, env_id: str, **changes: Any) -> None:
         self._tasks[env_id] = self._tasks[env_id].model_copy(update=changes)
+
+
+def _result(
+    env_id: str, gate: GateOutcome, outcome: Outcome, reasons: tuple[str, ...]
+) -> SynthesisResult:
+    return SynthesisResult(seed_id="", env_id=env_id, outcome=outcome, reasons=reasons,
+                           verifier_version=gate.verifier_version,
+                           gate_report_id=gate.report_id)  # fmt: skip

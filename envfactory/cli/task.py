@@ -234,7 +234,7 @@ def _follow(settings: Settings, wid: str, as_json: bool) -> None:
     """Print each task's stage changes until the workflow ends, then the outcomes."""
     from workflows.client import connect, validation_status
 
-    out, seen = _out(), {}
+    out, seen = _out(), dict[str, str]()
 
     async def poll() -> Any:
         client = await connect(settings.temporal)
