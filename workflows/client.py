@@ -11,11 +11,13 @@ the workflow id, or raises `ConfigError` naming the address it could not reach.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import re
 import socket
 from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
-from temporalio.common import WorkflowIDReusePolicy
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
@@ -31,10 +33,12 @@ from .types import (
     ReviewDecision,
     SynthesisInput,
     ValidateInput,
+    ValidateStatus,
 )
 from .validate import ValidateTasks
 
 SYNTH_PREFIX = "synthesize-"
+VALIDATE_PREFIX = "validate-"
 
 
 def address(settings: TemporalSettings) -> str:
@@ -111,13 +115,41 @@ def start_synthesis(settings: Settings, seed_id: str) -> str:
     return asyncio.run(go())
 
 
-async def astart_validation(client: Client, env_ids: list[str], config: PipelineConfig, wid: str):
+def validation_id(env_ids: list[str] | tuple[str, ...], label: str | None = None) -> str:
+    """`validate-[<label>-]<hash of the sorted env ids>`: the same set of tasks asked for
+    twice while a run is going finds that run instead of starting a second one."""
+    digest = hashlib.sha256("\n".join(sorted(set(env_ids))).encode()).hexdigest()[:12]
+    tag = re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[:60] if label else ""
+    return f"{VALIDATE_PREFIX}{tag + '-' if tag else ''}{digest}"
+
+
+async def astart_validation(
+    client: Client, env_ids: list[str], config: PipelineConfig, wid: str | None = None
+) -> WorkflowHandle[ValidateTasks, object]:
+    """Start `ValidateTasks` (or attach to the one already running under the same id).
+
+    A finished run does not block a new one: validating again after a review (or a gate
+    change) is what a user wants."""
     return await client.start_workflow(
         ValidateTasks.run,
-        ValidateInput(env_ids=tuple(env_ids), config=config),
-        id=wid,
+        ValidateInput(env_ids=tuple(dict.fromkeys(env_ids)), config=config),
+        id=wid or validation_id(env_ids),
         task_queue=config.task_queue_agents,
+        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
     )
+
+
+def start_validation(
+    settings: Settings, env_ids: list[str], *, repeats: int | None = None, label: str | None = None
+) -> str:
+    """Synchronous hook for `envfactory task validate`: the workflow id."""
+    return asyncio.run(api_validate_sink(settings)(env_ids, repeats, label))  # type: ignore[no-any-return]
+
+
+async def validation_status(client: Client, workflow_id: str) -> ValidateStatus:
+    handle = client.get_workflow_handle(workflow_id)
+    return await handle.query(ValidateTasks.status)
 
 
 async def status(client: Client, workflow_id: str) -> PipelineStatus:
@@ -131,10 +163,12 @@ async def decide(client: Client, workflow_id: str, decision: ReviewDecision) -> 
     return await handle.execute_update(SynthesizeEnvironment.decide, decision)
 
 
-async def list_synthesis(client: Client, limit: int = 50) -> list[tuple[str, str]]:
-    """(workflow id, execution status) of recent pipelines, newest first."""
+async def list_synthesis(
+    client: Client, limit: int = 50, workflow_type: str = "SynthesizeEnvironment"
+) -> list[tuple[str, str]]:
+    """(workflow id, execution status) of recent pipelines (or validations), newest first."""
     out: list[tuple[str, str]] = []
-    query = "WorkflowType = 'SynthesizeEnvironment'"
+    query = f"WorkflowType = '{workflow_type}'"
     async for wf in client.list_workflows(query, limit=limit):
         state = wf.status.name if isinstance(wf.status, WorkflowExecutionStatus) else "?"
         out.append((wf.id, state.lower()))
@@ -169,3 +203,17 @@ def api_sinks(settings: Settings, store: Any) -> tuple[Any, Any]:
         await astart_synthesis(await client(), seed_id, pipeline_config(settings))
 
     return on_decision, on_seed
+
+
+def api_validate_sink(settings: Settings) -> Any:
+    """`on_validate(env_ids, repeats, label) -> workflow id` for `envfactory.api.create_app`."""
+
+    async def on_validate(env_ids: list[str], repeats: int | None, label: str | None) -> str:
+        config = pipeline_config(settings)
+        if repeats is not None:
+            config = config.model_copy(update={"repeats": repeats})
+        client = await connect(settings.temporal)
+        handle = await astart_validation(client, env_ids, config, validation_id(env_ids, label))
+        return handle.id
+
+    return on_validate

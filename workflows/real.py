@@ -200,6 +200,7 @@ class RealServices:
         return t.GateOutcome(
             report_id=str(report_id), verifier_version=verifier.version,
             passed=report.verdict.value == "passed", reasons=report.reasons, failed_probes=probes,
+            verdict=report.outcome,
         )  # fmt: skip
 
     def _gates(self, spec: EnvironmentSpec, verifier: Verifier, repeats: int) -> GateReport:

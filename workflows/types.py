@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envfactory.core.models import Decision, EnvStatus, ReviewState
+from envfactory.core.models import Decision, EnvStatus, ReviewState, TaskVerdict
 
 
 class _In(BaseModel):
@@ -124,6 +124,33 @@ class ValidateResult(_In):
     results: tuple[SynthesisResult, ...]
 
 
+TaskStage = Literal["queued", "build", "gates", "mining", "publishing", "done"]
+
+
+class TaskProgress(_In):
+    """One imported task inside a `ValidateTasks` run, as its `status` query reports it."""
+
+    env_id: str
+    stage: TaskStage = "queued"
+    verdict: TaskVerdict | None = None  # the gate report's `outcome`, once gated
+    gate_report_id: str | None = None
+    finding_ids: tuple[str, ...] = ()
+    open_review_items: tuple[str, ...] = ()
+    outcome: Outcome | None = None
+    reasons: tuple[str, ...] = ()
+
+
+class ValidateStatus(_In):
+    """What `envfactory status validate-…` shows: answered by the workflow's query."""
+
+    workflow: Literal["validate"] = "validate"
+    tasks: tuple[TaskProgress, ...]
+
+    @property
+    def done(self) -> bool:
+        return all(t.stage == "done" for t in self.tasks)
+
+
 # -- activity inputs / outputs --------------------------------------------------------
 
 
@@ -191,6 +218,8 @@ class GateOutcome(_In):
     reasons: tuple[str, ...] = ()
     #: names of probe checks that earned reward (shortcut probes that fooled the verifier)
     failed_probes: tuple[str, ...] = ()
+    #: the report's `outcome` (whose fault a failure is); None from older workers
+    verdict: TaskVerdict | None = None
 
 
 class ScoreInput(_In):

@@ -2,6 +2,7 @@
 
     app = create_app(settings)          # store, registry and Temporal from settings
     app = create_app(settings, store=s, on_decision=sink, on_seed=store_only)   # seams
+    app = create_app(settings, on_validate=starter)   # task validation → workflow id
 
 Invariants:
 - settings are read once, here, and everything below gets typed objects;
@@ -42,6 +43,8 @@ from .auth import FileReviewers, ReviewerRegistry
 DecisionSink = Callable[[ReviewItem], Awaitable[None]]
 #: Called after a seed is stored, with its id (the seam that starts the pipeline).
 SeedSink = Callable[[str], Awaitable[None]]
+#: Starts the durable validation of stored tasks: (env ids, repeats, label) → workflow id.
+ValidateSink = Callable[[list[str], int | None, str | None], Awaitable[str]]
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -49,6 +52,11 @@ TEMPLATES = Path(__file__).parent / "templates"
 async def store_only(_: Any) -> None:
     """The sink without a pipeline: the record is in the store; nobody else is told, and
     the answer says so (`workflow_notified: false`)."""
+    raise ConfigError("no pipeline connection: the workflows package is not installed here")
+
+
+async def no_pipeline(*_: Any) -> str:
+    """The validation starter without a pipeline: nothing can be started."""
     raise ConfigError("no pipeline connection: the workflows package is not installed here")
 
 
@@ -61,6 +69,7 @@ class ApiContext:
     on_decision: DecisionSink
     on_seed: SeedSink
     templates: Jinja2Templates
+    on_validate: ValidateSink = no_pipeline
 
 
 def reviewers_path(settings: Settings) -> Path:
@@ -75,10 +84,11 @@ def create_app(
     reviewers: ReviewerRegistry | None = None,
     on_decision: DecisionSink | None = None,
     on_seed: SeedSink | None = None,
+    on_validate: ValidateSink | None = None,
 ) -> FastAPI:
     from envfactory.store import ArtifactStore, Store
 
-    from .workflow_sink import default_sinks
+    from .workflow_sink import default_sinks, default_validate_sink
 
     store = store if store is not None else Store.from_settings(settings)
     decision_sink, seed_sink = default_sinks(settings, store)
@@ -90,6 +100,7 @@ def create_app(
         on_decision=on_decision or decision_sink,
         on_seed=on_seed or seed_sink,
         templates=Jinja2Templates(directory=str(TEMPLATES)),
+        on_validate=on_validate or default_validate_sink(settings),
     )
     app = FastAPI(
         title="envfactory review API",
@@ -99,9 +110,10 @@ def create_app(
     app.state.ctx = ctx
     _error_handlers(app)
     app.middleware("http")(_refuse_nul)
-    from . import routes, ui
+    from . import routes, tasks, ui
 
     app.include_router(routes.router)
+    app.include_router(tasks.router)
     app.include_router(ui.router)
     app.add_api_route("/", ui.root_redirect, include_in_schema=False)
     return app

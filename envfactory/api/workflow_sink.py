@@ -12,7 +12,7 @@ from typing import Any
 
 from envfactory.core.settings import Settings
 
-from .app import DecisionSink, SeedSink, store_only
+from .app import DecisionSink, SeedSink, ValidateSink, no_pipeline, store_only
 
 
 def default_sinks(settings: Settings, store: Any) -> tuple[DecisionSink, SeedSink]:
@@ -22,3 +22,13 @@ def default_sinks(settings: Settings, store: Any) -> tuple[DecisionSink, SeedSin
         return store_only, store_only
     on_decision, on_seed = api_sinks(settings, store)
     return on_decision, on_seed
+
+
+def default_validate_sink(settings: Settings) -> ValidateSink:
+    """Starts `ValidateTasks` (`workflows.client.api_validate_sink`); without the
+    workflows package, a validation request is refused with the reason."""
+    try:
+        from workflows.client import api_validate_sink
+    except ImportError:
+        return no_pipeline
+    return api_validate_sink(settings)  # type: ignore[no-any-return]

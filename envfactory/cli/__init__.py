@@ -1,6 +1,7 @@
 """The `envfactory` command line: sub-commands by noun. Settings are loaded here, once.
 
     seed      submit / list / show task seeds
+    task      existing task suites in the store: import / list / show / validate
     validate  run every gate on Harbor / Terminal-Bench task directories
     review    the human shortcut-review queue (list / show / decide / serve)
     pack      export / verify / import verified environment packs
@@ -32,6 +33,7 @@ from . import (  # noqa: E402
     sandbox,
     seed,
     status,
+    task,
     train,
     up,
     validate,
@@ -39,6 +41,7 @@ from . import (  # noqa: E402
 )
 
 app.add_typer(seed.app, name="seed")
+app.add_typer(task.app, name="task")
 app.command("validate", epilog=validate.HELP)(validate.validate)
 app.add_typer(review.app, name="review")
 app.add_typer(pack.app, name="pack")

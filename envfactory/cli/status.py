@@ -2,7 +2,9 @@
 
 The status comes from the running workflow itself (a Temporal query), not from the
 database, so it shows exactly where the durable pipeline is: the box it is in, the judges'
-rewards, the gate verdict, and the review items it is waiting for.
+rewards, the gate verdict, and the review items it is waiting for. A `validate-…` id
+(`envfactory task validate`) shows one row per imported task: its stage, the gate
+report's verdict, findings, outcome and reasons.
 """
 
 from __future__ import annotations
@@ -54,15 +56,56 @@ def render(wid: str, s) -> Group:  # type: ignore[no-untyped-def]
     return Group(*parts)
 
 
-async def _one(client, wid: str):  # type: ignore[no-untyped-def]
-    from workflows.client import status
+def render_validation(wid: str, s) -> Group:  # type: ignore[no-untyped-def]
+    """A `ValidateTasks` status: one row per task."""
+    done = sum(1 for t in s.tasks if t.stage == "done")
+    parts: list = [Text.assemble((wid, "bold"), f"  {done}/{len(s.tasks)} task(s) done")]
+    t = Table(box=None, show_header=True, pad_edge=False)
+    for col in ("task", "stage", "gates", "findings", "open review", "outcome"):
+        t.add_column(col)
+    for task in s.tasks:
+        colour = {"published": "green", "rejected": "red"}.get(task.outcome or "", "")
+        t.add_row(task.env_id, task.stage, task.verdict.value if task.verdict else "—",
+                  str(len(task.finding_ids)), ", ".join(task.open_review_items) or "—",
+                  f"[{colour}]{task.outcome}[/]" if colour else "—")  # fmt: skip
+    parts.append(t)
+    for task in s.tasks:
+        parts += [Text(f"  {task.env_id}: {r}", style="red") for r in task.reasons[:8]]
+    return Group(*parts)
 
-    return await status(client, wid)
+
+def _is_validation(wid: str) -> bool:
+    from workflows.client import VALIDATE_PREFIX
+
+    return wid.startswith(VALIDATE_PREFIX)
+
+
+async def _one(client, wid: str):  # type: ignore[no-untyped-def]
+    from workflows.client import status, validation_status
+
+    return await (validation_status if _is_validation(wid) else status)(client, wid)
+
+
+def _render(wid: str, s) -> Group:  # type: ignore[no-untyped-def]
+    return render_validation(wid, s) if _is_validation(wid) else render(wid, s)
+
+
+def _finished(s) -> bool:  # type: ignore[no-untyped-def]
+    return s.done if hasattr(s, "tasks") else s.stage == "done"
+
+
+async def _stage(client, wid: str) -> str:  # type: ignore[no-untyped-def]
+    s = await _one(client, wid)
+    if hasattr(s, "tasks"):
+        return f"{sum(1 for t in s.tasks if t.stage == 'done')}/{len(s.tasks)} tasks done"
+    return str(s.stage)
 
 
 def status(
     workflow_id: Annotated[str | None, typer.Argument(help="Workflow id or seed id.")] = None,
-    watch: Annotated[bool, typer.Option("--watch", "-w", help="Refresh until it finishes.")] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", "-w", help="Refresh until it finishes.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON.")] = False,
 ) -> None:
     """Show pipeline progress: one workflow in detail, or the recent ones.
@@ -74,6 +117,8 @@ def status(
       envfactory status synthesize-seed-3f2a9c1b7d0e --watch
 
       envfactory status seed-3f2a9c1b7d0e --json
+
+      envfactory status validate-tasks-3e1f0c2a9b7d
     """
     from workflows.client import SYNTH_PREFIX, connect, list_synthesis
 
@@ -84,28 +129,30 @@ def status(
         client = await connect(settings.temporal)
         if workflow_id is None:
             rows = await list_synthesis(client)
+            rows += await list_synthesis(client, workflow_type="ValidateTasks")
             if as_json:
                 typer.echo(json.dumps([{"workflow_id": w, "status": st} for w, st in rows]))
                 return
             table = Table("workflow", "execution", "stage")
             for wid, state in rows:
-                stage = (await _one(client, wid)).stage if state == "running" else "—"
-                table.add_row(wid, state, stage)
+                table.add_row(wid, state, await _stage(client, wid) if state == "running" else "—")
             console.print(table)
             return
-        wid = workflow_id if workflow_id.startswith(SYNTH_PREFIX) else SYNTH_PREFIX + workflow_id
+        wid = workflow_id
+        if not wid.startswith(SYNTH_PREFIX) and not _is_validation(wid):
+            wid = SYNTH_PREFIX + wid
         s = await _one(client, wid)
         if as_json:
             typer.echo(s.model_dump_json(indent=1))
             return
         if not watch:
-            console.print(render(wid, s))
+            console.print(_render(wid, s))
             return
-        with Live(render(wid, s), console=console, refresh_per_second=4) as live:
-            while s.stage != "done":
+        with Live(_render(wid, s), console=console, refresh_per_second=4) as live:
+            while not _finished(s):
                 await asyncio.sleep(1)
                 s = await _one(client, wid)
-                live.update(render(wid, s))
+                live.update(_render(wid, s))
 
     from temporalio.service import RPCError
 

@@ -16,7 +16,7 @@
 Repositories (attributes of ``Store`` and of ``Tx``):
     seeds         add, get, find_by_hash, list, count
     environments  add, add_version, get(id, version=None → latest), record, versions,
-                  set_status(expect=…), set_build(BuildResult), list(status, seed_id)
+                  set_status(expect=…), set_build(BuildResult), list(status, seed_id, suite)
     verifiers     add, add_version, get(env_id, version=None → latest), versions
     gate_reports  add → row id, get, list(env_id, verifier_version), latest
     trajectories  add, get, set_reward, list(env_id, role)

@@ -129,7 +129,7 @@ class EnvironmentRepo(_Repo):
         now = utcnow()
         row = EnvironmentRow(
             id=spec.id, version=spec.version, name=spec.name, seed_id=spec.seed_id,
-            status=status.value, image=spec.image, build=None,
+            suite=spec.origin.suite if spec.origin else None, status=status.value, image=spec.image, build=None,
             created_at=spec.created_at, updated_at=now, doc=dump(spec),
         )  # fmt: skip
         self._insert(row, f"environment {spec.id} v{spec.version}")
@@ -198,6 +198,7 @@ class EnvironmentRepo(_Repo):
         *,
         status: EnvStatus | None = None,
         seed_id: str | None = None,
+        suite: str | None = None,
         latest_only: bool = True,
     ) -> list[EnvironmentRecord]:
         q = select(EnvironmentRow).order_by(EnvironmentRow.id, EnvironmentRow.version)
@@ -214,6 +215,8 @@ class EnvironmentRepo(_Repo):
             q = q.where(EnvironmentRow.status == status.value)
         if seed_id is not None:
             q = q.where(EnvironmentRow.seed_id == seed_id)
+        if suite is not None:
+            q = q.where(EnvironmentRow.suite == suite)
         return [_env_record(r) for r in self.s.scalars(q)]
 
 

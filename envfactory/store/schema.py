@@ -92,6 +92,8 @@ class EnvironmentRow(Base):
     version: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(NAME)
     seed_id: Mapped[str | None] = mapped_column(ID, index=True)
+    #: the suite an imported task belongs to (``spec.origin.suite``); None for synthesized
+    suite: Mapped[str | None] = mapped_column(NAME, index=True)
     status: Mapped[str] = mapped_column(STATUS, index=True)
     image: Mapped[str | None] = mapped_column(NAME)
     build: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # BuildResult, once built

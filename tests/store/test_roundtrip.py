@@ -25,6 +25,8 @@ from envfactory.core.models import (
     GateCheck,
     GateReport,
     Limits,
+    Mutant,
+    MutationScore,
     PackEnvironment,
     PackManifest,
     PackMember,
@@ -35,9 +37,12 @@ from envfactory.core.models import (
     ReviewItem,
     ReviewState,
     ShortcutFinding,
+    SkippedCheck,
     StateKind,
     StateRef,
     Step,
+    StepFailure,
+    TaskOrigin,
     TaskSeed,
     ToolCall,
     Trajectory,
@@ -71,7 +76,9 @@ def samples() -> dict[str, BaseModel]:
         reference_solution=(Step(title="patch", script="sed -i s/,/;/ job.py"),),
         partial_solutions=(PartialSolution(name="half", steps=(Step(script="true"),)),),
         limits=Limits(cpus=0.5, memory_mb=512, pids=64, exec_timeout_s=30, network=True),
-        image="sha256:abc", source="manual", created_at=T0,
+        image="sha256:abc", source="manual", created_at=T0, semantics=("envfactory", "harbor"),
+        origin=TaskOrigin(suite="tb2", path="suites/tb2/etl-fix", repository="https://example.org/tb.git",
+                          commit="c" * 40, files_key=K3),
     )  # fmt: skip
     return {
         "seed": TaskSeed(
@@ -86,7 +93,7 @@ def samples() -> dict[str, BaseModel]:
             env_id="env-1", version=1, files=(FileEntry(path="test.sh", key=K2),), entry="bash test.sh",
             timeout_s=60, provenance=Provenance(author="agent:verifier/m", inputs_seen=("instruction",),
                                                 prompt_version="v3"),
-            created_at=T0,
+            mount_path="/tests", reward_dir="/logs/verifier", created_at=T0,
         ),  # fmt: skip
         "gate_report": GateReport(
             env_id="env-1", verifier_version=1, repeats=2, notes=("one-block solution",), created_at=T0,
@@ -94,8 +101,14 @@ def samples() -> dict[str, BaseModel]:
                 GateCheck(kind=CheckKind.ORACLE, name="oracle", state=_state(StateKind.ORACLE, "oracle"),
                           expected=1, observed=(1, 1), duration_s=1.25, evidence=("ok",),
                           tamper=(PathChange(path="/usr/bin/python3", kind="C"),)),
-                GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0, 1)),
+                GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0, 1),
+                          semantics="harbor", derived_from="oracle"),
             ),
+            reference_failure=StepFailure(step=2, title="build", exit_code=2, output="make: *** "),
+            unrunnable=("needs https://astral.sh",), provided=("uv 0.9.5",),
+            skipped=(SkippedCheck(name="prefix-1", why="one-block solution"),),
+            mutation=MutationScore(killed=1, survived=1, mutants=(
+                Mutant(file="test.sh", operator="early-exit", line=3, diff="+exit 0", status="survived"),)),
         ),  # fmt: skip
         "trajectory": Trajectory(
             id="traj-1", role=AgentRole.JUDGE, env_id="env-1", model="m-7b",
@@ -158,6 +171,16 @@ def test_every_stored_model_round_trips_exactly(store: Store) -> None:
     assert store.packs.archive_key("pack-1") == K3
     record = store.environments.record("env-1")
     assert (record.build, record.status) == (s["build"], EnvStatus.BUILT)
+
+
+def test_environments_are_listed_by_the_suite_of_their_origin(store: Store) -> None:
+    s = samples()
+    _store_all(store, s)
+    other = s["environment"].model_copy(update={"id": "env-2", "origin": None})
+    store.environments.add(other, EnvStatus.IMPORTED)
+    assert [r.spec.id for r in store.environments.list(suite="tb2")] == ["env-1"]
+    assert store.environments.list(suite="nope") == []
+    assert [r.spec.id for r in store.environments.list()] == ["env-1", "env-2"]
 
 
 def test_round_tripped_datetimes_are_aware_utc(store: Store) -> None:

@@ -253,6 +253,25 @@ def test_validate_tasks_publishes_sound_imports_and_rejects_broken_ones_with_rea
     assert h.services.calls("research") == [] and h.services.calls("run_agent") == []
 
 
+def test_validate_tasks_reports_each_tasks_progress_and_files_its_gate_findings(harness, loop):
+    ids = ["env-sound", "env-broken-always-pass"]
+    with harness(Scenario(failing_envs=["env-broken-always-pass"])) as h:
+        first = loop.run(wfclient.astart_validation(h.env.client, ids, h.config))
+        again = loop.run(wfclient.astart_validation(h.env.client, ids[::-1], h.config))
+        h.result(first)
+        status = loop.run(wfclient.validation_status(h.env.client, first.id))
+    assert first.id == again.id == wfclient.validation_id(ids)  # one run for one set of tasks
+    assert status.done and [t.env_id for t in status.tasks] == ids
+    by_env = {t.env_id: t for t in status.tasks}
+    assert (by_env["env-sound"].outcome, by_env["env-sound"].gate_report_id) == (
+        "published", "gate-env-sound-v1")
+    assert by_env["env-broken-always-pass"].reasons == ("no-op no-op: expected 0, got [1, 1, 1]",)
+    assert [c["trajectories"] for c in h.services.calls("mine")] == [[], []]  # the report's only
+    statuses = [(c["env"], c["status"]) for c in h.services.calls("set_status")]
+    assert sorted(statuses) == sorted([("env-sound", "built"), ("env-broken-always-pass", "built"),
+                                       ("env-broken-always-pass", "rejected")])  # fmt: skip
+
+
 def test_a_decision_stored_but_never_delivered_is_found_by_the_review_poll(harness):
     with harness(Scenario(red_team_shortcut_until=2), review_poll_s=1) as h:
         handle = h.start("seed-undelivered")
