@@ -1,76 +1,32 @@
-"""Verifier dependencies: what a verifier installs or fetches at run time, and a
-verification layer, built once per task image, that makes those lines succeed offline.
+"""Detecting what a verifier installs or fetches at run time, from its files alone.
 
-Real Terminal-Bench 2 verifiers install their tools when they run (`apt-get install -y
-curl`, the uv installer from astral.sh, `uvx -p 3.13 -w pytest==8.4.1 pytest …`, `pip
-install -r requirements.txt`). envfactory runs every verification in a fresh container
-with **no network**, so `detect_requirements` reads the verifier's shell and Python files
-for those lines and `ensure_verification_layer` builds an image FROM the task image (with
-build network) that already holds the result: the apt packages, `uv`/`uvx` from PyPI in
-`$HOME/.local/bin` with the installer's `env` file, uv's cache warmed by one pre-run of
-each `uvx`/`uv run`/`uv tool` line, the pip packages, and `/etc/uv/uv.toml` saying
-`offline = true` and `python-downloads = "never"`.
-
-Invariants:
-- the layer is for verification containers only, never for solver sandboxes: the solver
-  never sees what the verifier needs (DESIGN.md invariant 2);
-- cached by content: the generated Dockerfile + script name the task image by id, so the
-  same task image and requirements reuse the same image (`engine.build`'s content cache),
-  tagged `envfactory/verify:<hash>`;
-- a requirement that cannot be provided (a Python the release lacks, a package the mirror
-  or PyPI lacks, a URL the run would download) is named in `missing`; the layer is still
-  built with the rest. The build script never fails on one requirement: it records each
-  outcome in `MANIFEST` inside the image, which is read back after every (cached) build;
-- model-free; everything the verifier wrote is shell-quoted before it reaches the build.
-
-What the run-time lines do in a container from the layer, started as the runner starts
-it (`--network none`, every capability dropped, `env -i PATH=… HOME=/root`), seen here
-on bookworm (Docker 20.10, uv 0.9.5):
-- `apt-get update` prints "Temporary failure resolving 'deb.debian.org'" (or "Method
-  http has died") and setgroups errors and exits 100 (TB2 scripts do not `set -e` around
-  it). The layer sets `Acquire::Retries "0"` (default retries back off for ~9 s) and
-  deletes the package lists it fetched (as the base image does): at load average ~25
-  `apt-get update` then took 3.7 s instead of 38 s;
-- `apt-get install -y curl` of a package the layer installed prints "curl is already the
-  newest version" and exits 0, lists or not (1.7 s without lists, 27 s with them at
-  that load; chown warnings on apt's partial dirs are harmless);
-- `curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh`: curl says "Could not resolve
-  host", sh reads nothing and exits 0, so the pipeline exits 0;
-- `source $HOME/.local/bin/env` puts `/root/.local/bin` first on PATH, exit 0;
-- `uvx -p 3.11 -w pytest==8.4.1 -w pytest-json-ctrf==0.3.5 pytest …` runs from uv's
-  cache (~0.5 s); `uvx -p 3.13 …` on bookworm fails with "No interpreter found for Python
-  3.13 … Python downloads are set to 'never'" — listed in `missing` at build time;
-- `pip install pkg==v` of an installed pin says "Requirement already satisfied", exit 0.
+Reads shell files (continuations joined, heredoc bodies skipped, `bash -c` followed) and
+Python files (`subprocess` / `os.system` argv lists and strings, `urlopen` /
+`requests.get` of a literal URL). Invariants: nothing is executed; the result is a
+frozen, deterministic `Requirements` (same files → equal value, in reading order), and
+`found` says where each requirement was read.
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
-import io
 import re
 import shlex
-import tarfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Literal
 
-from envfactory.core.errors import SandboxFileNotFound
 from envfactory.core.models.base import Model
-from sandboxes.protocol import SandboxEngine
-
-MANIFEST = "/var/lib/envfactory/verification-layer"
-LAYER_REPO = "envfactory/verify"
-UV_HOME_BIN = "/root/.local/bin"  # where the uv installer puts uv/uvx for HOME=/root
-Log = Callable[[str], None]
-
 
 # -- what a verifier needs ------------------------------------------------------------
+
+
+UvKind = Literal["uvx", "uv run", "uv tool install"]
 
 
 class UvCommand(Model):
     """One `uvx` / `uv tool run` / `uv run` / `uv tool install` line, as written."""
 
-    kind: Literal["uvx", "uv run", "uv tool install"]
+    kind: UvKind
     argv: tuple[str, ...]  # the invocation up to and including the tool (no tool args)
     python: str | None = None
     with_packages: tuple[str, ...] = ()  # -w / --with, as written
@@ -387,7 +343,7 @@ _UV_VALUE_OPTS = _PIP_VALUE_OPTS | {
 }  # fmt: skip
 
 
-def _uv(acc: _Found, kind: str, head: list[str], args: list[str]) -> None:
+def _uv(acc: _Found, kind: UvKind, head: list[str], args: list[str]) -> None:
     """Parse uv's options up to the tool; what follows the tool belongs to the tool."""
     python, with_, tool, taken = None, [], "", list(head)
     it = iter(_split_equals(args))
@@ -458,249 +414,3 @@ def _literal_argv(node: ast.expr) -> list[str] | None:
 def _call_name(node: ast.Call) -> str:
     f = node.func
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-
-
-# -- the verification layer -----------------------------------------------------------
-
-
-class VerificationLayer(Model):
-    """The image verifications start from, and what it does and does not provide."""
-
-    image: str  # the layer's image id (the task image itself when nothing was needed)
-    source_image: str  # the task image it was built FROM
-    tag: str | None = None
-    provided: tuple[str, ...] = ()  # "uv 0.9.5 (PyPI)", "pytest==8.4.1 (pip3)", "apt: curl"
-    missing: tuple[str, ...] = ()  # "python 3.13 (not in this image's release)", "network: URL"
-    notes: tuple[str, ...] = ()
-    cached: bool = False
-    build_s: float = 0.0
-
-
-_UV_STAGE = """\
-FROM {base} AS envfactory-uv
-RUN mkdir -p /out && cd /tmp && ( python3 -m pip download -q --no-deps --only-binary=:all: \
---dest w {spec} && python3 -m zipfile -e w/uv-*.whl x && install -m 755 \
-x/uv-*.data/scripts/uv x/uv-*.data/scripts/uvx /out/ ) || echo {spec} > /out/NOT-ON-PYPI
-"""
-_LAYER = """\
-FROM {image}
-{copy_uv}COPY envfactory-layer.sh /opt/envfactory-layer.sh
-RUN sh /opt/envfactory-layer.sh && rm -rf /opt/envfactory-layer.sh /opt/envfactory-uv
-"""
-# What the uv installer writes to $HOME/.local/bin/env (uv 0.9.x), so `source` works.
-_UV_ENV_FILE = r"""#!/bin/sh
-# add binaries to PATH if they aren't added yet
-# affix colons on either side of $PATH to simplify matching
-case ":${PATH}:" in
-    *:"$HOME/.local/bin":*)
-        ;;
-    *)
-        # Prepending path in case a system-installed binary needs to be overridden
-        export PATH="$HOME/.local/bin:$PATH"
-        ;;
-esac
-"""
-_HEADER = f"""\
-set +e
-M={MANIFEST}; mkdir -p "$(dirname "$M")"; : > "$M"
-ok() {{ printf 'provided\\t%s\\n' "$1" >> "$M"; }}
-miss() {{ printf 'missing\\t%s\\n' "$1" >> "$M"; }}
-note() {{ printf 'note\\t%s\\n' "$1" >> "$M"; }}
-export DEBIAN_FRONTEND=noninteractive HOME=/root PATH={UV_HOME_BIN}:$PATH
-"""
-
-
-def layer_context(requirements: Requirements, image: str, python_base: str) -> bytes:
-    """The build context (Dockerfile + script) of the layer; deterministic, so the
-    engine's content cache reuses it for the same image and requirements."""
-    uv_stage = ""
-    copy_uv = ""
-    if requirements.needs_uv:
-        uv_stage = _UV_STAGE.format(base=python_base, spec=shlex.quote(_uv_spec(requirements)))
-        copy_uv = "COPY --from=envfactory-uv /out/ /opt/envfactory-uv/\n"
-    dockerfile = uv_stage + _LAYER.format(image=image, copy_uv=copy_uv)
-    return _tar({"Dockerfile": dockerfile, "envfactory-layer.sh": layer_script(requirements)})
-
-
-def _uv_spec(requirements: Requirements) -> str:
-    v = requirements.uv_version
-    return f"uv=={v}" if v and re.fullmatch(r"[0-9][0-9A-Za-z.+!-]*", v) else "uv"
-
-
-def layer_script(r: Requirements) -> str:
-    """The shell script that installs everything; each outcome lands in the manifest."""
-    parts = [_HEADER, _apt_part(r)]
-    if r.needs_uv:
-        parts.append(_uv_part(r))
-    parts += [_python_part(v) for v in r.pythons]
-    parts += [_uv_command_part(c) for c in r.uv_commands]
-    parts += [_pip_part(installer, flags, pkgs) for (installer, flags), pkgs in _pip_groups(r)]
-    parts += [f"miss {shlex.quote('network: ' + url)}\n" for url in r.urls]
-    parts.append(_offline_part(r))
-    return "".join(parts)
-
-
-def _apt_part(r: Requirements) -> str:
-    if not (r.apt or r.pythons):
-        return ""
-    lines = ["if command -v apt-get >/dev/null 2>&1; then",
-             "  apt-get update -q || note 'apt-get update failed at build time'"]  # fmt: skip
-    if r.apt:
-        pkgs = " ".join(shlex.quote(p) for p in r.apt)
-        lines += [
-            f"  if apt-get install -y -q --no-install-recommends {pkgs}; then",
-            *(f"    ok {shlex.quote('apt: ' + p)}" for p in r.apt),
-            f'  else for p in {pkgs}; do apt-get install -y -q --no-install-recommends "$p"'
-            ' && ok "apt: $p" || miss "apt: $p (not in this image\'s release)"; done; fi',
-        ]
-    lines.append("else")
-    lines += [f"  miss {shlex.quote(f'apt: {p} (the image has no apt-get)')}" for p in r.apt]
-    lines.append("  true\nfi\n")
-    return "\n".join(lines)
-
-
-def _uv_part(r: Requirements) -> str:
-    missing = shlex.quote(f"{_uv_spec(r)} (not on PyPI)")
-    return f"""\
-if [ -x /opt/envfactory-uv/uv ]; then
-  command -v uv >/dev/null 2>&1 || had_no_uv=1
-  mkdir -p {UV_HOME_BIN} && cp /opt/envfactory-uv/uv /opt/envfactory-uv/uvx {UV_HOME_BIN}/
-  cat > {UV_HOME_BIN}/env <<'ENVFACTORY_EOF'
-{_UV_ENV_FILE}ENVFACTORY_EOF
-  {_symlink_uv(r)}
-  ok "uv $(uv --version | cut -d' ' -f2) (PyPI)"
-else miss {missing}; fi
-mkdir -p /etc/uv && printf 'python-downloads = "never"\\n' > /etc/uv/uv.toml
-"""
-
-
-def _symlink_uv(r: Requirements) -> str:
-    """Without an installer line the script expects uv on PATH: put it there."""
-    if r.uv_installer:
-        return ":"
-    return (
-        f'[ -n "$had_no_uv" ] && ln -sf {UV_HOME_BIN}/uv {UV_HOME_BIN}/uvx /usr/local/bin/ '
-        "&& note 'uv linked into /usr/local/bin (the verifier runs it without installing it)'"
-    )
-
-
-def _python_part(version: str) -> str:
-    m = re.fullmatch(r"(?:python|cpython[-@]?)?(3\.\d+)(?:\.\d+)?", version)
-    apt = f"apt-get install -y -q --no-install-recommends python{m.group(1)}" if m else "false"
-    v, named = shlex.quote(version), shlex.quote(f"python {version}")
-    lost = shlex.quote(f"python {version} (not in this image's release)")
-    return (
-        f"if uv python find {v} >/dev/null 2>&1; then ok {named}\n"
-        f"elif {apt} && uv python find {v} >/dev/null 2>&1; then ok {shlex.quote(f'python {version} (apt)')}\n"
-        f"else miss {lost}; fi\n"
-    )  # fmt: skip
-
-
-def _uv_command_part(c: UvCommand) -> str:
-    cmd = shlex.join(c.argv)
-    run = cmd if c.kind == "uv tool install" else f"{cmd} --version || {cmd} --help"
-    what = " ".join(
-        [c.kind if c.kind != "uvx" else "uvx", c.tool]
-        + ([f"-p {c.python}"] if c.python else [])
-        + [f"--with {w}" for w in c.with_packages]
-    )
-    guard = f"uv python find {shlex.quote(c.python)} >/dev/null 2>&1" if c.python else "true"
-    return (
-        f"if ! {guard}; then miss {shlex.quote(f'{what} (needs python {c.python})')}\n"
-        f'elif (cd "$(mktemp -d)" && {{ {run}; }}); then ok {shlex.quote(what + " (cached)")}\n'
-        f"else miss {shlex.quote(what + ' (the pre-run failed; see the build log)')}; fi\n"
-    )
-
-
-def _pip_groups(r: Requirements) -> list[tuple[tuple[tuple[str, ...], tuple[str, ...]], list[str]]]:
-    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
-    for p in r.pip:
-        groups.setdefault((p.installer, p.flags), []).extend(p.packages)
-    return list(groups.items())
-
-
-def _pip_part(installer: tuple[str, ...], flags: tuple[str, ...], pkgs: list[str]) -> str:
-    inst = shlex.join([*installer, "install", *flags])
-    if installer == ("uv", "pip") and not {"--system", "--python", "-p", "--target"} & set(flags):
-        # Into a project venv at run time: warm uv's cache in a scratch venv.
-        inst = f'cd "$(mktemp -d)" && uv venv -q && {inst}'
-    label = " ".join(installer)
-    quoted = " ".join(shlex.quote(p) for p in pkgs)
-    return (
-        f"if ! command -v {shlex.quote(installer[0])} >/dev/null 2>&1; then "
-        f'for p in {quoted}; do miss "$p ({installer[0]} is not in the image)"; done\n'
-        f'elif ({inst} {quoted}); then for p in {quoted}; do ok "$p ({label})"; done\n'
-        f'else for p in {quoted}; do ({inst} "$p") && ok "$p ({label})" || '
-        f'miss "$p (not installable by {label})"; done; fi\n'
-    )
-
-
-def _offline_part(r: Requirements) -> str:
-    lines = []
-    if r.needs_uv:
-        lines.append("printf 'offline = true\\n' >> /etc/uv/uv.toml")
-    if r.apt or r.pythons:
-        # Offline, apt's default 3 retries with back-off turn `apt-get update` into ~9 s,
-        # and parsing 80 MB of package lists costs ~30 s on a busy overlay filesystem;
-        # without lists, `apt-get install` of an installed package still exits 0. The
-        # lists/partial directory stays: apt cannot re-create it with capabilities dropped.
-        lines.append(
-            "[ -d /etc/apt/apt.conf.d ] && echo 'Acquire::Retries \"0\";' > "
-            "/etc/apt/apt.conf.d/99envfactory-offline"
-        )
-        lines.append("find /var/lib/apt/lists -maxdepth 1 -type f -delete; apt-get clean")
-    return "\n".join(lines) + "\nexit 0\n"
-
-
-def _tar(members: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, text in sorted(members.items()):
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size, info.mode = len(data), 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
-def ensure_verification_layer(
-    engine: SandboxEngine, image: str, requirements: Requirements, *, log: Log | None = None
-) -> VerificationLayer:
-    """The verification image for `image` and `requirements`: built once (with build
-    network), reused while both are unchanged. Never start a solver sandbox from it."""
-    if requirements.empty:
-        return VerificationLayer(image=image, source_image=image, notes=requirements.notes)
-    base = engine.ensure_base_image("python") if requirements.needs_uv else ""
-    context = layer_context(requirements, image, base)
-    tag = f"{LAYER_REPO}:{hashlib.sha256(context).hexdigest()[:16]}"
-    built = engine.build(context, tag=tag, on_log=log)
-    provided, missing, notes = _read_manifest(engine, built.image)
-    return VerificationLayer(
-        image=built.image, source_image=image, tag=tag, provided=provided, missing=missing,
-        notes=(*requirements.notes, *notes), cached=built.cached, build_s=built.duration_s,
-    )  # fmt: skip
-
-
-def _read_manifest(engine: SandboxEngine, image: str) -> tuple[tuple[str, ...], ...]:
-    box = engine.start(image, purpose="verify-deps", network=False)
-    try:
-        text = box.read_file(MANIFEST).decode(errors="replace")
-    except SandboxFileNotFound:
-        text = "note\tthe layer wrote no manifest (its script did not run to the end)\n"
-    finally:
-        box.remove()
-    out: dict[str, list[str]] = {"provided": [], "missing": [], "note": []}
-    for line in text.splitlines():
-        kind, _, what = line.partition("\t")
-        if kind in out and what not in out[kind]:
-            out[kind].append(what)
-    return tuple(out["provided"]), tuple(out["missing"]), tuple(out["note"])
-
-
-def verification_image(
-    engine: SandboxEngine, image: str, files: Mapping[str, bytes], *, log: Log | None = None
-) -> VerificationLayer:
-    """For the runner and gates: detect what the verifier `files` need and return the
-    layer to start verification containers from (`.image`; the task image when the
-    verifier needs nothing)."""
-    return ensure_verification_layer(engine, image, detect_requirements(files), log=log)
