@@ -12,12 +12,14 @@ import time
 
 import pytest
 
+from sandboxes.builds import Context, rewrite_from_lines
 from verifiers.deps import (
     MANIFEST,
     PipInstall,
     Requirements,
     detect_requirements,
     ensure_verification_layer,
+    layer_context,
     layer_script,
     verification_image,
 )
@@ -162,6 +164,32 @@ def test_the_layer_script_quotes_what_the_verifier_wrote() -> None:
     assert "curl; touch /pwned\n" not in script.replace("'curl; touch /pwned'", "")
 
 
+IMAGE_ID = "sha256:" + "ab" * 32
+
+
+def test_the_layer_context_is_the_same_bytes_for_the_same_image_and_requirements() -> None:
+    """The engine caches builds by context content: a changing byte would rebuild."""
+    r = detect_requirements({"test.sh": TB2})
+    one = layer_context(r, IMAGE_ID, "envfactory/base-python:x")
+    assert one == layer_context(
+        detect_requirements({"test.sh": TB2}), IMAGE_ID, "envfactory/base-python:x"
+    )
+    assert one != layer_context(r, "sha256:" + "cd" * 32, "envfactory/base-python:x")
+
+
+@pytest.mark.docker
+def test_from_rewriting_leaves_the_task_image_id_and_the_uv_stage_alone(docker_engine) -> None:  # type: ignore[no-untyped-def]
+    """The layer names the task image by id and the uv stage by our local tag: neither
+    may be mapped to a stand-in base image (that would verify against another image)."""
+    context = layer_context(
+        detect_requirements({"test.sh": TB2}), IMAGE_ID, "envfactory/base-python:x"
+    )
+    dockerfile = (Context.from_tar(context).read("Dockerfile") or b"").decode()
+    assert f"FROM {IMAGE_ID}" in dockerfile
+    _, subs = rewrite_from_lines(dockerfile, docker_engine.resolve_from)
+    assert subs == ()
+
+
 # -- the layer end to end (real Docker) -------------------------------------------------
 
 TESTS_PY = b"""from pathlib import Path
@@ -287,6 +315,8 @@ curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh
 source $HOME/.local/bin/env
 uvx -p 3.13 -w pytest==8.4.1 pytest /tests/test_outputs.py
 """
+    t0 = time.monotonic()
     built = verification_image(docker_engine, task_image, {"test.sh": script})
+    print(f"\nlayer build (python 3.13 missing): {time.monotonic() - t0:.1f}s")
     assert "python 3.13 (not in this image's release)" in built.missing
     assert "uv 0.9.5 (PyPI)" in built.provided
