@@ -38,7 +38,7 @@ on bookworm (Docker 20.10, uv 0.9.5):
   host", sh reads nothing and exits 0, so the pipeline exits 0;
 - `source $HOME/.local/bin/env` puts `/root/.local/bin` first on PATH, exit 0;
 - `uvx -p 3.11 -w pytest==8.4.1 -w pytest-json-ctrf==0.3.5 pytest …` runs from uv's
-  cache (~0.5 s); `uvx -p 3.13 …` on bookworm fails with "No interpreter found for Python
+  cache (0.5 s on an idle machine, 13 s at load ~25); `uvx -p 3.13 …` on bookworm fails with "No interpreter found for Python
   3.13 … Python downloads are set to 'never'" — listed in `missing` at build time;
 - `pip install pkg==v` of an installed pin says "Requirement already satisfied", exit 0.
 """
