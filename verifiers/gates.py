@@ -551,7 +551,13 @@ def _order(c: _Check) -> tuple[int, int, str]:
 def _input_key(p: PreparedState) -> str:
     """Everything a verification of `p` depends on besides the verifier itself."""
     h = hashlib.sha256()
-    h.update(p.image.encode() + b"\0" + p.scope.encode())
+    h.update(p.image.encode() + b"\0" + p.scope.encode() + b"\0" + p.semantics.encode())
+    # A replayed state is its recipe: two recipes are two states, even with no workspace
+    # bytes or tamper evidence to tell them apart (regression: every harbor probe row, and
+    # full-state probes without tamper evidence, shared the first such row's result).
+    for entry in p.replay:
+        h.update(b"\0".join(a.encode() for a in entry.argv) + b"\1" + entry.workdir.encode())
+    h.update(b"\2" + "\0".join(sorted(p.expected)).encode())
     for path, tar in p.workspace:
         h.update(
             path.encode() + b"\0" + (hashlib.sha256(tar).digest() if tar is not None else b"-")

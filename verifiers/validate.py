@@ -18,8 +18,9 @@ from sandboxes.protocol import SandboxEngine
 
 from .formats import ImportedTask, context_tar, load_task
 from .formats.model import BlobReader, BlobWriter
-from .gates import GateInput, GateRun, Progress, run_gates_detailed
-from .probes import PROBES, Probe
+from .battery import gate_input
+from .gates import GateRun, Progress, run_gates_detailed
+from .probes import Probe
 
 
 class Artifacts(BlobReader, BlobWriter, Protocol):
@@ -70,11 +71,12 @@ def validate_task(
     *,
     repeats: int = 3,
     concurrency: int = 2,
-    probes: tuple[Probe, ...] = PROBES,
+    probes: tuple[Probe, ...] | None = None,
     progress: Progress | None = None,
     on_stage: Callable[[str], None] | None = None,
 ) -> TaskValidation:
-    """Import the task at `path`, build its image, run every gate on its verifier."""
+    """Import the task at `path`, build its image and its verification layer, run every
+    gate on its verifier (`probes=None`: the whole library, tailored and traced)."""
     task = load_task(path, artifacts)
     if on_stage:
         on_stage("building")
@@ -84,24 +86,16 @@ def validate_task(
     )
     build_s = time.monotonic() - t0
     if on_stage:
+        on_stage("verification layer")
+    inp, layer_notes = gate_input(
+        engine, spec=task.spec, verifier=task.verifier, files=artifacts.get, image=build.image,
+        repeats=repeats, concurrency=concurrency, probes=probes, progress=progress,
+    )  # fmt: skip
+    if on_stage:
         on_stage("gating")
-    run = run_gates_detailed(
-        GateInput(
-            engine=engine,
-            spec=task.spec,
-            verifier=task.verifier,
-            files=artifacts.get,
-            image=build.image,
-            repeats=repeats,
-            probes=probes,
-            concurrency=concurrency,
-            progress=progress,
-        )  # fmt: skip
-    )
-    if task.notes:
-        run.report = run.report.model_copy(
-            update={"notes": tuple(dict.fromkeys((*run.report.notes, *task.notes)))}
-        )
+    run = run_gates_detailed(inp)
+    notes = (*run.report.notes, *task.notes, *layer_notes)
+    run.report = run.report.model_copy(update={"notes": tuple(dict.fromkeys(notes))})
     return TaskValidation(
         Path(path), task, build.image, run, build_s, tuple(build.substitutions),
         tuple(getattr(build, "warnings", ())),

@@ -49,7 +49,8 @@ from envfactory.core.settings import Settings
 from envfactory.store import ArtifactStore, Store
 from sandboxes.protocol import SandboxEngine
 from verifiers.evidence import findings_from_report
-from verifiers.gates import GateInput, run_gates
+from verifiers.battery import gate_input
+from verifiers.gates import run_gates
 from verifiers.mining import MiningConfig, mine
 from verifiers.runner import verify_state
 
@@ -204,11 +205,15 @@ class RealServices:
         )  # fmt: skip
 
     def _gates(self, spec: EnvironmentSpec, verifier: Verifier, repeats: int) -> GateReport:
-        return run_gates(GateInput(
-            engine=self.engine, spec=spec, verifier=verifier, files=self.artifacts.get,
+        inp, notes = gate_input(
+            self.engine, spec=spec, verifier=verifier, files=self.artifacts.get,
             image=self._image(spec), repeats=repeats, regressions=self._regressions(spec.id),
             concurrency=self.settings.sandbox.pool_size,
-        ))  # fmt: skip
+        )  # fmt: skip
+        report = run_gates(inp)
+        if notes:
+            report = report.model_copy(update={"notes": (*report.notes, *notes)})
+        return report
 
     def score(self, inp: t.ScoreInput) -> t.ScoreOutcome:
         spec = self._spec(inp.env_id)

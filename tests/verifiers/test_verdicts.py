@@ -3,8 +3,6 @@ and the rows gated under Harbor's runtime — on the tiny `sum` task, real Docke
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from envfactory.core.models import CheckKind, Step, TaskVerdict
@@ -49,17 +47,16 @@ def test_a_failing_reference_step_is_reference_failed_naming_the_step_and_stops_
         Step(title="count", script="wc -l < data/nums.txt | tr -d ' ' > out/count.txt"),
         Step(title="publish", script="set -e\ncp out/total.txt /nonexistent-dir/total.txt\necho never"),
     )})  # fmt: skip
-    t0 = time.monotonic()
     run = run_gates_detailed(_gate(docker_engine, sum_image, files, sound_verifier(files), broken))
-    elapsed = time.monotonic() - t0
     report = run.report
     assert report.outcome == TaskVerdict.REFERENCE_FAILED
     assert report.reference_failure is not None and report.reference_failure.step == 3
     assert report.reference_failure.title == "publish"
     assert "nonexistent-dir" in report.reference_failure.output
     assert report.reasons[0].startswith("reference solution failed at step 3 (publish)")
+    # early: nothing after the failing step is verified; probes never produced
     assert report.skipped and not any(c.kind == CheckKind.PROBE for c in report.checks)
-    assert elapsed < 20, f"took {elapsed:.1f}s"
+    assert not any(c.kind in (CheckKind.ORACLE, CheckKind.UNSOLVED) for c in report.checks)
 
 
 def test_a_verifier_missing_its_tools_is_unrunnable_not_rejected(
