@@ -19,6 +19,6 @@ nohup setsid python3 -m http.server 8080 --bind 127.0.0.1 --directory /app/statu
   > /var/log/status-server.log 2>&1 < /dev/null &
 # Wait until it answers
 for i in $(seq 1 20); do
-  python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/health.json', timeout=1)" && break
+  python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/health.json', timeout=1)" 2>/dev/null && break
   sleep 0.5
 done
