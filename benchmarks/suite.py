@@ -34,6 +34,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+# `python benchmarks/suite.py` puts benchmarks/ on sys.path, not the checkout, so an
+# editable install elsewhere would be measured instead: measure the code beside us.
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
 #: headings for tasks that never got a gate report, by the stage they failed in
 FAILED_STAGES = {None: "import-failed", "building": "build-failed", "gating": "gate-error"}
 TASK_MARKERS = ("task.toml", "instruction.md", "environment", "task.yaml")
