@@ -1,0 +1,33 @@
+#!/bin/bash
+
+# Install curl so we can fetch uv
+apt-get update
+apt-get install -y curl
+
+# Install uv
+curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh
+
+source $HOME/.local/bin/env
+
+# Reference list of ISO 3166-1 codes used by the tests
+curl -fsSL -o /tests/country-codes.csv \
+  https://raw.githubusercontent.com/datasets/country-codes/master/data/country-codes.csv
+
+# The tests expect to run from the task's working directory
+if [ "$PWD" = "/" ]; then
+    echo "Error: no working directory set. Set WORKDIR in the Dockerfile."
+    exit 1
+fi
+
+uvx \
+  -p 3.13 \
+  -w pytest==8.4.1 \
+  -w pytest-json-ctrf==0.3.5 \
+  pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA
+
+
+if [ $? -eq 0 ]; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi
