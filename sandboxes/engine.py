@@ -2,8 +2,9 @@
 
 Invariants:
 - a started sandbox is locked down unless the caller asks otherwise: network off, every
-  capability dropped, no-new-privileges, memory (no swap) / cpu / pids limits, an init
-  process that reaps zombies;
+  capability dropped and only the profile's added back (`capabilities.py`; "locked" adds
+  none), no-new-privileges, Docker's default seccomp, no devices, memory (no swap) / cpu /
+  pids limits, an init process that reaps zombies;
 - at most `settings.pool_size` sandboxes from one engine exist at once; `start` waits
   for a slot (up to `pool_wait_s`) instead of exhausting the machine;
 - everything created is labelled (`labels.ownership`); `gc` only ever selects by label;
@@ -31,6 +32,7 @@ from envfactory.core.settings import SandboxSettings
 
 from . import base_image as B
 from . import builds as BL
+from . import capabilities as C
 from . import labels as L
 from .sandbox import DockerSandbox
 
@@ -187,7 +189,7 @@ class DockerEngine:
         name = f"envfactory-{purpose}-{uuid.uuid4().hex[:10]}"
         host = api.create_host_config(
             init=True, network_mode="bridge" if net else "none", cap_drop=["ALL"],
-            security_opt=["no-new-privileges"], mem_limit=f"{limits.memory_mb}m",
+            cap_add=C.cap_add(limits.capabilities), security_opt=["no-new-privileges"], mem_limit=f"{limits.memory_mb}m",
             memswap_limit=f"{limits.memory_mb}m", nano_cpus=int(limits.cpus * 1e9),
             pids_limit=limits.pids, runtime=None if self.runtime() == "runc" else self.runtime(),
         )  # fmt: skip
