@@ -79,6 +79,9 @@ def _deb(release: str, named: str | None = None) -> Standin:
 # Ubuntu maps to the Debian release nearest in glibc, gcc and python (24.04 → trixie,
 # 22.04 and older → bookworm); python:X.Y to the release that ships X.Y or the nearest.
 BUILTIN_MAP: tuple[tuple[str, Standin], ...] = (
+    # A Debian suffix names the release too: the Python version wins, the release warns.
+    ("python:3.11*trixie", _py("bookworm", "Python 3.11 on Debian 13 (trixie)")),
+    ("python:3.13*bookworm", _py("trixie", "Python 3.13 on Debian 12 (bookworm)")),
     ("python:3.11*", _py("bookworm")),
     ("python:3.13*", _py("trixie")),
     ("python:3.12*", _py("trixie", "Python 3.12")),

@@ -125,6 +125,8 @@ STANDINS = {
     "python:3.12-slim": ("python", "trixie", True),
     "python:3.13-slim": ("python", "trixie", False),
     "python:3.13": ("python", "trixie", False),
+    "python:3.13-slim-bookworm": ("python", "trixie", True),
+    "python:3.11-slim-trixie": ("python", "bookworm", True),
     "python:3.10": ("python", "bookworm", True),
     "python:3.9-slim": ("python", "bookworm", True),
     "python:3.14-slim": ("python", "trixie", True),
