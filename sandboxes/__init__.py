@@ -6,8 +6,10 @@ Cheat-sheet (details in `protocol.py`; upper layers type against `SandboxEngine`
 
     engine = DockerEngine(settings.sandbox, run_id="run-42")   # settings from the edge
     image = engine.ensure_base_image("python")     # envfactory/base-python:<recipe hash>
+    engine.ensure_base_image("minimal", release="trixie")  # Debian 13; default bookworm
     res = engine.build(context_tar, on_log=store_log)   # BuildResult; cached by content
-    res.substitutions   # ("python:3.12-slim -> envfactory/base-python:…",)
+    res.substitutions   # ("python:3.11-slim -> envfactory/base-python:…",)
+    res.warnings        # ("ubuntu:24.04 -> envfactory/base:…: Ubuntu 24.04 (noble) is built as …",)
 
     with engine.sandbox(res.image, limits=spec.limits, purpose="episode") as sb:
         r = sb.exec("pytest -q", timeout=60, workdir="/workspace")  # never raises on exit≠0
@@ -23,7 +25,8 @@ Cheat-sheet (details in `protocol.py`; upper layers type against `SandboxEngine`
     engine.gc()    # orphans only (owner process gone); never touches unlabelled things
 
 Network is off unless `network=True` (or `Limits.network`); builds use the host network
-unless `settings.build_network` is off. `SandboxFileNotFound` is a FileNotFoundError.
+unless `settings.build_network` is off. Root keeps only `Limits.capabilities`' profile
+(`capabilities.py`: "root-work" by default, "locked" drops every capability). `SandboxFileNotFound` is a FileNotFoundError.
 """
 
 from .engine import DockerEngine, tar_dir

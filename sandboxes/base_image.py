@@ -1,14 +1,17 @@
 """Base images without a registry: a minimal Debian made with debootstrap, plus flavours.
 
-`minimal` is `debootstrap --variant=minbase` of bookworm from the host's apt mirror with
-our package list and the host's CA bundle (this network intercepts https), imported with
-`docker import`. `python` is a tiny Dockerfile on top that makes `/usr/local` a venv, so
-`python3`/`pip` in /usr/local/bin behave like the official `python:*` image (pip installs
+`minimal` is `debootstrap --variant=minbase` of a Debian release (bookworm by default;
+trixie for references that name Debian 13, see `builds.BUILTIN_MAP`) from the host's apt
+mirror with our package list and the host's CA bundle (this network intercepts https),
+imported with `docker import`. apt's sources are laid out as in the official Debian images
+(deb822 `/etc/apt/sources.list.d/debian.sources`), since task Dockerfiles edit that file.
+`python` is a tiny Dockerfile on top that makes `/usr/local` a venv, so `python3`/`pip` in /usr/local/bin behave like the official `python:*` image (pip installs
 system-wide, no externally-managed refusal).
 
 Invariants: a base image is tagged by the hash of its recipe (suite, variant, packages,
 mirror, CA bundle, procedure version) and reused while that hash is unchanged; every
-image carries our ownership labels.
+image carries our ownership labels; one host mirror serves every release (the host's
+Debian 12 debootstrap and archive keyring know and verify trixie).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ DEFAULT_PACKAGES = (
     "bash", "coreutils", "procps", "python3", "python3-pip", "python3-venv", "git",
     "ca-certificates",
 )  # fmt: skip
-PROCEDURE_VERSION = 1  # bump when the build steps below change
+PROCEDURE_VERSION = 2  # bump when the build steps below change (2: deb822 apt sources)
 CA_ENV = {
     "SSL_CERT_FILE": IMAGE_CA_BUNDLE,
     "PIP_CERT": IMAGE_CA_BUNDLE,
@@ -64,42 +67,57 @@ RUN python3 -m venv /usr/local && /usr/local/bin/python3 -m pip --version
 CMD ["python3"]
 """
 
+# Suites of Debian's main archive: a mirror that serves one of them serves every release.
+DEBIAN_SUITES = frozenset({
+    "buster", "bullseye", "bookworm", "trixie", "forky", "duke", "sid",
+    "oldoldstable", "oldstable", "stable", "testing", "unstable",
+})  # fmt: skip
+DEBIAN_SOURCES = """\
+Types: deb
+URIs: {mirror}
+Suites: {suite}
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+"""
+
 Log = Callable[[str], None]
 
 
 def find_mirror(suite: str, apt_dir: Path = Path("/etc/apt")) -> str:
-    """The first `deb` URI in the host's apt sources that serves `suite`."""
+    """The `deb` URI in the host's apt sources that serves `suite`; failing that, the one
+    that serves any Debian release (a bookworm host building trixie); else deb.debian.org."""
     candidates: list[Path] = [apt_dir / "sources.list"]
     candidates += sorted((apt_dir / "sources.list.d").glob("*.sources"))
     candidates += sorted((apt_dir / "sources.list.d").glob("*.list"))
-    for path in candidates:
-        if not path.is_file():
-            continue
-        text = path.read_text(errors="replace")
-        found = _deb822_mirror(text, suite) if path.suffix == ".sources" else None
-        found = found or _one_line_mirror(text, suite)
-        if found:
-            return found.rstrip("/")
+    texts = [(p.suffix, p.read_text(errors="replace")) for p in candidates if p.is_file()]
+    for wanted in (frozenset({suite}), DEBIAN_SUITES):
+        for suffix, text in texts:
+            found = _deb822_mirror(text, wanted) if suffix == ".sources" else None
+            found = found or _one_line_mirror(text, wanted)
+            if found:
+                return found.rstrip("/")
     return "http://deb.debian.org/debian"
 
 
-def _deb822_mirror(text: str, suite: str) -> str | None:
+def _deb822_mirror(text: str, suites: frozenset[str]) -> str | None:
     for stanza in text.split("\n\n"):
         fields: dict[str, str] = {}
         for line in stanza.splitlines():
             if ":" in line and not line.startswith(("#", " ")):
                 key, value = line.split(":", 1)
                 fields[key.strip().lower()] = value.strip()
-        if "deb" in fields.get("types", "").split() and suite in fields.get("suites", "").split():
+        if "deb" in fields.get("types", "").split() and suites & set(
+            fields.get("suites", "").split()
+        ):
             if fields.get("enabled", "yes").lower() != "no" and fields.get("uris"):
                 return fields["uris"].split()[0]
     return None
 
 
-def _one_line_mirror(text: str, suite: str) -> str | None:
+def _one_line_mirror(text: str, suites: frozenset[str]) -> str | None:
     for line in text.splitlines():
         parts = [p for p in line.split() if not p.startswith("[")]
-        if len(parts) >= 3 and parts[0] == "deb" and parts[2] == suite:
+        if len(parts) >= 3 and parts[0] == "deb" and parts[2] in suites:
             return parts[1]
     return None
 
@@ -191,7 +209,11 @@ def _finish_rootfs(rootfs: Path, recipe: BaseRecipe, ca_bundle: Path) -> None:
     extra = rootfs / IMAGE_EXTRA_CA
     extra.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(ca_bundle, extra)
-    (rootfs / "etc/apt/sources.list").write_text(f"deb {recipe.mirror} {recipe.suite} main\n")
+    # As in the official images: deb822 sources, no sources.list (Dockerfiles sed the former).
+    (rootfs / "etc/apt/sources.list").unlink(missing_ok=True)
+    sources = rootfs / "etc/apt/sources.list.d/debian.sources"
+    sources.parent.mkdir(parents=True, exist_ok=True)
+    sources.write_text(DEBIAN_SOURCES.format(mirror=recipe.mirror, suite=recipe.suite))
     for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
         for p in (rootfs / junk).glob("*"):
             if p.is_file():

@@ -6,7 +6,9 @@ Invariants:
   once and a changed base image (new recipe hash in the rewritten FROM) builds again;
 - FROM lines naming public images we cannot pull (`python:*`, `ubuntu:*`, `debian:*`
   and the `from_map` setting) are rewritten to local images, and each rewrite is
-  reported as "public -> local";
+  reported as "public -> local"; a built-in stand-in is the base of the Debian release
+  the reference names (`BUILTIN_MAP`), and where it is not that release (Ubuntu, another
+  Python) it says so in a warning; the user's `from_map` wins over the built-in map;
 - a build past its timeout is abandoned (the connection closes, the daemon cancels it)
   and reported as `ImageBuildFailed` with the log so far.
 """
@@ -23,7 +25,7 @@ import tarfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import docker
 import docker.errors
@@ -35,15 +37,83 @@ from . import labels as L
 
 ENV_REPO = "envfactory/env"
 LOG_TAIL_BYTES = 64 * 1024
+T = TypeVar("T")
 _FROM_RE = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.IGNORECASE)
-# Public images we stand in for, with the base flavour that behaves like them.
-BUILTIN_MAP: tuple[tuple[str, str], ...] = (
-    ("python:*", "python"),
-    ("python", "python"),
-    ("ubuntu:*", "minimal"),
-    ("ubuntu", "minimal"),
-    ("debian:*", "minimal"),
-    ("debian", "minimal"),
+RELEASES = {"bookworm": "Debian 12 (bookworm)", "trixie": "Debian 13 (trixie)"}
+PYTHONS = {"bookworm": "3.11", "trixie": "3.13"}  # the python3 each release ships
+
+
+@dataclass(frozen=True)
+class Standin:
+    """The local base image that stands in for a public one: a flavour on a Debian release.
+
+    `named` says what the public image has that the stand-in does not (a sentence subject,
+    "{ref}" filled in); None when the stand-in is the release the reference names."""
+
+    flavour: str  # a base_image flavour: "minimal" | "python"
+    release: str  # a Debian suite in RELEASES
+    named: str | None = None
+
+    def describe(self) -> str:
+        base = RELEASES[self.release]
+        return f"Python {PYTHONS[self.release]} on {base}" if self.flavour == "python" else base
+
+    def warning(self, ref: str, image: str) -> str | None:
+        if self.named is None:
+            return None
+        return (f"{ref} -> {image}: {self.named.format(ref=ref)} is built as {self.describe()};"
+                " lines that assume the named release (package names, apt sources, versions)"
+                " may behave differently")  # fmt: skip
+
+
+def _py(release: str, named: str | None = None) -> Standin:
+    return Standin("python", release, named)
+
+
+def _deb(release: str, named: str | None = None) -> Standin:
+    return Standin("minimal", release, named)
+
+
+# Public images we stand in for, first match wins. Debian 13 (trixie) is Debian's stable
+# release since 2025-08, so `debian`, `debian:latest` and `debian:stable*` are trixie.
+# Ubuntu maps to the Debian release nearest in glibc, gcc and python (24.04 → trixie,
+# 22.04 and older → bookworm); python:X.Y to the release that ships X.Y or the nearest.
+BUILTIN_MAP: tuple[tuple[str, Standin], ...] = (
+    # A Debian suffix names the release too: the Python version wins, the release warns.
+    ("python:3.11*trixie", _py("bookworm", "Python 3.11 on Debian 13 (trixie)")),
+    ("python:3.13*bookworm", _py("trixie", "Python 3.13 on Debian 12 (bookworm)")),
+    ("python:3.11*", _py("bookworm")),
+    ("python:3.13*", _py("trixie")),
+    ("python:3.12*", _py("trixie", "Python 3.12")),
+    ("python:3.10*", _py("bookworm", "Python 3.10")),
+    ("python:3.[0-9]", _py("bookworm", "{ref}")),
+    ("python:3.[0-9][-.]*", _py("bookworm", "{ref}")),
+    ("python:2*", _py("bookworm", "{ref}")),
+    ("python:*", _py("trixie", "{ref}")),
+    ("python", _py("trixie", "python (the newest Python)")),
+    ("debian:12*", _deb("bookworm")),
+    ("debian:bookworm*", _deb("bookworm")),
+    ("debian:oldstable*", _deb("bookworm")),
+    ("debian:13*", _deb("trixie")),
+    ("debian:trixie*", _deb("trixie")),
+    ("debian:stable*", _deb("trixie")),
+    ("debian:latest", _deb("trixie")),
+    ("debian", _deb("trixie")),
+    ("debian:11*", _deb("bookworm", "Debian 11 (bullseye)")),
+    ("debian:bullseye*", _deb("bookworm", "Debian 11 (bullseye)")),
+    ("debian:10*", _deb("bookworm", "Debian 10 (buster)")),
+    ("debian:buster*", _deb("bookworm", "Debian 10 (buster)")),
+    ("debian:*", _deb("trixie", "{ref}")),
+    ("ubuntu:24.04*", _deb("trixie", "Ubuntu 24.04 (noble)")),
+    ("ubuntu:noble*", _deb("trixie", "Ubuntu 24.04 (noble)")),
+    ("ubuntu:22.04*", _deb("bookworm", "Ubuntu 22.04 (jammy)")),
+    ("ubuntu:jammy*", _deb("bookworm", "Ubuntu 22.04 (jammy)")),
+    ("ubuntu:20.04*", _deb("bookworm", "Ubuntu 20.04 (focal)")),
+    ("ubuntu:focal*", _deb("bookworm", "Ubuntu 20.04 (focal)")),
+    ("ubuntu:18.04*", _deb("bookworm", "Ubuntu 18.04 (bionic)")),
+    ("ubuntu:bionic*", _deb("bookworm", "Ubuntu 18.04 (bionic)")),
+    ("ubuntu:*", _deb("trixie", "{ref} (Ubuntu)")),
+    ("ubuntu", _deb("trixie", "ubuntu (Ubuntu's latest)")),
 )
 
 
@@ -80,7 +150,7 @@ def rewrite_from_lines(
     return "".join(lines), tuple(subs)
 
 
-def match_map(ref: str, mapping: dict[str, str] | tuple[tuple[str, str], ...]) -> str | None:
+def match_map(ref: str, mapping: dict[str, T] | tuple[tuple[str, T], ...]) -> T | None:
     """The value of the first pattern (exact or fnmatch glob) that matches `ref`."""
     items = mapping.items() if isinstance(mapping, dict) else mapping
     for pattern, value in items:

@@ -2,8 +2,9 @@
 
 Invariants:
 - a started sandbox is locked down unless the caller asks otherwise: network off, every
-  capability dropped, no-new-privileges, memory (no swap) / cpu / pids limits, an init
-  process that reaps zombies;
+  capability dropped and only the profile's added back (`capabilities.py`; "locked" adds
+  none), no-new-privileges, Docker's default seccomp, no devices, memory (no swap) / cpu /
+  pids limits, an init process that reaps zombies;
 - at most `settings.pool_size` sandboxes from one engine exist at once; `start` waits
   for a slot (up to `pool_wait_s`) instead of exhausting the machine;
 - everything created is labelled (`labels.ownership`); `gc` only ever selects by label;
@@ -14,10 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +34,33 @@ from envfactory.core.settings import SandboxSettings
 
 from . import base_image as B
 from . import builds as BL
+from . import capabilities as C
 from . import labels as L
 from .sandbox import DockerSandbox
 
 Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Substitute:
+    """A local image for a public FROM reference; `warning` when the release differs."""
+
+    image: str
+    warning: str | None = None
+
+
+def _collect(
+    substitute: Callable[[str], Substitute | None], warnings: list[str]
+) -> Callable[[str], str | None]:
+    """`substitute` as the plain resolver `rewrite_from_lines` takes, keeping the warnings."""
+
+    def resolve(ref: str) -> str | None:
+        sub = substitute(ref)
+        if sub and sub.warning and sub.warning not in warnings:
+            warnings.append(sub.warning)
+        return sub.image if sub else None
+
+    return resolve
 
 
 class DockerEngine:
@@ -60,24 +86,49 @@ class DockerEngine:
 
     # -- images -------------------------------------------------------------------------
 
-    def ensure_base_image(self, flavour: str = "python", *, log: Log | None = None) -> str:
-        """The base image for a flavour; `settings.base_image` wins over the local build."""
+    def ensure_base_image(
+        self, flavour: str = "python", *, release: str | None = None, log: Log | None = None
+    ) -> str:
+        """The base image for a flavour on a Debian release (default: the recipe's suite,
+        bookworm); `settings.base_image` wins over the local build."""
         if self.settings.base_image:
             return self.settings.base_image
-        if flavour not in self._base_cache:
-            recipe = self._recipe or B.BaseRecipe.from_host()
-            self._base_cache[flavour] = B.ensure_base_image(
+        key = f"{flavour}@{release or ''}"
+        if key not in self._base_cache:
+            recipe = self._recipe_for(release)
+            self._base_cache[key] = B.ensure_base_image(
                 self.client, flavour, recipe=recipe, log=log or (lambda _: None)
             )
-        return self._base_cache[flavour]
+        return self._base_cache[key]
+
+    def _recipe_for(self, release: str | None) -> B.BaseRecipe:
+        recipe = self._recipe or B.BaseRecipe.from_host()
+        if release is None or release == recipe.suite:
+            return recipe
+        if release not in BL.RELEASES:
+            raise ConfigError(f"unknown Debian release {release!r}",
+                              hint=f"choose one of {sorted(BL.RELEASES)}")  # fmt: skip
+        # The host's mirror serves every release (find_mirror falls back to it).
+        return dataclasses.replace(recipe, suite=release)
+
+    def substitute(self, ref: str) -> Substitute | None:
+        """The local image standing in for a public FROM reference (None: keep it), with a
+        warning when it is not the release the reference names. `from_map` and
+        `base_image` are the user's choice: they win and carry no warning."""
+        custom = BL.match_map(ref, self.settings.from_map)
+        if custom:
+            return Substitute(custom)
+        standin = BL.match_map(ref, BL.BUILTIN_MAP) if self.settings.map_public_images else None
+        if standin is None:
+            return None
+        image = self.ensure_base_image(standin.flavour, release=standin.release)
+        warning = None if self.settings.base_image else standin.warning(ref, image)
+        return Substitute(image, warning)
 
     def resolve_from(self, ref: str) -> str | None:
         """The local image standing in for a public FROM reference, or None to keep it."""
-        custom = BL.match_map(ref, self.settings.from_map)
-        if custom:
-            return custom
-        flavour = BL.match_map(ref, BL.BUILTIN_MAP) if self.settings.map_public_images else None
-        return self.ensure_base_image(flavour) if flavour else None
+        sub = self.substitute(ref)
+        return sub.image if sub else None
 
     def build(
         self,
@@ -96,7 +147,8 @@ class DockerEngine:
                 f"the build context has no {dockerfile}",
                 hint="put a Dockerfile at the root of the context or pass dockerfile=",
             )
-        rewritten, subs = BL.rewrite_from_lines(text.decode(), self.resolve_from)
+        warnings: list[str] = []
+        rewritten, subs = BL.rewrite_from_lines(text.decode(), _collect(self.substitute, warnings))
         if subs:
             ctx = ctx.replace(dockerfile, rewritten.encode())
         chash = ctx.content_hash(dockerfile)
@@ -116,7 +168,8 @@ class DockerEngine:
             image.tag(repo, t)
         return BuildResult(
             image=image.id, tag=tag or env_tag, context_hash=chash, cached=cached,
-            substitutions=subs, duration_s=round(time.monotonic() - started, 3),
+            substitutions=subs, warnings=tuple(warnings),
+            duration_s=round(time.monotonic() - started, 3),
             log_tail=log[-BL.LOG_TAIL_BYTES :],
         )  # fmt: skip
 
@@ -187,7 +240,7 @@ class DockerEngine:
         name = f"envfactory-{purpose}-{uuid.uuid4().hex[:10]}"
         host = api.create_host_config(
             init=True, network_mode="bridge" if net else "none", cap_drop=["ALL"],
-            security_opt=["no-new-privileges"], mem_limit=f"{limits.memory_mb}m",
+            cap_add=C.cap_add(limits.capabilities), security_opt=["no-new-privileges"], mem_limit=f"{limits.memory_mb}m",
             memswap_limit=f"{limits.memory_mb}m", nano_cpus=int(limits.cpus * 1e9),
             pids_limit=limits.pids, runtime=None if self.runtime() == "runc" else self.runtime(),
         )  # fmt: skip

@@ -32,14 +32,14 @@ def test_a_dockerfile_for_the_official_python_image_builds_unchanged(
     docker_engine: DockerEngine, base_image: str
 ) -> None:
     dockerfile = (
-        "FROM python:3.12-slim\n"
+        "FROM python:3.11-slim\n"
         "RUN pip install --no-deps six==1.16.0\n"
         "COPY app.py /app/app.py\n"
         "WORKDIR /app\n"
     )
     res = docker_engine.build(context({"Dockerfile": dockerfile, "app.py": "import six\n"}))
     try:
-        assert res.substitutions == (f"python:3.12-slim -> {base_image}",)
+        assert res.substitutions == (f"python:3.11-slim -> {base_image}",)
         assert "Successfully built" in res.log_tail
         with docker_engine.sandbox(res.image, purpose="test") as sb:
             out = sb.exec("python3 app.py && python3 -c 'import six; print(six.__file__)'")

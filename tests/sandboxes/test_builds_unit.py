@@ -8,7 +8,7 @@ from pathlib import Path
 
 from envfactory.core.models import PathChange
 from sandboxes.base_image import BaseRecipe, find_mirror
-from sandboxes.builds import Context, match_map, rewrite_from_lines
+from sandboxes.builds import BUILTIN_MAP, Context, match_map, rewrite_from_lines
 from sandboxes.sandbox import _drop_engine_artifacts
 
 LOCAL = {"python:3.12-slim": "envfactory/base-python:abc", "ubuntu:22.04": "envfactory/base:def"}
@@ -89,3 +89,69 @@ def test_diff_hides_the_init_mount_point_but_not_real_changes_beside_it() -> Non
     assert _drop_engine_artifacts(with_real) == [
         pc("/usr", "C"), pc("/usr/sbin", "C"), pc("/usr/sbin/evil", "A"),
     ]  # fmt: skip
+
+
+def test_a_suite_the_host_does_not_list_comes_from_the_hosts_debian_mirror(
+    tmp_path: Path,
+) -> None:
+    """A bookworm host builds trixie from the mirror it already uses, not a guessed one."""
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\n\n"
+        "Types: deb\nURIs: http://mirror.example/debian/\nSuites: bookworm bookworm-updates\n"
+    )
+    (tmp_path / "sources.list").write_text("deb http://other.example/nodesource nodistro main\n")
+    assert find_mirror("trixie", tmp_path) == "http://mirror.example/debian"
+
+
+STANDINS = {
+    # reference: (flavour, release, warns)
+    "debian:12-slim": ("minimal", "bookworm", False),
+    "debian:bookworm": ("minimal", "bookworm", False),
+    "debian:13.0-slim": ("minimal", "trixie", False),
+    "debian:trixie-slim": ("minimal", "trixie", False),
+    "debian:latest": ("minimal", "trixie", False),
+    "debian:stable-slim": ("minimal", "trixie", False),
+    "debian": ("minimal", "trixie", False),
+    "debian:bullseye": ("minimal", "bookworm", True),
+    "debian:sid": ("minimal", "trixie", True),
+    "ubuntu:24.04": ("minimal", "trixie", True),
+    "ubuntu:noble-20240801": ("minimal", "trixie", True),
+    "ubuntu:22.04": ("minimal", "bookworm", True),
+    "ubuntu:20.04": ("minimal", "bookworm", True),
+    "ubuntu": ("minimal", "trixie", True),
+    "python:3.11-slim": ("python", "bookworm", False),
+    "python:3.11-slim-bookworm": ("python", "bookworm", False),
+    "python:3.12-slim": ("python", "trixie", True),
+    "python:3.13-slim": ("python", "trixie", False),
+    "python:3.13": ("python", "trixie", False),
+    "python:3.13-slim-bookworm": ("python", "trixie", True),
+    "python:3.11-slim-trixie": ("python", "bookworm", True),
+    "python:3.10": ("python", "bookworm", True),
+    "python:3.9-slim": ("python", "bookworm", True),
+    "python:3.14-slim": ("python", "trixie", True),
+}
+
+
+def test_each_public_reference_maps_to_the_base_of_the_release_it_names() -> None:
+    got = {}
+    for ref in STANDINS:
+        s = match_map(ref, BUILTIN_MAP)
+        assert s is not None, ref
+        got[ref] = (s.flavour, s.release, s.warning(ref, "local:x") is not None)
+    assert got == STANDINS
+    assert match_map("alpine:3", BUILTIN_MAP) is None
+    assert match_map("node:20-bookworm", BUILTIN_MAP) is None
+
+
+def test_a_release_warning_names_the_substitution_and_both_releases() -> None:
+    standin = match_map("ubuntu:24.04", BUILTIN_MAP)
+    assert standin is not None
+    warning = standin.warning("ubuntu:24.04", "envfactory/base:abc")
+    assert warning is not None
+    assert warning.startswith("ubuntu:24.04 -> envfactory/base:abc: Ubuntu 24.04 (noble)")
+    assert "Debian 13 (trixie)" in warning
+    py = match_map("python:3.12-slim", BUILTIN_MAP)
+    assert py is not None and "Python 3.13 on Debian 13" in (
+        py.warning("python:3.12-slim", "x") or ""
+    )

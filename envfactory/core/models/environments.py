@@ -107,5 +107,8 @@ class BuildResult(Model):
     log_key: ArtifactKey | None = None
     cached: bool = False
     substitutions: tuple[str, ...] = ()  # "python:3.12-slim -> envfactory/base-python:abc"
+    #: one line per substitution whose stand-in is not the release the FROM names
+    #: ("ubuntu:24.04 -> envfactory/base:abc: Ubuntu 24.04 (noble) is built as Debian 13 …")
+    warnings: tuple[str, ...] = ()
     duration_s: float = 0.0
     log_tail: str = ""  # last 64 KiB of the build log; the caller stores the full log (on_log)
