@@ -98,5 +98,5 @@ def validate_task(
     run.report = run.report.model_copy(update={"notes": tuple(dict.fromkeys(notes))})
     return TaskValidation(
         Path(path), task, build.image, run, build_s, tuple(build.substitutions),
-        tuple(getattr(build, "warnings", ())),
+        tuple(build.warnings),
     )  # fmt: skip
