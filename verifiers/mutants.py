@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import difflib
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .edits import Edit
 from .shell_mutants import is_shell, shell_edits
@@ -61,7 +61,12 @@ class MutantFile:
     operator: str
     line: int
     text: bytes
-    diff: str
+    original: bytes = field(repr=False, default=b"")
+
+    @property
+    def diff(self) -> str:
+        """The unified diff of the one change (computed on demand: most mutants are capped)."""
+        return unified_diff(self.file, self.original, self.text)
 
 
 def generate_mutants(files: Mapping[str, bytes], *, max_mutants: int = 40) -> list[MutantFile]:
@@ -85,15 +90,17 @@ def mutants_of_file(path: str, data: bytes) -> list[MutantFile]:
     out, seen = [], set()
     for e in edits:
         raw = data[: e.start] + e.text.encode() + data[e.end :]
-        if raw == data or raw in seen or not _parses(path, raw):
+        if raw == data or raw in seen:
             continue
         seen.add(raw)
-        out.append(MutantFile(path, e.operator, e.line, raw, unified_diff(path, data, raw)))
+        out.append(MutantFile(path, e.operator, e.line, raw, data))
     return out
 
 
 def round_robin(mutants: list[MutantFile], cap: int) -> list[MutantFile]:
-    """Take one per operator in turn (inside an operator, one per file in turn)."""
+    """Take one per operator in turn (inside an operator, one per file in turn), skipping
+    a Python mutant that does not parse (checked only for the ones taken: parsing is the
+    expensive part)."""
     by_op: dict[str, list[MutantFile]] = {}
     for op in sorted({m.operator for m in mutants}, key=_op_rank):
         by_file: dict[str, list[MutantFile]] = {}
@@ -101,7 +108,13 @@ def round_robin(mutants: list[MutantFile], cap: int) -> list[MutantFile]:
             if m.operator == op:
                 by_file.setdefault(m.file, []).append(m)
         by_op[op] = list(_interleave(list(by_file.values())))
-    return list(_interleave(list(by_op.values())))[: max(cap, 0)]
+    out: list[MutantFile] = []
+    for m in _interleave(list(by_op.values())):
+        if len(out) >= cap:
+            break
+        if _parses(m.file, m.text):
+            out.append(m)
+    return out
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> str:

@@ -95,6 +95,10 @@ class MutationScore(Model):
     survived: int = 0
     equivalent: int = 0
     mutants: tuple[Mutant, ...] = ()
+    #: what the run cost: mutants generated before the cap, verifications run, wall time
+    candidates: int = 0
+    verifications: int = 0
+    wall_s: float = 0.0
 
     @property
     def score(self) -> float | None:
@@ -171,8 +175,12 @@ class GateReport(Model):
         ]
         if self.reference_failure is not None:
             f = self.reference_failure
-            out.insert(0, f"reference solution failed at step {f.step}"
-                       + (f" ({f.title})" if f.title else "") + f": exit {f.exit_code}")
+            out.insert(
+                0,
+                f"reference solution failed at step {f.step}"
+                + (f" ({f.title})" if f.title else "")
+                + f": exit {f.exit_code}",
+            )
         out += [f"verifier unrunnable: {what}" for what in self.unrunnable]
         if not any(c.kind == CheckKind.ORACLE for c in self.checks) and not out:
             out.append("no oracle check was run")
