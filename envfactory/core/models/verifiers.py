@@ -175,12 +175,8 @@ class GateReport(Model):
         ]
         if self.reference_failure is not None:
             f = self.reference_failure
-            out.insert(
-                0,
-                f"reference solution failed at step {f.step}"
-                + (f" ({f.title})" if f.title else "")
-                + f": exit {f.exit_code}",
-            )
+            out.insert(0, f"reference solution failed at step {f.step}"
+                       + (f" ({f.title})" if f.title else "") + f": exit {f.exit_code}")
         out += [f"verifier unrunnable: {what}" for what in self.unrunnable]
         if not any(c.kind == CheckKind.ORACLE for c in self.checks) and not out:
             out.append("no oracle check was run")
