@@ -38,6 +38,7 @@ from envfactory.core.models import (
     EnvironmentSpec,
     EnvStatus,
     GateReport,
+    GateVerdict,
     ReviewItem,
     ReviewState,
     StateRef,
@@ -49,8 +50,9 @@ from envfactory.core.settings import Settings
 from envfactory.store import ArtifactStore, Store
 from sandboxes.protocol import SandboxEngine
 from verifiers.evidence import findings_from_report
-from verifiers.gates import GateInput, run_gates
+from verifiers.gates import GateInput, GateRun, run_gates_detailed
 from verifiers.mining import MiningConfig, mine
+from verifiers.mutation import mutation_findings, mutation_score
 from verifiers.runner import verify_state
 
 from . import types as t
@@ -203,11 +205,26 @@ class RealServices:
         )  # fmt: skip
 
     def _gates(self, spec: EnvironmentSpec, verifier: Verifier, repeats: int) -> GateReport:
-        return run_gates(GateInput(
+        run = run_gates_detailed(GateInput(
             engine=self.engine, spec=spec, verifier=verifier, files=self.artifacts.get,
             image=self._image(spec), repeats=repeats, regressions=self._regressions(spec.id),
             concurrency=self.settings.sandbox.pool_size,
         ))  # fmt: skip
+        return self._with_mutation_score(run, spec, verifier)
+
+    def _with_mutation_score(
+        self, run: GateRun, spec: EnvironmentSpec, verifier: Verifier
+    ) -> GateReport:
+        """The battery's mutation score on the states just gated (gates.mutation_max > 0 and
+        the gates passed: a rejected verifier is not worth measuring)."""
+        cfg = self.settings.gates
+        if cfg.mutation_max <= 0 or run.report.verdict != GateVerdict.PASSED:
+            return run.report
+        score = mutation_score(
+            run, engine=self.engine, spec=spec, verifier=verifier, files=self.artifacts.get,
+            max_mutants=cfg.mutation_max, concurrency=self.settings.sandbox.pool_size,
+        )  # fmt: skip
+        return run.report.model_copy(update={"mutation": score})
 
     def score(self, inp: t.ScoreInput) -> t.ScoreOutcome:
         spec = self._spec(inp.env_id)
@@ -232,7 +249,11 @@ class RealServices:
         config = MiningConfig(env_id=spec.id, workspace_paths=spec.workspace_paths,
                               reference_steps=len(spec.reference_solution))  # fmt: skip
         report = self.store.gate_reports.get(int(inp.gate_report_id))
-        findings = [*findings_from_report(report), *mine(trajectories, config)]
+        findings = [
+            *findings_from_report(report),
+            *mutation_findings(report, self.settings.gates.mutation_min_score),
+            *mine(trajectories, config),
+        ]
         open_items: list[str] = []
         for finding in findings:
             item_id = "rev-" + finding.id.split("-", 1)[-1]
