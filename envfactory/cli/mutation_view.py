@@ -66,6 +66,10 @@ def print_mutation(out: Console, report: GateReport) -> None:
             by_check[m.killed_by] = by_check.get(m.killed_by, 0) + 1
     if by_check:
         out.print("    killed by: " + ", ".join(f"{k} {n}" for k, n in by_check.items()))
+    equivalent = [f"{m.operator} {m.file}:{m.line}" for m in ms.mutants if m.status != "killed"
+                  and m.status != "survived"]  # fmt: skip
+    if equivalent:
+        out.print("    equivalent-suspected (same output on every state): " + ", ".join(equivalent))
     for m in ms.mutants:
         if m.status == "survived":
             out.print(f"    survived: {m.operator} {m.file}:{m.line}")
