@@ -303,3 +303,20 @@ def test_a_missing_partial_state_shows_a_surviving_mutant_and_adding_it_kills_it
     assert _drop_b(fixed).status == "killed"
     assert _drop_b(fixed).killed_by == "partial:only-a"
     assert fixed.score is not None and gap.score is not None and fixed.score > gap.score
+
+
+def test_the_cli_view_prints_counts_cost_and_each_survivors_diff() -> None:
+    from rich.console import Console
+
+    from envfactory.cli.mutation_view import mutation_json, print_mutation
+
+    report = _report(killed=1, survived=2)
+    out = Console(record=True, width=200)
+    print_mutation(out, report)
+    text = out.export_text()
+    assert "mutation score: 0.33  killed 1 · survived 2 · equivalent-suspected 0" in text
+    assert "survived: drop-check check.py:2" in text and "-x2\n+pass" in text
+    assert mutation_json(report) == {"mutation_score": 1 / 3}
+    out = Console(record=True, width=200)
+    print_mutation(out, report.model_copy(update={"mutation": None}))
+    assert "not run (the gates failed)" in out.export_text()
