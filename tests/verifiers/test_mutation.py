@@ -280,7 +280,9 @@ def _score(docker_engine, path: Path, artifacts):  # type: ignore[no-untyped-def
 
 
 def _drop_b(ms: MutationScore) -> Mutant:
-    (m,) = [m for m in ms.mutants if m.operator == "drop-check" and '-    if not holds("b' in m.diff]
+    (m,) = [
+        m for m in ms.mutants if m.operator == "drop-check" and '-    if not holds("b' in m.diff
+    ]
     return m
 
 
@@ -292,7 +294,9 @@ def test_a_missing_partial_state_shows_a_surviving_mutant_and_adding_it_kills_it
     gap = _score(docker_engine, FIXTURE, artifacts)
     assert _drop_b(gap).status == "survived"
     assert '-    if not holds("b.txt", "beta"):' in _drop_b(gap).diff
-    drop_a = [m for m in gap.mutants if m.operator == "drop-check" and '-    if not holds("a' in m.diff]
+    drop_a = [
+        m for m in gap.mutants if m.operator == "drop-check" and '-    if not holds("a' in m.diff
+    ]
     assert drop_a[0].status == "killed" and drop_a[0].killed_by == "prefix-1"
 
     closed = tmp_path / "mutation-gap"
