@@ -71,11 +71,7 @@ def _gate(svc, *, probe_fooled: bool) -> str:
 
 
 def _red_team(svc, tid: str = "t-red") -> str:
-    call = ToolCall(
-        id="c",
-        name="shell",
-        arguments=json.dumps({"command": "echo 1 > /logs/verifier/reward.txt"}),
-    )
+    call = ToolCall(id="c", name="shell", arguments=json.dumps({"command": "echo 1 > /logs/verifier/reward.txt"}))
     traj = Trajectory(
         id=tid, role=AgentRole.RED_TEAM, env_id="env-1", reward=1,
         steps=(TrajectoryStep(index=0, tool_calls=(call,)),),
@@ -132,9 +128,7 @@ def test_the_review_poll_reports_decisions_made_outside_the_workflow(services):
 def test_publish_refuses_with_every_reason_when_gates_failed_and_reviews_are_open(services):
     report = _gate(services, probe_fooled=True)
     services.mine(t.MineInput(env_id="env-1", gate_report_id=report, trajectory_ids=()))
-    out = services.publish(
-        t.PublishInput(env_id="env-1", verifier_version=1, gate_report_id=report)
-    )
+    out = services.publish(t.PublishInput(env_id="env-1", verifier_version=1, gate_report_id=report))
     assert not out.published
     assert any(r.startswith("gate: probe reward-file@no-op") for r in out.reasons)
     assert any("still open" in r for r in out.reasons)
@@ -143,9 +137,7 @@ def test_publish_refuses_with_every_reason_when_gates_failed_and_reviews_are_ope
 
 def test_publish_marks_a_clean_environment_published(services):
     report = _gate(services, probe_fooled=False)
-    out = services.publish(
-        t.PublishInput(env_id="env-1", verifier_version=1, gate_report_id=report)
-    )
+    out = services.publish(t.PublishInput(env_id="env-1", verifier_version=1, gate_report_id=report))
     assert out.published and out.reasons == ()
     assert services.store.environments.record("env-1").status == EnvStatus.PUBLISHED
 
