@@ -11,9 +11,10 @@ gap its diff points at — unless its output on every state is the original veri
 the score (killed / (killed + survived)).
 
 Invariants:
-- states are never re-produced: each mutant is verified on `GateRun.states` through
-  `runner.verify_prepared`, i.e. in a fresh container per verification, exactly like a
-  gate check (the verifier's files arrive only then, no solver process survives);
+- states are never re-produced: each mutant is verified on exactly what each gate row
+  verified (`GateRun.prepared`: layer image, harbor replay included) through
+  `runner.verify_prepared`, i.e. in a fresh container per verification like a gate
+  check (the verifier's files arrive only then, no solver process survives);
 - only checks the original verifier passed are used (a failed check says nothing about a
   mutant), and probe states the gates verified once for several rows count once;
 - model-free and deterministic in which mutants it picks; cost = the verifications
@@ -43,8 +44,7 @@ from sandboxes.protocol import SandboxEngine
 
 from .gates import GateRun, Progress
 from .mutants import MutantFile, mutants_of_file, round_robin
-from .runner import VerifyResult, verifier_tar, verify_prepared
-from .states import ProducedState
+from .runner import PreparedState, VerifyResult, verifier_tar, verify_prepared
 from .tamper import VERIFIER_DIR_PREFIX
 
 RULE = "mutation:weak-battery"
@@ -59,20 +59,24 @@ _VOLATILE = (
 
 @dataclass(frozen=True)
 class Target:
-    """One gate state a mutant is verified on, with the reward a sound verifier gives."""
+    """One gate row a mutant is verified on, with the reward a sound verifier gives."""
 
     name: str
     expected: int
-    state: ProducedState
+    prepared: PreparedState  # exactly what the gates verified for this row
 
 
 def battery(run: GateRun) -> list[Target]:
-    """The gate run's states in check order (oracle, no-op, unsolved, probe, regression),
-    each verification input once, only where the original verifier passed."""
+    """The gate run's rows in check order (oracle, no-op, unsolved, probe, regression),
+    each verification input once (rows the gates shared with a twin are left out), only
+    where the original verifier passed."""
     out = []
     for check in run.report.checks:
-        if check.passed and run.results.get(check.name) and check.name in run.states:
-            out.append(Target(check.name, check.expected, run.states[check.name]))
+        prepared = run.prepared.get(check.name)
+        if prepared is None and check.name in run.states:
+            prepared = run.states[check.name].prepared
+        if check.passed and run.results.get(check.name) and prepared is not None:
+            out.append(Target(check.name, check.expected, prepared))
     return out
 
 
@@ -93,7 +97,7 @@ def mutation_score(
     found = [m for path in sorted(original) for m in mutants_of_file(path, original[path][0])]
     chosen = round_robin(found, max_mutants)
     targets = battery(run)
-    if not any(t.name == "oracle" for t in targets):
+    if not any(t.expected == 1 for t in targets):
         chosen = []  # without a passing oracle the gates failed: nothing to measure
     scorer = _Scorer(run, engine, spec, verifier, original, targets, len(chosen), progress)
     with ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="mutant") as pool:
@@ -138,7 +142,7 @@ class _Scorer:
         killed_by = None
         for target in self.targets:
             res = verify_prepared(
-                self.engine, target.state.prepared, spec=self.spec, verifier=self.verifier,
+                self.engine, target.prepared, spec=self.spec, verifier=self.verifier,
                 verifier_files=vfiles, remove=lambda box: self.reaper.submit(box.remove),
             )  # fmt: skip
             with self.lock:
