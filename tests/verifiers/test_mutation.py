@@ -324,3 +324,28 @@ def test_the_cli_view_prints_counts_cost_and_each_survivors_diff() -> None:
     out = Console(record=True, width=200)
     print_mutation(out, report.model_copy(update={"mutation": None}))
     assert "not run (the gates failed)" in out.export_text()
+
+
+def test_the_battery_is_the_rows_the_original_passed_each_input_once_as_verified() -> None:
+    from envfactory.core.models import CheckKind, GateCheck
+    from verifiers.gates import GateRun
+    from verifiers.mutation import battery
+    from verifiers.runner import PreparedState
+
+    def row(kind: CheckKind, name: str, expected: int, observed: int) -> GateCheck:
+        return GateCheck(kind=kind, name=name, expected=expected, observed=(observed,))  # type: ignore[arg-type]
+
+    rows = (row(CheckKind.ORACLE, "oracle", 1, 1), row(CheckKind.NOOP, "no-op", 0, 0),
+            row(CheckKind.PROBE, "probe:a@no-op", 0, 0), row(CheckKind.PROBE, "probe:b@no-op", 0, 0),
+            row(CheckKind.UNSOLVED, "prefix-1", 0, 1))  # fmt: skip
+    ok = VerifyResult(reward=0, exit_code=1)
+    prepared = {r.name: PreparedState(image=f"img-{r.name}", scope="workspace") for r in rows}
+    run = GateRun(
+        report=GateReport(env_id="e", verifier_version=1, checks=rows), timings=[], states={},
+        results={"oracle": [ok], "no-op": [ok], "probe:a@no-op": [ok], "prefix-1": [ok]},
+        prepared=prepared,
+    )  # fmt: skip
+    got = [(t.name, t.expected, t.prepared.image) for t in battery(run)]
+    # probe:b was verified as its twin probe:a; prefix-1 failed under the original verifier
+    assert got == [("oracle", 1, "img-oracle"), ("no-op", 0, "img-no-op"),
+                   ("probe:a@no-op", 0, "img-probe:a@no-op")]  # fmt: skip
