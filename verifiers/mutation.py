@@ -7,8 +7,13 @@ produced: oracle first, then no-op, unsolved, probe and regression states, once 
 stopping at the first state whose reward differs from the expected one (the mutant is
 "killed" by that check). A mutant that passes every state "survived" — the battery has a
 gap its diff points at — unless its output on every state is the original verifier's own
-(rewards and normalised stdout/stderr): then it is "equivalent-suspected" and left out of
-the score (killed / (killed + survived)).
+(rewards and normalised stdout/stderr) *and* it only changes how a check judges (relaxed
+comparison, loosened tolerance, `|| true`, no `set -e`): then it is
+"equivalent-suspected" and left out of the score (killed / (killed + survived)). A mutant
+that removes a check and still prints what the original printed everywhere shows that no
+state ever failed that check: a blind spot, so it counts as survived. (A verifier that
+stops at its first failure prints the same on every state where an earlier check fails,
+so output identity alone would hide exactly those gaps.)
 
 Invariants:
 - states are never re-produced: each mutant is verified on exactly what each gate row
@@ -48,6 +53,11 @@ from .runner import PreparedState, VerifyResult, verifier_tar, verify_prepared
 from .tamper import VERIFIER_DIR_PREFIX
 
 RULE = "mutation:weak-battery"
+#: operators that take a check out (wholly or one operand of it). Such a mutant with the
+#: original's output on every state means no state ever failed that check — a blind spot
+#: of the battery, not an equivalent mutant (unless the check is redundant, which is rare).
+REMOVES_A_CHECK = frozenset({"drop-assert", "drop-check", "compare-true", "delete-test",
+                             "early-exit", "skip-file-check", "drop-check-line"})  # fmt: skip
 #: parts of a verifier's output that differ between two runs of the same verifier
 _VOLATILE = (
     (re.compile(re.escape(VERIFIER_DIR_PREFIX) + r"[0-9a-f]+"), "<verifier-dir>"),
@@ -151,7 +161,7 @@ class _Scorer:
                 killed_by = target.name
                 break
             passed.append((target, res))
-        status = "killed" if killed_by else self._survivor_status(passed)
+        status = "killed" if killed_by else self._survivor_status(m, passed)
         self._tick(f"{m.operator} {m.file}:{m.line} {status}")
         return Mutant(file=m.file, operator=m.operator, line=m.line, diff=m.diff,
                       status=status, killed_by=killed_by)  # type: ignore[arg-type]  # fmt: skip
@@ -166,6 +176,14 @@ class _Scorer:
             done = self.done
         if self.progress:
             self.progress(done, self.total, what)
+
+
+def survivor_status(operator: str, *, same_everywhere: bool) -> str:
+    """Equivalent-suspected: the original's output on every state, and the mutant only
+    changes how a check judges (a removed check that never fired is a gap: survived)."""
+    if same_everywhere and operator not in REMOVES_A_CHECK:
+        return "equivalent-suspected"
+    return "survived"
 
 
 def normalised(text: str) -> str:

@@ -244,6 +244,16 @@ def test_output_comparison_ignores_the_verifier_dir_and_timings() -> None:
     assert same_output(a, [c, b]) and not same_output(c, [a])
 
 
+def test_a_removed_check_that_no_state_ever_failed_is_a_survivor_not_an_equivalent() -> None:
+    from verifiers.mutation import survivor_status
+
+    assert survivor_status("drop-check", same_everywhere=True) == "survived"
+    assert survivor_status("compare-true", same_everywhere=True) == "survived"
+    assert survivor_status("relax-compare", same_everywhere=True) == "equivalent-suspected"
+    assert survivor_status("or-exit-true", same_everywhere=True) == "equivalent-suspected"
+    assert survivor_status("relax-compare", same_everywhere=False) == "survived"
+
+
 def _report(killed: int, survived: int) -> GateReport:
     mutants = [
         Mutant(file="check.py", operator="drop-check", line=i, diff=f"-x{i}\n+pass", status=s)
