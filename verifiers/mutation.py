@@ -45,7 +45,7 @@ from envfactory.core.models import (
     ShortcutFinding,
     Verifier,
 )
-from sandboxes.protocol import SandboxEngine
+from sandboxes.protocol import Sandbox, SandboxEngine
 
 from .gates import GateRun, Progress
 from .mutants import MutantFile, mutants_of_file, round_robin
@@ -153,7 +153,7 @@ class _Scorer:
         for target in self.targets:
             res = verify_prepared(
                 self.engine, target.prepared, spec=self.spec, verifier=self.verifier,
-                verifier_files=vfiles, remove=lambda box: self.reaper.submit(box.remove),
+                verifier_files=vfiles, remove=self._remove_later,
             )  # fmt: skip
             with self.lock:
                 self.verifications += 1
@@ -166,9 +166,12 @@ class _Scorer:
         return Mutant(file=m.file, operator=m.operator, line=m.line, diff=m.diff,
                       status=status, killed_by=killed_by)  # type: ignore[arg-type]  # fmt: skip
 
-    def _survivor_status(self, passed: list[tuple[Target, VerifyResult]]) -> str:
+    def _survivor_status(self, m: MutantFile, passed: list[tuple[Target, VerifyResult]]) -> str:
         same = all(same_output(res, self.run.results.get(t.name, [])) for t, res in passed)
-        return "equivalent-suspected" if same and passed else "survived"
+        return survivor_status(m.operator, same_everywhere=same and bool(passed))
+
+    def _remove_later(self, box: Sandbox) -> None:
+        self.reaper.submit(box.remove)
 
     def _tick(self, what: str) -> None:
         with self.lock:

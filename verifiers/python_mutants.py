@@ -34,6 +34,9 @@ _TOLERANCES = {
     "assert_allclose": ("rtol", "atol"),
 }
 _LOOSEN = 1000
+#: top-level statements of a script that do nothing yet (an early exit goes after them)
+_PASSIVE = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+            ast.Assign, ast.AnnAssign)  # fmt: skip
 
 
 def python_edits(text: str) -> list[Edit]:
@@ -281,11 +284,7 @@ def _r_early_exit(tree: ast.AST, src: _Source, want: dict[int, bool]) -> list[Ed
         if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and fn.name == "main"
     ]
     if not targets:  # a plain script: exit before its first statement that does something
-        passive = (
-            ast.Import | ast.ImportFrom | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-        )
-        passive = passive | ast.Assign | ast.AnnAssign
-        acting = [s for s in tree.body[1:] if not isinstance(s, passive)]
+        acting = [s for s in tree.body[1:] if not isinstance(s, _PASSIVE)]
         targets += [(acting[0], "raise SystemExit(0)")] if acting else []
     out = []
     for first, text in targets:
