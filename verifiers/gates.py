@@ -114,6 +114,9 @@ class GateRun:
     states: dict[str, ProducedState]
     results: dict[str, list[VerifyResult]]
     wall_s: float = 0.0
+    #: what each row actually verified (layer image swapped in, harbor replay), by row name:
+    #: the mutation score re-verifies exactly these (verifiers.mutation)
+    prepared: dict[str, PreparedState] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -473,7 +476,8 @@ class _GateRunner:
             provided=self.inp.provided, skipped=tuple(self.skipped),
         )  # fmt: skip
         states = {c.name: c.state for c in self.checks}
-        return GateRun(report, timings, states, self.results, wall_s)
+        prepared = {c.name: c.prepared or c.state.prepared for c in self.checks}
+        return GateRun(report, timings, states, self.results, wall_s, prepared)
 
     def _failed_bases(self) -> set[str]:
         """Unsolved states the verifier already accepts (their probes' failures derive)."""

@@ -38,6 +38,7 @@ from envfactory.core.models import (
     EnvironmentSpec,
     EnvStatus,
     GateReport,
+    GateVerdict,
     ReviewItem,
     ReviewState,
     StateRef,
@@ -50,8 +51,9 @@ from envfactory.store import ArtifactStore, Store
 from sandboxes.protocol import SandboxEngine
 from verifiers.evidence import findings_from_report
 from verifiers.battery import gate_input
-from verifiers.gates import run_gates
+from verifiers.gates import GateRun, run_gates_detailed
 from verifiers.mining import MiningConfig, mine
+from verifiers.mutation import mutation_findings, mutation_score
 from verifiers.runner import verify_state
 
 from . import types as t
@@ -210,10 +212,24 @@ class RealServices:
             image=self._image(spec), repeats=repeats, regressions=self._regressions(spec.id),
             concurrency=self.settings.sandbox.pool_size,
         )  # fmt: skip
-        report = run_gates(inp)
+        run = run_gates_detailed(inp)
         if notes:
-            report = report.model_copy(update={"notes": (*report.notes, *notes)})
-        return report
+            run.report = run.report.model_copy(update={"notes": (*run.report.notes, *notes)})
+        return self._with_mutation_score(run, spec, verifier)
+
+    def _with_mutation_score(
+        self, run: GateRun, spec: EnvironmentSpec, verifier: Verifier
+    ) -> GateReport:
+        """The battery's mutation score on the states just gated (gates.mutation_max > 0 and
+        the gates passed: a rejected verifier is not worth measuring)."""
+        cfg = self.settings.gates
+        if cfg.mutation_max <= 0 or run.report.verdict != GateVerdict.PASSED:
+            return run.report
+        score = mutation_score(
+            run, engine=self.engine, spec=spec, verifier=verifier, files=self.artifacts.get,
+            max_mutants=cfg.mutation_max, concurrency=self.settings.sandbox.pool_size,
+        )  # fmt: skip
+        return run.report.model_copy(update={"mutation": score})
 
     def score(self, inp: t.ScoreInput) -> t.ScoreOutcome:
         spec = self._spec(inp.env_id)
@@ -238,7 +254,11 @@ class RealServices:
         config = MiningConfig(env_id=spec.id, workspace_paths=spec.workspace_paths,
                               reference_steps=len(spec.reference_solution))  # fmt: skip
         report = self.store.gate_reports.get(int(inp.gate_report_id))
-        findings = [*findings_from_report(report), *mine(trajectories, config)]
+        findings = [
+            *findings_from_report(report),
+            *mutation_findings(report, self.settings.gates.mutation_min_score),
+            *mine(trajectories, config),
+        ]
         open_items: list[str] = []
         for finding in findings:
             item_id = "rev-" + finding.id.split("-", 1)[-1]

@@ -12,6 +12,7 @@ Examples:
     envfactory validate examples/tasks/csv-report
     envfactory validate examples/tasks/* --repeats 2
     envfactory validate examples/tasks/broken-always-pass --json
+    envfactory validate examples/tasks/wal-replay --mutation-score --max-mutants 20
 """
 
 from __future__ import annotations
@@ -31,10 +32,13 @@ from envfactory.core.models import GateCheck
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 
+from .mutation_view import attach_mutation_score, mutation_json, print_mutation
+
 HELP = (
     "Examples:  envfactory validate examples/tasks/csv-report  ·  "
     "envfactory validate examples/tasks/* --repeats 2  ·  "
-    "envfactory validate examples/tasks/broken-always-pass --json"
+    "envfactory validate examples/tasks/broken-always-pass --json  ·  "
+    "envfactory validate examples/tasks/wal-replay --mutation-score --max-mutants 20"
 )
 
 
@@ -43,6 +47,8 @@ def validate(
     repeats: Annotated[int | None, typer.Option("--repeats", "-r", min=1, help="Runs per check (default: settings.gates.repeats).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per task on stdout.")] = False,
     concurrency: Annotated[int | None, typer.Option("--concurrency", "-j", min=1, help="Containers at once (default: settings.sandbox.pool_size).")] = None,
+    mutation: Annotated[bool, typer.Option("--mutation-score", help="After the gates pass, weaken the verifier automatically and report which weaker verifiers the gates miss.")] = False,
+    max_mutants: Annotated[int, typer.Option("--max-mutants", min=1, help="Mutants per task with --mutation-score (spread over operators).")] = 40,
 ) -> None:  # fmt: skip
     """Build each task and run every gate on its verifier: oracle, no-op, unsolved states,
     shortcut probes; each check repeated and required to agree."""
@@ -70,8 +76,9 @@ def validate(
     try:
         for path in dirs:
             result = _validate_one(
-                engine, path, artifacts, repeats or settings.gates.repeats, jobs, as_json, out, err
-            )
+                engine, path, artifacts, repeats or settings.gates.repeats, jobs, as_json, out, err,
+                mutants=max_mutants if mutation else 0,
+            )  # fmt: skip
             failed += 0 if result is not None and _as_expected(result) else 1
     finally:
         engine.gc(run_id=engine.run_id, include_live=True)
@@ -87,6 +94,7 @@ def _validate_one(
     as_json: bool,
     out: Console,
     err: Console,
+    mutants: int = 0,
 ):  # type: ignore[no-untyped-def]
     """Validate one task and print it; None when it could not be imported or built."""
     from verifiers.validate import validate_task
@@ -102,13 +110,18 @@ def _validate_one(
                 engine, path, artifacts, repeats=repeats, concurrency=jobs, progress=progress,
                 on_stage=lambda stage: bar.update(tid, description=f"{path.name}: {stage}"),
             )  # fmt: skip
+            if mutants:  # --mutation-score (envfactory/cli/mutation_view.py)
+                attach_mutation_score(engine, result, artifacts, max_mutants=mutants, jobs=jobs,
+                                      progress=progress)  # fmt: skip
         except EnvFactoryError as exc:
             _print_error(out if as_json else err, path, exc, as_json)
             return None
     if as_json:
-        out.print_json(json.dumps(_as_json(result)))
+        out.print_json(json.dumps({**_as_json(result), **mutation_json(result.report)}))
     else:
         _print_table(out, result)
+        if mutants:
+            print_mutation(out, result.report)
     return result
 
 

@@ -66,6 +66,12 @@ class GateSettings(_Sub):
     repeats: int = Field(default=3, ge=1)
     judges: int = Field(default=2, ge=1)
     max_patch_rounds: int = Field(default=2, ge=0)
+    #: mutants per environment for the gate battery's mutation score; 0 = off. Off by
+    #: default for cost: every surviving mutant is verified on every gate state (about 70
+    #: with two unsolved states and the probe library), minutes per environment on 2 cores.
+    mutation_max: int = Field(default=0, ge=0)
+    #: a score (killed / non-equivalent mutants) below this sends the environment to review
+    mutation_min_score: float = Field(default=0.8, ge=0.0, le=1.0)
 
 
 class ApiSettings(_Sub):

@@ -156,6 +156,7 @@ def _environment(
         gate_report_sha256=hashes["gate"],
         verifier_author=it.verifier.provenance.author,
         gate_verdict=it.gate_report.verdict.value,
+        mutation_score=it.gate_report.mutation.score if it.gate_report.mutation else None,
     )
     return PackEnvironment(
         env_id=it.spec.id,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from envfactory.core.errors import InvalidPack, PublishBlocked
+from envfactory.core.models import MutationScore
 from envfactory.packs import export_pack, layout, open_verified, verify_pack
 
 from .conftest import DictArtifacts, make_item
@@ -61,6 +63,15 @@ def test_the_provenance_chain_points_at_the_exported_members(tmp_path, artifacts
     assert chain.verifier_sha256 == by_path["envs/env-hello/verifier/verifier.json"]
     assert chain.gate_report_sha256 == by_path["envs/env-hello/meta/gate_report.json"]
     assert (chain.verifier_author, chain.gate_verdict) == ("agent:verifier/scripted", "passed")
+
+
+def test_the_provenance_chain_carries_the_gate_batterys_mutation_score(tmp_path, artifacts):
+    item = make_item(artifacts)
+    scored = item.gate_report.model_copy(update={"mutation": MutationScore(killed=3, survived=1)})
+    manifest = export_pack([replace(item, gate_report=scored)], tmp_path / "p", artifacts=artifacts,
+                           created_by="test")  # fmt: skip
+    assert manifest.environments[0].provenance.mutation_score == 0.75
+    assert _export(artifacts, tmp_path / "q").environments[0].provenance.mutation_score is None
 
 
 def test_the_same_content_gives_the_same_pack_id(tmp_path, artifacts):

@@ -18,6 +18,8 @@ from envfactory.core.models import (
     FileEntry,
     GateCheck,
     GateReport,
+    Mutant,
+    MutationScore,
     PathChange,
     ReviewState,
     StateKind,
@@ -138,3 +140,29 @@ def test_publish_marks_a_clean_environment_published(services):
     out = services.publish(t.PublishInput(env_id="env-1", verifier_version=1, gate_report_id=report))
     assert out.published and out.reasons == ()
     assert services.store.environments.record("env-1").status == EnvStatus.PUBLISHED
+
+
+def _gate_with_mutation(svc, killed: int, survived: int) -> str:
+    oracle = GateCheck(kind=CheckKind.ORACLE, name="oracle", expected=1, observed=(1,))
+    noop = GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0,))
+    mutants = tuple(
+        Mutant(file="check.py", operator="drop-check", line=i, diff=f"-check {i}\n+pass", status=s)
+        for i, s in enumerate(["killed"] * killed + ["survived"] * survived)
+    )
+    score = MutationScore(killed=killed, survived=survived, mutants=mutants)
+    report = GateReport(env_id="env-1", verifier_version=1, checks=(oracle, noop), mutation=score)
+    return str(svc.store.gate_reports.add(report))
+
+
+def test_a_mutation_score_below_the_setting_sends_the_environment_to_review(services):
+    low = t.MineInput(
+        env_id="env-1", gate_report_id=_gate_with_mutation(services, 1, 3), trajectory_ids=()
+    )
+    mined = services.mine(low)
+    (finding,) = [services.store.findings.get(f) for f in mined.finding_ids]
+    assert finding.source == "mutation" and "-check 3" in finding.evidence.verifier_output
+    assert len(mined.open_items) == 1
+    high = t.MineInput(
+        env_id="env-1", gate_report_id=_gate_with_mutation(services, 9, 1), trajectory_ids=()
+    )
+    assert services.mine(high).finding_ids == ()  # 0.9 >= gates.mutation_min_score (0.8)

@@ -11,7 +11,7 @@ from pydantic import Field
 from .base import Model, utcnow
 from .sandbox import PathChange, StateRef
 
-FindingSource = Literal["probe", "trajectory", "tamper"]
+FindingSource = Literal["probe", "trajectory", "tamper", "mutation"]
 
 
 class Evidence(Model):

@@ -95,6 +95,10 @@ class MutationScore(Model):
     survived: int = 0
     equivalent: int = 0
     mutants: tuple[Mutant, ...] = ()
+    #: what the run cost: mutants generated before the cap, verifications run, wall time
+    candidates: int = 0
+    verifications: int = 0
+    wall_s: float = 0.0
 
     @property
     def score(self) -> float | None:
