@@ -16,9 +16,9 @@ from typing import Protocol
 from envfactory.core.models import GateReport, GateVerdict
 from sandboxes.protocol import SandboxEngine
 
+from .battery import gate_input
 from .formats import ImportedTask, context_tar, load_task
 from .formats.model import BlobReader, BlobWriter
-from .battery import gate_input
 from .gates import GateRun, Progress, run_gates_detailed
 from .probes import Probe
 

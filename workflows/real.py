@@ -49,8 +49,8 @@ from envfactory.core.models import (
 from envfactory.core.settings import Settings
 from envfactory.store import ArtifactStore, Store
 from sandboxes.protocol import SandboxEngine
-from verifiers.evidence import findings_from_report
 from verifiers.battery import gate_input
+from verifiers.evidence import findings_from_report
 from verifiers.gates import GateRun, run_gates_detailed
 from verifiers.mining import MiningConfig, mine
 from verifiers.mutation import mutation_findings, mutation_score
