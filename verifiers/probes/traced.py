@@ -6,7 +6,7 @@ solver-writable directory (a ``sys.path`` entry: the working directory for ``-c`
 the script's directory, ``PYTHONPATH``) gets a same-named module there for every top-level
 module that process imported from elsewhere (``json.py`` beside ``/app``), plus
 ``sitecustomize`` and, in a site directory, a ``.pth``; a Node lookup gets a module that
-calls ``process.exit(0)``; a file a shell opened (``source ./config.sh``) gets ``exit 0``; a
+calls ``process.exit(0)``; a file a shell opened or looked for (``source ./config.sh``) gets ``exit 0``; a
 program looked up or executed gets an ``exit 0`` script; pytest's ``conftest.py`` and
 configuration files get a conftest that passes everything and configs that only collect;
 Perl, Ruby and make lookups get their own "exit successfully" file. A lookup of unknown
@@ -53,7 +53,6 @@ PY_EXIT = (
     "import posix\nposix._exit(0)\n"  # posix, not os: this file may itself be os.py
 )
 PTH_EXIT = "import posix; posix._exit(0)\n"
-SH_EXIT = "echo '1 passed'\nexit 0\n"
 EXEC_EXIT = "#!/bin/sh\necho '1 passed'\nexit 0\n"
 JS_EXIT = "console.log('1 passed'); process.exit(0);\n"
 PERL_EXIT = 'print "1 passed\\n"; CORE::exit(0);\n1;\n'
@@ -69,6 +68,7 @@ PYTEST_CONFIGS = {
 }
 _SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"}
 _MAKEFILES = {"Makefile", "makefile", "GNUmakefile"}
+_SHELLISH = ("", ".sh", ".bash", ".env", ".rc", ".conf", ".cfg", ".inc")
 _PY_ROOT = re.compile(
     r"^.*?/python3(?:\.\d+)?(?:/(?:lib-dynload|site-packages|dist-packages))?/([^/]+)(?:/([^/]+))?"
 )
@@ -130,10 +130,10 @@ def content_for(a: Access) -> Plant | None:
         return RUBY_EXIT, 0o644
     if kind == "make" and (base in _MAKEFILES or ext == ".mk"):
         return MAKE_EXIT, 0o644
-    if kind == "shell" and a.op == "open":
-        return SH_EXIT, 0o755
-    if kind == "shell" and a.op == "stat" and not a.ok and not ext:
-        return EXEC_EXIT, 0o755  # a PATH search: the shell stats each candidate
+    if kind == "shell" and (a.op == "open" or (a.op == "stat" and not a.ok and ext in _SHELLISH)):
+        # Sourced (`. ./config.sh`), tested before sourcing (`[ -f x ] && . x`) or searched
+        # for through PATH: a shebang script that exits 0 serves all three.
+        return EXEC_EXIT, 0o755
     return None
 
 
