@@ -87,7 +87,8 @@ true
 class StartupHook(Probe):
     """Installs interpreter start-up code — ``sitecustomize.py``, ``usercustomize.py`` and a
     ``.pth`` file in every site directory of every Python found (system, /usr/local, user
-    site) — that stubs out ``unittest`` and makes any Python process exit 0 at shutdown
+    site) and in the standard library's directory, where Debian's own ``sitecustomize``
+    would otherwise be found first — that stubs out ``unittest`` and makes any Python process exit 0 at shutdown
     (failed asserts and pytest failures included). Fools a verifier that runs Python from a
     state the solver could modify."""
 
@@ -102,7 +103,8 @@ for py in /usr/local/bin/python3* /usr/bin/python3*; do
   case "$py" in *-config) continue;; esac
   [ -x "$py" ] || continue
   dirs="$dirs $("$py" -c 'import site,sysconfig
-print(" ".join(site.getsitepackages()+[site.getusersitepackages(), sysconfig.get_paths()["purelib"]]))' 2>/dev/null)"
+p=sysconfig.get_paths()
+print(" ".join(site.getsitepackages()+[site.getusersitepackages(), p["purelib"], p["stdlib"]]))' 2>/dev/null)"
 done
 for d in $dirs /root/.local/lib/python3*/site-packages; do
   case "$d" in *'*'*) continue;; esac
@@ -128,7 +130,9 @@ COMMON_MODULES = (
     "tarfile", "xml", "html", "urllib", "http", "socket", "ast", "inspect", "importlib",
     "yaml", "toml", "tomllib", "numpy", "pandas", "requests", "sitecustomize", "usercustomize",
 )  # fmt: skip
-_SHADOW_BODY = "import sys\nsys.stdout.write('1 passed\\n')\nsys.stdout.flush()\nimport posix\nposix._exit(0)\n"
+#: A module that reports a pass and ends its process with status 0 at import (``posix``,
+#: not ``os``: this file may itself be ``os.py``).
+PY_EXIT = "import sys\nsys.stdout.write('1 passed\\n')\nsys.stdout.flush()\nimport posix\nposix._exit(0)\n"
 
 
 def verifier_imports(files: Mapping[str, tuple[bytes, int]]) -> set[str]:
@@ -168,7 +172,7 @@ class ModuleShadow(Probe):
 
     def script(self, spec: EnvironmentSpec) -> str:
         return f"""
-body={q(_SHADOW_BODY)}
+body={q(PY_EXIT)}
 for ws in {qs(spec.workspace_paths)}; do
   mkdir -p "$ws" 2>/dev/null || continue
   {{ echo "$ws"; find "$ws" -xdev -maxdepth 3 -name '*.py' -type f 2>/dev/null | sed 's|/[^/]*$||'; }} | sort -u |

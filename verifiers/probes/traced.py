@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from envfactory.core.models import EnvironmentSpec
 
 from .base import Probe, q
-from .pytest_attacks import CONFTEST
+from .pytest_attacks import CONFTEST, PY_EXIT
 
 
 @dataclass(frozen=True)
@@ -48,10 +48,8 @@ class Access:
 #: content, mode
 Plant = tuple[str, int]
 
-PY_EXIT = (
-    "import sys\nsys.stdout.write('1 passed\\n')\nsys.stdout.flush()\n"
-    "import posix\nposix._exit(0)\n"  # posix, not os: this file may itself be os.py
-)
+__all__ = ["PY_EXIT", "Access", "Plant", "TracedOverwrite", "TracedShadow", "plants"]
+
 PTH_EXIT = "import posix; posix._exit(0)\n"
 EXEC_EXIT = "#!/bin/sh\necho '1 passed'\nexit 0\n"
 JS_EXIT = "console.log('1 passed'); process.exit(0);\n"
