@@ -123,17 +123,14 @@ def trace_verifier(
         if prepared.replay:
             _replay(engine, box, spec, prepared)
         token = secrets.token_hex(8)
-        vdir, stage, tdir = (
-            VERIFIER_DIR_PREFIX + token,
-            _STAGE_PREFIX + token,
-            _TRACE_PREFIX + token,
-        )
+        vdir = verifier.mount_path or VERIFIER_DIR_PREFIX + token  # as the runner picks it
+        stage, tdir = _STAGE_PREFIX + token, _TRACE_PREFIX + token
         box.put_archive("/", _staged_tar(prepared, stage, verifier_files))
         members = [(f"{tdir.lstrip('/')}/{n}", data, mode) for n, (data, mode) in bundle.items()]
         box.put_archive("/", archives.combine(members, [], dirs=[(tdir.lstrip("/"), 0o700)]))
         # Tracing slows a run down (a few times for import-heavy Python): a longer leash.
         script = _setup_script(
-            prepared, vdir, stage, verifier.timeout_s * 3, inline=False,
+            prepared, verifier, vdir, stage, verifier.timeout_s * 3, inline=False,
             wrap=_tracer_words(tdir, bundle),
         )  # fmt: skip
         argv = ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry]
