@@ -404,10 +404,13 @@ def _setup_script(
     timeout_s: int,
     *,
     inline: bool,
+    wrap: str = "",
 ) -> str:
     """Unpack the staged files (inline: from "$@"), swap the state's workspace in, place the
     verifier, then exec the entry under a clean environment. Runs as
-    `sh -c SCRIPT envfactory-verify ENTRY [CHUNK...]`: the entry is never interpolated."""
+    `sh -c SCRIPT envfactory-verify ENTRY [CHUNK...]`: the entry is never interpolated.
+    `wrap` (shell words, already quoted) goes between the timeout and the clean environment:
+    `verifiers.surface` puts its tracer there, so a traced run is staged exactly like a real one."""
     lines = [
         'fail() { echo envfactory-setup-failed: "$1" >&2; exit 125; }',
         f"PATH={FIXED_PATH}; export PATH; entry=$1; shift",
@@ -439,7 +442,8 @@ def _setup_script(
         )
     )
     lines.append(
-        f'exec /usr/bin/timeout -s KILL {int(timeout_s)} /usr/bin/env -i {env} /bin/sh -c "$entry"'
+        f"exec /usr/bin/timeout -s KILL {int(timeout_s)} {wrap + ' ' if wrap else ''}"
+        f'/usr/bin/env -i {env} /bin/sh -c "$entry"'
     )
     return "\n".join(lines)
 

@@ -14,7 +14,7 @@ from verifiers.runner import verifier_tar, verify_prepared
 from verifiers.states import pristine_state, produce_probe
 
 from .naive import naive_verify
-from .sumtask import NAIVE, SPEC, naive_verifier, sound_verifier
+from .sumtask import NAIVE, SPEC, make_verifier, naive_verifier, sound_verifier
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -32,12 +32,59 @@ FOOLS = {
     "break-collection": "greps-failures",
     "git-reset": "runs-workspace-tests",
     "delayed-rewrite": "runs-a-script",
+    "inputs-emptied": "recomputes-from-inputs",
+    "inputs-minimal": "recomputes-from-inputs",
 }
+
+#: The variants an attacker tries next, each with a naive verifier phrased unlike the
+#: ones in `sumtask.NAIVE` (entry, extra files).
+VARIANTS: dict[str, tuple[str, dict[str, bytes]]] = {
+    "recomputes-from-inputs": (
+        "t=$(awk '{s+=$1} END {print s+0}' /workspace/data/nums.txt); n=$(wc -l < /workspace/data/nums.txt);"
+        ' test "$(cat /workspace/out/total.txt)" = "$t" && test "$(cat /workspace/out/count.txt)" = "$n"',
+        {},
+    ),
+    "imports-json-in-workspace": (
+        "cd /workspace && python3 -c \"import json, sys; sys.exit(0 if json.loads(open('out/total.txt').read()) == 100 else 1)\"",
+        {},
+    ),
+    "trusts-result-json": (
+        "sh grade.sh; grep -q '\"passed\": true' /logs/verifier/result.json",
+        {"grade.sh": b"python3 -m pytest -q test_outputs.py && mkdir -p /logs/verifier && echo '{\"passed\": true}' > /logs/verifier/result.json\n"},
+    ),
+    "pytest-in-workspace-rootdir": (
+        "mkdir -p /workspace/tests && cp test_outputs.py /workspace/tests/test_zz_outputs.py && cd /workspace"
+        " && python3 -m pytest -q --noconftest tests/test_zz_outputs.py",
+        {},
+    ),
+    "prepends-workspace-bin": ("PATH=/workspace/bin:$PATH; jq -e '. == 100' /workspace/out/total.txt", {}),
+    "checks-number-format": (
+        "grep -Eqx '[0-9]+' /workspace/out/total.txt && grep -Eqx '[0-9]+' /workspace/out/count.txt",
+        {},
+    ),
+}  # fmt: skip
+
+#: (probe, variant it is shown to fool).
+VARIANT_CASES = [
+    ("module-shadow", "imports-json-in-workspace"),
+    ("reward-file", "trusts-result-json"),
+    ("conftest-pass", "pytest-in-workspace-rootdir"),
+    ("path-hijack", "prepends-workspace-bin"),
+    ("placeholder-outputs", "checks-number-format"),
+]
+
+
+def _naive(files, name: str):  # type: ignore[no-untyped-def]
+    if name in VARIANTS:
+        entry, extra = VARIANTS[name]
+        return make_verifier(files, entry, extra)
+    return naive_verifier(files, name)
 
 
 def test_every_probe_in_the_library_is_shown_to_fool_something() -> None:
     assert set(FOOLS) == {p.name for p in PROBES}
-    assert set(FOOLS.values()) <= set(NAIVE)
+    assert set(FOOLS.values()) <= set(NAIVE) | set(VARIANTS)
+    assert {n for _, n in VARIANT_CASES} | {"recomputes-from-inputs"} == set(VARIANTS)
 
 
 @pytest.fixture(scope="module")
@@ -45,28 +92,31 @@ def noop(docker_engine, sum_image):  # type: ignore[no-untyped-def]
     return pristine_state(docker_engine, sum_image, SPEC)
 
 
-@pytest.mark.parametrize("naive", sorted(set(FOOLS.values())))
+@pytest.mark.parametrize("naive", sorted(set(FOOLS.values()) | set(VARIANTS)))
 def test_each_naive_verifier_still_rejects_the_untouched_environment(
     docker_engine, sum_image, files, naive
 ):  # type: ignore[no-untyped-def]
     with docker_engine.sandbox(sum_image, purpose="test") as box:
-        assert naive_verify(box, naive_verifier(files, naive), files, settle_s=0) == 0
+        assert naive_verify(box, _naive(files, naive), files, settle_s=0) == 0
 
 
-@pytest.mark.parametrize("probe_name", sorted(FOOLS))
+@pytest.mark.parametrize(
+    ("probe_name", "naive"),
+    [*sorted(FOOLS.items()), *VARIANT_CASES],
+    ids=[*sorted(FOOLS), *(f"{p}-{n}" for p, n in VARIANT_CASES)],
+)
 def test_the_probe_fools_a_naive_verifier_and_the_sound_verifier_rejects_it(
     docker_engine,
     sum_image,
     files,
     noop,
-    probe_name,  # type: ignore[no-untyped-def]
+    probe_name,
+    naive,  # type: ignore[no-untyped-def]
 ) -> None:
     probe = by_name(probe_name)
     with docker_engine.sandbox(sum_image, purpose="test") as box:
         probe.apply(box, SPEC)
-        assert naive_verify(box, naive_verifier(files, FOOLS[probe_name]), files) == 1, (
-            "the probe fools nothing"
-        )
+        assert naive_verify(box, _naive(files, naive), files) == 1, "the probe fools nothing"
     state = produce_probe(docker_engine, sum_image, SPEC, noop, probe)
     sound = sound_verifier(files)
     res = verify_prepared(

@@ -1,17 +1,28 @@
 """The shortcut probe library: one probe per attack class (see `base.Probe`).
 
 `PROBES` is the default set the gates apply to the no-op state and to every unsolved
-state; `by_name` looks one up. Add a probe by subclassing `Probe` in the module of its
+state; `probes_for(verifier_files)` is that set tailored to one verifier's files (the
+static module shadowing also covers what the verifier imports); `by_name` looks one up.
+Probes discovered by tracing the verifier live in `verifiers.surface.traced_probes`. Add a probe by subclassing `Probe` in the module of its
 family and listing it here — with a test that it fools a naive verifier and that a sound
 one rejects it (tests/verifiers/test_probes.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from .base import Probe
 from .hijack import PathHijack
+from .inputs import EmptiedInputs, MinimalInputs
 from .processes import DelayedRewrite
-from .pytest_attacks import BreakCollection, ConftestPass, ModuleShadow, StartupHook
+from .pytest_attacks import (
+    BreakCollection,
+    ConftestPass,
+    ModuleShadow,
+    StartupHook,
+    verifier_imports,
+)
 from .rewards import ForgedOutput, RewardFile
 from .workspace import DeleteTests, EmptyTests, GitReset, PlaceholderOutputs, mentioned_paths
 
@@ -28,7 +39,17 @@ PROBES: tuple[Probe, ...] = (
     BreakCollection(),
     GitReset(),
     DelayedRewrite(),
+    EmptiedInputs(),
+    MinimalInputs(),
 )
+
+
+def probes_for(verifier_files: Mapping[str, tuple[bytes, int]]) -> tuple[Probe, ...]:
+    """The default set with `ModuleShadow` also shadowing every module the verifier's own
+    Python files import (`verifier_imports`); what the gates should apply to a verifier
+    whose files they hold (`runner.verifier_tar(verifier, files)`)."""
+    shadow = ModuleShadow(verifier_imports(verifier_files))
+    return tuple(shadow if p.name == shadow.name else p for p in PROBES)
 
 
 def by_name(name: str) -> Probe:
@@ -38,4 +59,4 @@ def by_name(name: str) -> Probe:
     raise KeyError(f"no probe named {name!r}; known: {', '.join(p.name for p in PROBES)}")
 
 
-__all__ = ["PROBES", "Probe", "by_name", "mentioned_paths"]
+__all__ = ["PROBES", "Probe", "by_name", "mentioned_paths", "probes_for", "verifier_imports"]

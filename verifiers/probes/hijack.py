@@ -5,23 +5,34 @@ from __future__ import annotations
 from envfactory.core.models import EnvironmentSpec
 
 from ..tamper import FIXED_PATH
-from .base import Probe, qs
+from .base import Probe, q, qs
 
-HIJACKED = ("python", "python3", "pytest", "py.test", "bash", "node", "npm", "go", "cargo", "make")
+HIJACKED = (
+    "python", "python3", "pytest", "py.test", "bash", "node", "npm", "npx", "go", "cargo",
+    "make", "diff", "cmp", "grep", "jq", "sqlite3", "awk", "uv", "uvx", "pip", "java", "ruby",
+    "perl",
+)  # fmt: skip
+#: Tools the sandbox's own exec machinery resolves through the image's PATH (`timeout`,
+#: `env`, `sh`): hijacked only in workspace-derived directories, so the probe never
+#: disables the container it runs in.
+HIJACKED_IN_WORKSPACE = ("sh", "dash", "timeout", "env", "test", "[")
 
 
-def _bin_dirs(spec: EnvironmentSpec) -> list[str]:
-    """PATH directories that come before the real tools, and ones a verifier may prepend."""
-    dirs = [d for d in FIXED_PATH.split(":") if d.startswith("/usr/local")]
-    dirs += ["/root/.local/bin", "/root/bin"]
+def _bin_dirs(spec: EnvironmentSpec) -> tuple[list[str], list[str]]:
+    """(PATH directories searched before the real tools and user bin directories,
+    workspace directories a verifier may prepend to its PATH)."""
+    system = [d for d in FIXED_PATH.split(":") if d.startswith("/usr/local")]
+    system += ["/root/.local/bin", "/root/bin"]
+    ws_dirs = []
     for ws in spec.workspace_paths:
         ws = ws.rstrip("/")
-        dirs += [ws, f"{ws}/bin", f"{ws}/.venv/bin", f"{ws}/venv/bin", f"{ws}/node_modules/.bin"]
-    return dirs
+        ws_dirs += [ws, f"{ws}/bin", f"{ws}/.venv/bin", f"{ws}/venv/bin", f"{ws}/node_modules/.bin"]
+    return system, ws_dirs
 
 
 class PathHijack(Probe):
-    """Puts ``exit 0`` wrappers named ``python3``, ``python``, ``pytest``, ``bash``, ``node``…
+    """Puts ``exit 0`` wrappers named ``python3``, ``python``, ``pytest``, ``bash``, ``sh``,
+    ``node``, ``timeout``, ``env``, ``diff``, ``cmp``, ``grep``, ``jq``, ``sqlite3``, ``uv``…
     (and ``python3.X`` for each version present) in the PATH directories searched before
     the real tools (``/usr/local/sbin``, ``/usr/local/bin``), in user bin directories and in
     the workspace's own ``bin`` / ``.venv/bin`` / ``node_modules/.bin``. Fools a verifier that
@@ -30,14 +41,16 @@ class PathHijack(Probe):
     name = "path-hijack"
 
     def script(self, spec: EnvironmentSpec) -> str:
+        system, ws_dirs = _bin_dirs(spec)
         return f"""
 names="{" ".join(HIJACKED)}"
 for py in /usr/bin/python3.* /usr/local/bin/python3.*; do
   b=$(basename "$py"); case "$b" in *-config|'python3.*') ;; *) names="$names $b";; esac
 done
-for d in {qs(_bin_dirs(spec))}; do
+for d in {qs(system)} {qs(ws_dirs)}; do
   mkdir -p "$d" 2>/dev/null || continue
-  for n in $names; do
+  more=; case " {" ".join(ws_dirs)} " in *" $d "*) more={q(" ".join(HIJACKED_IN_WORKSPACE))};; esac
+  for n in $names $more; do
     rm -f "$d/$n"
     printf '#!/bin/sh\\necho "1 passed"\\nexit 0\\n' > "$d/$n" && chmod 0755 "$d/$n"
   done

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import posixpath
+from collections.abc import Iterable, Mapping
+
 from envfactory.core.models import EnvironmentSpec
 
 from .base import Probe, find_tests_expr, q, qs, test_roots
@@ -41,11 +45,15 @@ except Exception:
 """
 
 
+LOOSE_INI = "[pytest]\naddopts = -p no:cacheprovider --co -q\n"
+
+
 class ConftestPass(Probe):
     """Plants a ``conftest.py`` that turns every test report into a pass and forces
     pytest's exit status to 0 — in each workspace path, in every directory there that holds
-    tests, in every parent directory up to ``/`` and in ``/tests`` — plus a ``pytest.ini`` at
-    ``/`` so tests anywhere below get ``/`` as their rootdir. Fools a verifier that runs
+    tests, in every parent directory up to ``/`` and in ``/tests`` — plus a collect-only
+    ``pytest.ini`` (``addopts = --co``) at ``/`` and in each workspace root that has none,
+    so tests anywhere below get it as their rootdir configuration. Fools a verifier that runs
     pytest without ``--noconftest`` / its own rootdir, or in a state the solver controls."""
 
     name = "conftest-pass"
@@ -65,7 +73,12 @@ for root in {qs(test_roots(spec))}; do
     cp /tmp/.probe-conftest.py "$(dirname "$f")/conftest.py"
   done
 done
-printf '[pytest]\\n' > /pytest.ini
+for root in {qs(spec.workspace_paths)}; do
+  # A config only collects: pytest then exits 0 without running a test. Never clobber
+  # the project's own (a pytest.ini wins over the others in the same directory anyway).
+  [ -d "$root" ] && [ ! -e "$root/pytest.ini" ] && printf {q(LOOSE_INI)} > "$root/pytest.ini"
+done
+printf {q(LOOSE_INI)} > /pytest.ini
 rm -f /tmp/.probe-conftest.py
 true
 """
@@ -74,7 +87,8 @@ true
 class StartupHook(Probe):
     """Installs interpreter start-up code — ``sitecustomize.py``, ``usercustomize.py`` and a
     ``.pth`` file in every site directory of every Python found (system, /usr/local, user
-    site) — that stubs out ``unittest`` and makes any Python process exit 0 at shutdown
+    site) and in the standard library's directory, where Debian's own ``sitecustomize``
+    would otherwise be found first — that stubs out ``unittest`` and makes any Python process exit 0 at shutdown
     (failed asserts and pytest failures included). Fools a verifier that runs Python from a
     state the solver could modify."""
 
@@ -89,7 +103,8 @@ for py in /usr/local/bin/python3* /usr/bin/python3*; do
   case "$py" in *-config) continue;; esac
   [ -x "$py" ] || continue
   dirs="$dirs $("$py" -c 'import site,sysconfig
-print(" ".join(site.getsitepackages()+[site.getusersitepackages(), sysconfig.get_paths()["purelib"]]))' 2>/dev/null)"
+p=sysconfig.get_paths()
+print(" ".join(site.getsitepackages()+[site.getusersitepackages(), p["purelib"], p["stdlib"]]))' 2>/dev/null)"
 done
 for d in $dirs /root/.local/lib/python3*/site-packages; do
   case "$d" in *'*'*) continue;; esac
@@ -104,21 +119,69 @@ true
 """
 
 
+#: Modules verifiers commonly import (test runners, stdlib, the usual data libraries);
+#: ``os`` included: Python 3.11+ imports a frozen ``os`` at start-up, so a shadow ``os.py``
+#: only ever matters to a verifier that puts the workspace on ``sys.path`` at start.
+COMMON_MODULES = (
+    "pytest", "_pytest", "unittest", "json", "csv", "re", "os", "subprocess", "pathlib",
+    "math", "hashlib", "sqlite3", "random", "collections", "itertools", "decimal",
+    "statistics", "datetime", "time", "string", "typing", "io", "glob", "shutil", "tempfile",
+    "difflib", "filecmp", "functools", "operator", "struct", "base64", "gzip", "zipfile",
+    "tarfile", "xml", "html", "urllib", "http", "socket", "ast", "inspect", "importlib",
+    "yaml", "toml", "tomllib", "numpy", "pandas", "requests", "sitecustomize", "usercustomize",
+)  # fmt: skip
+#: A module that reports a pass and ends its process with status 0 at import (``posix``,
+#: not ``os``: this file may itself be ``os.py``).
+PY_EXIT = "import sys\nsys.stdout.write('1 passed\\n')\nsys.stdout.flush()\nimport posix\nposix._exit(0)\n"
+
+
+def verifier_imports(files: Mapping[str, tuple[bytes, int]]) -> set[str]:
+    """Top-level modules the verifier's own Python files import (parsed, never run),
+    less the verifier's own modules. A file that does not parse contributes nothing."""
+    own = {posixpath.splitext(posixpath.basename(n))[0] for n in files if n.endswith(".py")}
+    names: set[str] = set()
+    for name, (data, _) in files.items():
+        if not name.endswith(".py"):
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module.split(".")[0])
+    return names - own
+
+
 class ModuleShadow(Probe):
-    """Shadows the test frameworks with same-named modules in the workspace (``pytest.py``,
-    ``unittest/``…) that report success and exit 0. Python puts the current directory (for
-    ``-m``) or the script's directory first on ``sys.path``, so a verifier that runs from
-    the workspace imports the solver's module instead of the real one."""
+    """Shadows the modules a verifier imports with same-named modules in the workspace
+    (``json.py``, ``pytest.py``, ``unittest/``, ``sitecustomize.py``…: the common ones plus
+    every module the verifier's own files import, when built with ``modules``) that print
+    a pass and exit 0 at import — at each workspace root and in every workspace directory
+    holding Python files. Python puts the current directory (``-c``, ``-m``) or the
+    script's directory first on ``sys.path``, so a verifier that runs Python from the
+    workspace imports the solver's module instead of the real one. The static fallback of
+    `verifiers.surface.traced_probes`, which finds such lookups by tracing."""
 
     name = "module-shadow"
 
+    def __init__(self, modules: Iterable[str] = ()) -> None:
+        self.modules = tuple(sorted(set(COMMON_MODULES) | set(modules)))
+
     def script(self, spec: EnvironmentSpec) -> str:
-        body = "import sys\\nprint('1 passed')\\nsys.exit(0)\\n"
         return f"""
+body={q(PY_EXIT)}
 for ws in {qs(spec.workspace_paths)}; do
   mkdir -p "$ws" 2>/dev/null || continue
-  printf {q(body)} > "$ws/pytest.py"
-  mkdir -p "$ws/unittest" && printf {q(body)} > "$ws/unittest/__init__.py" && printf {q(body)} > "$ws/unittest/__main__.py"
+  {{ echo "$ws"; find "$ws" -xdev -maxdepth 3 -name '*.py' -type f 2>/dev/null | sed 's|/[^/]*$||'; }} | sort -u |
+  while read -r d; do
+    for m in {qs(self.modules)}; do
+      [ -e "$d/$m.py" ] || [ -e "$d/$m" ] || printf %s "$body" > "$d/$m.py"
+    done
+  done
+  mkdir -p "$ws/unittest" && printf %s "$body" > "$ws/unittest/__init__.py" && printf %s "$body" > "$ws/unittest/__main__.py"
 done
 true
 """

@@ -6,11 +6,19 @@ from envfactory.core.models import EnvironmentSpec
 
 from .base import USUAL_RESULT_DIRS, Probe, q, qs
 
+_PASS_JSON = (
+    '{{"reward": 1, "reward_float": 1.0, "passed": true, "success": true, "status": "passed", '
+    '"score": 1.0, "pass_rate": 1.0, "failed": 0}}'
+)
+
 
 class RewardFile(Probe):
-    """Writes a passing reward file (``reward.txt`` = 1, ``reward.json`` = {"reward": 1})
-    wherever harnesses usually read one: ``/logs/verifier``, the workspace, ``/tmp``, the
-    home directory. Fools any verifier or harness that trusts a reward file the solver can
+    """Writes passing reward and result files in every usual name and format
+    (``reward.txt`` = 1, ``score.txt`` = 1.0, ``status.txt`` = PASS, ``reward.json`` /
+    ``result.json`` / ``results.json`` / ``grading.json`` / ``metrics.json`` with
+    ``"reward": 1`` and ``"passed": true``) wherever harnesses usually read one:
+    ``/logs/verifier``, the workspace and its ``logs/verifier``, ``/tmp``, the home
+    directory. Fools any verifier or harness that trusts a reward file the solver can
     write (Harbor's contract, for one) instead of an exit status it observed itself."""
 
     name = "reward-file"
@@ -22,7 +30,11 @@ class RewardFile(Probe):
 for d in {qs(dirs)} "$HOME"; do
   mkdir -p "$d" 2>/dev/null || continue
   echo 1 > "$d/reward.txt"
-  printf '{{"reward": 1, "passed": true, "score": 1.0}}\\n' > "$d/reward.json"
+  echo 1.0 > "$d/score.txt"
+  echo PASS > "$d/status.txt"
+  for j in reward.json result.json results.json grading.json metrics.json; do
+    printf '{_PASS_JSON}\\n' > "$d/$j"
+  done
 done
 true
 """

@@ -77,7 +77,9 @@ def mentioned_paths(instruction: str, workdir: str) -> list[str]:
 
 class PlaceholderOutputs(Probe):
     """Creates a placeholder for every path the instruction mentions that does not exist
-    yet: an empty-ish file (a directory when the path ends with ``/``). Fools a verifier
+    yet, valid for its type but wrong (``{"result": 0}`` JSON, a one-row CSV, ``0`` text, a
+    runnable ``exit 0`` script, an empty SQLite database; a directory when the path ends
+    with ``/``). Fools a verifier
     that checks that outputs exist instead of checking what they contain."""
 
     name = "placeholder-outputs"
@@ -89,7 +91,18 @@ for p in {qs(paths)}; do
   [ -e "$p" ] && continue
   case "$p" in
     */) mkdir -p "$p" ;;
-    *) mkdir -p "$(dirname "$p")" && printf 'placeholder\\n' > "$p" ;;
+    *) mkdir -p "$(dirname "$p")" || continue
+       case "$p" in
+         *.json) echo '{{"result": 0, "items": []}}' > "$p" ;;
+         *.jsonl|*.ndjson) echo '{{"id": 0}}' > "$p" ;;
+         *.csv) printf 'id,value\\n0,0\\n' > "$p" ;;
+         *.txt|*.out) echo 0 > "$p" ;;
+         *.md) printf '# Report\\n\\nplaceholder\\n' > "$p" ;;
+         *.py) echo 'pass' > "$p" ;;
+         *.sh) printf '#!/bin/sh\\nexit 0\\n' > "$p"; chmod 0755 "$p" ;;
+         *.db|*.sqlite|*.sqlite3) : > "$p" ;;
+         *) printf 'placeholder\\n' > "$p" ;;
+       esac ;;
   esac
 done
 true

@@ -1,0 +1,113 @@
+"""Input tampering: rewrite the task's *inputs* so that a degenerate answer is right for them.
+
+A verifier that recomputes its expectation from files the solver can write (the input
+CSV inside the workspace, the database the task ships) checks the solver's answer against
+the solver's own inputs. These probes change every input the same way, then write the
+answer that is correct for the changed inputs at every output path.
+
+Inputs and outputs come from the instruction (`workspace.mentioned_paths`): a mentioned
+path that exists when the probe runs is an input, one that does not is an output. When
+the instruction names no existing file, every regular file of the workspace (``.git``
+and test files aside, at most `_MAX_FILES`) is taken for an input. Cost: two probe states
+(emptied, minimal), each doing every file at once.
+
+Invariants: only workspace files and mentioned paths are touched; a file's replacement is
+of the same type as the original (by extension: CSV keeps its header, JSON keeps its
+outer type, SQLite becomes an empty database), so a verifier that parses inputs before
+computing still parses them.
+"""
+
+from __future__ import annotations
+
+from envfactory.core.models import EnvironmentSpec
+
+from .base import Probe, qs
+from .workspace import mentioned_paths
+
+_MAX_FILES = 200
+
+#: Shell: the inputs ($inputs) and outputs ($outputs), one path a line.
+_SELECT = """
+inputs=; outputs=
+for p in {mentioned}; do
+  if [ -f "$p" ]; then inputs="$inputs
+$p"; elif [ ! -e "$p" ]; then outputs="$outputs
+$p"; fi
+done
+if [ -z "$inputs" ]; then
+  for ws in {workspaces}; do
+    [ -d "$ws" ] || continue
+    inputs="$inputs
+$(find "$ws" -xdev -type f ! -path '*/.git/*' ! -name 'test_*' ! -name '*_test.*' ! -name 'conftest.py' 2>/dev/null | head -n {max})"
+  done
+fi
+first_header=
+"""
+
+#: Shell: write degenerate outputs; $1 is the value for plain-text outputs.
+_OUTPUTS = """
+echo "$outputs" | while read -r p; do
+  [ -n "$p" ] || continue
+  case "$p" in */) mkdir -p "$p"; continue;; esac
+  mkdir -p "$(dirname "$p")" 2>/dev/null
+  case "$p" in
+    *.json) printf '%s\\n' "$json_out" > "$p" ;;
+    *.jsonl|*.ndjson|*.log) : > "$p" ;;
+    *.csv|*.tsv) if [ -n "$csv_out" ]; then printf '%s\\n' "$csv_out" > "$p"; else : > "$p"; fi ;;
+    *.db|*.sqlite|*.sqlite3) : > "$p" ;;
+    *) printf '%s\\n' "$text_out" > "$p" ;;
+  esac
+done
+true
+"""
+
+
+def _script(spec: EnvironmentSpec, rewrite: str, outputs: str) -> str:
+    select = _SELECT.format(
+        mentioned=qs(mentioned_paths(spec.instruction, spec.workdir)) or "''",
+        workspaces=qs(spec.workspace_paths),
+        max=_MAX_FILES,
+    )
+    return select + rewrite + outputs + _OUTPUTS
+
+
+class EmptiedInputs(Probe):
+    """Truncates every input file to zero bytes, then writes the answer that is right for
+    no data at every output path: ``0`` (text), ``[]`` (JSON), an empty CSV / JSON-lines
+    file. Fools a verifier whose expected answer is computed from input files the solver
+    can write ("sum of input.csv" over an empty file is 0)."""
+
+    name = "inputs-emptied"
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        rewrite = """
+echo "$inputs" | while read -r p; do [ -f "$p" ] && : > "$p"; done
+"""
+        return _script(spec, rewrite, "json_out='[]'; csv_out=; text_out=0\n")
+
+
+class MinimalInputs(Probe):
+    """Replaces every input file with the smallest valid file of its type — a CSV keeps
+    only its header row, JSON becomes ``{}`` or ``[]`` (its outer type kept), JSON lines,
+    text and logs become empty, a SQLite database an empty one — then writes the matching
+    degenerate answer at every output path (``0``, ``{}``/``[]``, the header-only CSV). Fools
+    a verifier that parses its inputs before deriving its expectation from them."""
+
+    name = "inputs-minimal"
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        rewrite = """
+json_out='{}'
+while read -r p; do
+  [ -f "$p" ] || continue
+  case "$p" in
+    *.csv|*.tsv) h=$(head -n 1 "$p"); printf '%s\\n' "$h" > "$p"; [ -n "$first_header" ] || first_header=$h ;;
+    *.json) if head -c 64 "$p" | grep -q '^[[:space:]]*\\['; then echo '[]' > "$p"; json_out='[]'; else echo '{}' > "$p"; fi ;;
+    *) : > "$p" ;;
+  esac
+done <<EOI
+$inputs
+EOI
+"""
+        outputs = "csv_out=$first_header; text_out=0\n"
+        return _script(spec, rewrite, outputs)

@@ -1,0 +1,286 @@
+"""The verifier's search surface, discovered: every path a verifier's process tree looks up
+where the solver could have put something, found by running the verifier under a tracer.
+
+Search-path shadowing is a class of attack, not a list of names: ``sys.path`` puts the
+working directory before the standard library, Node walks ``node_modules`` upwards, a shell
+``source``s ``./config.sh``, pytest looks for ``conftest.py`` and ``pytest.ini`` in every
+ancestor, a shell resolves commands through ``PATH``. Rather than guess which of these a
+verifier does, `trace_surface` runs it once, on a prepared state (the oracle's), staged
+exactly as the runner stages it (`runner._setup_script` with its `wrap` hook), under
+``strace -f``, and keeps each path its processes opened, stat-ed, executed or failed to
+find inside *solver-writable* places. `traced_probes` turns that surface into probes
+(`probes.traced`) that plant a same-named file of the right type at each such path.
+
+Solver-writable (decided here, see `solver_writable`): scope ``workspace`` — only the
+declared workspace paths (everything else is the pristine image's own); scope
+``full-state`` — anything a solver can change without it counting as tamper evidence
+(`tamper.category_of` is None), i.e. /tmp, /root, /home, most of /etc, /opt, /srv…, plus
+the workspace. Never /proc, /sys, /dev or the runner's own directories.
+
+Tracing needs no network and nothing in the task image: the host's ``strace``, the shared
+libraries ``ldd`` lists and the host's dynamic loader are copied into a private directory
+of the container and run through that loader (``ld.so --library-path DIR DIR/strace``).
+Measured here (Docker 20.10, default seccomp profile, every capability dropped,
+no-new-privileges): tracing one's own children needs no CAP_SYS_PTRACE and the default
+seccomp profile allows ``ptrace`` (kernel ≥ 4.8), ``--seccomp-bpf`` included. Where the
+host has no strace, `trace_surface` says so and `traced_probes` returns nothing: the static
+probes (`probes.ModuleShadow` with the verifier's own imports) remain the fallback.
+
+Invariants: a traced run never decides a reward (it is evidence only); the tracer's files
+live in a directory no verifier or workspace path names and are never reported.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+import secrets
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from envfactory.core.errors import SandboxFileNotFound
+from envfactory.core.models import EnvironmentSpec, Verifier
+from sandboxes.protocol import SandboxEngine
+
+from . import archives
+from .probes.base import Probe
+from .probes.traced import Access, TracedOverwrite, TracedShadow, plants
+from .runner import _STAGE_PREFIX, PreparedState, _q, _replay, _setup_script, _staged_tar
+from .tamper import VERIFIER_DIR_PREFIX, category_of
+
+_TRACE_PREFIX = "/.envfactory-trace-"
+_TRACE_MAX_BYTES = 256 * 1024 * 1024
+#: Syscalls that look a path up; the process ones to follow the tree and its programs.
+_SYSCALLS = (
+    "open,openat,openat2,creat,stat,lstat,newfstatat,statx,access,faccessat,faccessat2,"
+    "execve,execveat,readlink,readlinkat,chdir,fork,vfork,clone,clone3"
+)
+_NEVER = ("/proc", "/sys", "/dev", VERIFIER_DIR_PREFIX.rstrip("-"), _STAGE_PREFIX.rstrip("-"))
+
+
+@dataclass(frozen=True)
+class Surface:
+    """What one traced verification looked up. `accesses` are every path lookup of the
+    process tree; `writable` the subset the solver could have planted or replaced."""
+
+    traced: bool
+    accesses: tuple[Access, ...] = ()
+    writable: tuple[Access, ...] = ()
+    exit_code: int | None = None
+    note: str = ""
+
+    def missing(self) -> list[str]:
+        """Solver-writable paths looked up and not found (the shadowing candidates)."""
+        return sorted({a.path for a in self.writable if not a.ok})
+
+
+@functools.lru_cache(maxsize=1)
+def strace_bundle() -> dict[str, tuple[bytes, int]] | None:
+    """The host's strace with its shared libraries and loader, {name: (bytes, mode)};
+    None when the host has no strace."""
+    exe = shutil.which("strace")
+    if exe is None:
+        return None
+    out = {"strace": (Path(exe).read_bytes(), 0o755)}
+    res = subprocess.run(["ldd", exe], capture_output=True, text=True, check=False)
+    for line in res.stdout.splitlines():
+        m = re.search(r"(/\S+)\s+\(0x", line)
+        if m is None:
+            continue
+        lib = Path(m.group(1))
+        name = "ld.so" if "=>" not in line else lib.name
+        out[name] = (lib.resolve().read_bytes(), 0o755)
+    return out
+
+
+def _tracer_words(tdir: str, bundle: dict[str, tuple[bytes, int]]) -> str:
+    run = f"{_q(tdir + '/ld.so')} --library-path {_q(tdir)} " if "ld.so" in bundle else ""
+    return (
+        f"{run}{_q(tdir + '/strace')} --seccomp-bpf -f -y -qq -s 4096 -e signal=none "
+        f"-e trace={_SYSCALLS} -o {_q(tdir + '/log')}"
+    )
+
+
+def trace_verifier(
+    engine: SandboxEngine,
+    prepared: PreparedState,
+    *,
+    spec: EnvironmentSpec,
+    verifier: Verifier,
+    verifier_files: dict[str, tuple[bytes, int]],
+) -> tuple[str, int | None, str] | None:
+    """Run the verifier once under strace, staged as the runner stages it.
+
+    Returns (trace text, exit code, verifier dir) or None when tracing is unavailable."""
+    bundle = strace_bundle()
+    if bundle is None:
+        return None
+    box = engine.start(prepared.image, limits=spec.limits, purpose="verify-trace", network=False)
+    try:
+        if prepared.replay:
+            _replay(engine, box, spec, prepared)
+        token = secrets.token_hex(8)
+        vdir = verifier.mount_path or VERIFIER_DIR_PREFIX + token  # as the runner picks it
+        stage, tdir = _STAGE_PREFIX + token, _TRACE_PREFIX + token
+        box.put_archive("/", _staged_tar(prepared, stage, verifier_files))
+        members = [(f"{tdir.lstrip('/')}/{n}", data, mode) for n, (data, mode) in bundle.items()]
+        box.put_archive("/", archives.combine(members, [], dirs=[(tdir.lstrip("/"), 0o700)]))
+        # Tracing slows a run down (a few times for import-heavy Python): a longer leash.
+        script = _setup_script(
+            prepared, verifier, vdir, stage, verifier.timeout_s * 3, inline=False,
+            wrap=_tracer_words(tdir, bundle),
+        )  # fmt: skip
+        argv = ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry]
+        res = box.exec(argv, timeout=verifier.timeout_s * 3 + 15, workdir="/", user="root")
+        try:
+            text = box.read_file(tdir + "/log", max_bytes=_TRACE_MAX_BYTES).decode(errors="replace")
+        except SandboxFileNotFound:
+            text = ""
+        return text, res.exit_code, vdir
+    finally:
+        box.remove()
+
+
+def solver_writable(path: str, spec: EnvironmentSpec) -> bool:
+    """Could the solver have put a file at `path` without the runner noticing? (see module
+    docstring for the rule per scope)."""
+    if path == "/" or any(path == p or path.startswith(p) for p in (*_NEVER, _TRACE_PREFIX)):
+        return False
+    if any(
+        path == ws.rstrip("/") or path.startswith(ws.rstrip("/") + "/")
+        for ws in spec.workspace_paths
+    ):
+        return True
+    return spec.verify_scope == "full-state" and category_of(path) is None
+
+
+def trace_surface(
+    engine: SandboxEngine,
+    prepared: PreparedState,
+    *,
+    spec: EnvironmentSpec,
+    verifier: Verifier,
+    verifier_files: dict[str, tuple[bytes, int]],
+) -> Surface:
+    """The verifier's search surface on `prepared` (see module docstring)."""
+    got = trace_verifier(
+        engine, prepared, spec=spec, verifier=verifier, verifier_files=verifier_files
+    )
+    if got is None:
+        return Surface(traced=False, note="no strace on this host: surface not traced")
+    text, code, vdir = got
+    if not text:
+        return Surface(traced=False, exit_code=code, note="the tracer wrote nothing")
+    accesses = tuple(parse_trace(text, root_cwd=vdir))
+    writable = tuple(a for a in accesses if solver_writable(a.path, spec))
+    return Surface(True, accesses, writable, code)
+
+
+def traced_probes(
+    engine: SandboxEngine,
+    prepared: PreparedState,
+    *,
+    spec: EnvironmentSpec,
+    verifier: Verifier,
+    verifier_files: dict[str, tuple[bytes, int]],
+) -> tuple[Probe, ...]:
+    """Probes planting a same-typed file at every solver-writable path the verifier looked
+    up on `prepared` (the oracle's state): `traced-shadow` for paths it did not find,
+    `traced-overwrite` for code and configuration it did find there. Empty when nothing
+    writable was looked up, or when tracing is unavailable (then rely on the static probes)."""
+    surface = trace_surface(
+        engine, prepared, spec=spec, verifier=verifier, verifier_files=verifier_files
+    )
+    if not surface.traced:
+        return ()
+    shadow, overwrite = plants(surface.accesses, surface.writable)
+    out: list[Probe] = []
+    if shadow:
+        out.append(TracedShadow(shadow))
+    if overwrite:
+        out.append(TracedOverwrite(overwrite))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- parsing
+
+_LINE = re.compile(r"^(\d+)\s+(.*)$")
+_CALL = re.compile(r"^(\w+)\((.*)\)\s+=\s+(-?\d+|\?)(?:<[^>]*>)?(?:\s+(E[A-Z]+))?")
+_STR = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_CWD = re.compile(r"AT_FDCWD<([^>]*)>")
+_FD_PATH = re.compile(r"^\d+<([^>]*)>")
+_AT_CALLS = {"openat", "openat2", "newfstatat", "statx", "faccessat", "faccessat2",
+             "execveat", "readlinkat"}  # fmt: skip
+_OPS = {"open": "open", "openat": "open", "openat2": "open", "creat": "open",
+        "stat": "stat", "lstat": "stat", "newfstatat": "stat", "statx": "stat",
+        "access": "stat", "faccessat": "stat", "faccessat2": "stat",
+        "execve": "exec", "execveat": "exec", "readlink": "stat", "readlinkat": "stat",
+        "chdir": "chdir"}  # fmt: skip
+_FORKS = {"fork", "vfork", "clone", "clone3"}
+
+
+def _joined(lines: list[str]) -> list[tuple[int, str]]:
+    """(pid, 'call(args) = ret') with `<unfinished ...>` / `<... resumed>` halves joined."""
+    pending: dict[int, str] = {}
+    out: list[tuple[int, str]] = []
+    for raw in lines:
+        m = _LINE.match(raw)
+        if m is None:
+            continue
+        pid, rest = int(m.group(1)), m.group(2)
+        if rest.endswith("<unfinished ...>"):
+            pending[pid] = rest[: -len("<unfinished ...>")].rstrip()
+            continue
+        r = re.match(r"^<\.\.\. \w+ resumed>\s?(.*)$", rest)
+        if r is not None:
+            rest = pending.pop(pid, "") + r.group(1)
+        out.append((pid, rest))
+    return out
+
+
+def _unescape(s: str) -> str:
+    return s.encode("latin-1", "backslashreplace").decode("unicode_escape", "replace")
+
+
+def parse_trace(text: str, *, root_cwd: str) -> list[Access]:
+    """Every path lookup in an `strace -f -y` log, made absolute (see `Access`)."""
+    cwd: dict[int, str] = {}
+    exe: dict[int, str] = {}
+    out: list[Access] = []
+    for pid, rest in _joined(text.splitlines()):
+        m = _CALL.match(rest)
+        if m is None:
+            continue
+        name, args, ret, err = m.groups()
+        here = cwd.setdefault(pid, root_cwd)
+        if (c := _CWD.search(args)) is not None:
+            here = cwd[pid] = c.group(1)
+        if name in _FORKS:
+            if ret not in ("?", None) and int(ret) > 0:
+                cwd[int(ret)], exe[int(ret)] = here, exe.get(pid, "")
+            continue
+        op = _OPS.get(name)
+        s = _STR.search(args)
+        if op is None or s is None:
+            continue
+        path = _unescape(s.group(1))
+        base = here
+        if name in _AT_CALLS and (fd := _FD_PATH.match(args)) is not None:
+            base = fd.group(1)
+        if not path:
+            continue
+        full = posixpath.normpath(posixpath.join(base, path))
+        ok = ret != "?" and int(ret) >= 0
+        if op == "exec" and ok:
+            exe[pid] = full
+        if op == "chdir" and ok:
+            cwd[pid] = full
+        if op == "open" and "O_DIRECTORY" in args:
+            op = "list"
+        elif op == "open" and re.search(r"O_WRONLY|O_RDWR|O_CREAT", args):
+            op = "write"
+        out.append(Access(full, op, ok, err or "", exe.get(pid, "")))
+    return out
