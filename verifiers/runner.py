@@ -431,6 +431,8 @@ def _setup_script(
             lines.append(f"mkdir -p -- {parent} && mv -- {src} {q} || fail 'placing {path}'")
     lines += _place_verifier(prepared, verifier, vdir, stage)
     lines.append(f"cd -- {_q(vdir)} || fail 'no verifier dir'")
+    if verifier.cwd:  # the harness's convention; a state without that directory gets `/`
+        lines.append(f"cd -- {_q(verifier.cwd)} 2>/dev/null || cd /")
     env = " ".join(
         _q(e)
         for e in (

@@ -89,6 +89,7 @@ def assemble(found: Found) -> ImportedTask:
         provenance=Provenance(author=f"import:{found.format}"),
         mount_path=found.mount_path,
         reward_dir=found.reward_dir,
+        cwd=workdir if found.mount_path else None,
     )
     notes = [*found.notes, *scope_notes]
     if len(found.steps) == 1:

@@ -102,7 +102,7 @@ def load_harbor(path: Path, artifacts: BlobWriter) -> ImportedTask:
         steps=_steps(path / "solution" / "solve.sh", "solution/solve.sh", solution.env),
         partials=_partials(path / "solution", solution.env),
         verifier_files=store_files(tests, artifacts),
-        entry=_env_prefix(verifier.env) + "bash test.sh",
+        entry=_env_prefix(verifier.env) + "bash /tests/test.sh",
         verifier_timeout_s=math.ceil(verifier.timeout_sec),
         limits=_limits(config, opts),
         options=opts,

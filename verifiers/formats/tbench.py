@@ -38,7 +38,7 @@ REQUIRED = {
     "tests": "create the tests/ directory with the files run-tests.sh needs",
 }
 NOT_BUILD = ("task.yaml", "solution.sh", "solution.yaml", "run-tests.sh", "tests", *COMPOSE_FILES)
-ENTRY = 'TEST_DIR="$PWD" bash run-tests.sh'
+ENTRY = "TEST_DIR=/tests bash /tests/run-tests.sh"
 
 
 class _TaskYaml(BaseModel):

@@ -37,6 +37,9 @@ class Verifier(Model):
     #: entry starts and takes the reward from reward.txt / reward.json written during the
     #: run. None: the entry's exit status is the reward.
     reward_dir: str | None = None
+    #: the directory the entry runs from (Harbor and Terminal-Bench run their tests from
+    #: the task's WORKDIR); None: the verifier's own directory
+    cwd: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -32,12 +32,13 @@ def engine(docker_engine):  # type: ignore[no-untyped-def]
 
 
 def run_verifier(sandbox, task: ImportedTask, artifacts) -> tuple[int | None, str]:  # type: ignore[no-untyped-def]
-    """Copy the verifier in now, run its entry from its directory with a clean env."""
+    """Copy the verifier in now (at its mount path), run its entry as the runner does."""
     tar = context_tar(BuildContext(files=task.verifier.files), artifacts.get)
-    sandbox.exec(f"mkdir -p {VERIFIER_DIR}", user="root")
-    sandbox.put_archive(VERIFIER_DIR, tar)
+    vdir = task.verifier.mount_path or VERIFIER_DIR
+    sandbox.exec(f"mkdir -p {vdir}", user="root")
+    sandbox.put_archive(vdir, tar)
     cmd = (
-        f"cd {VERIFIER_DIR} && env -i PATH={FIXED_PATH} HOME=/root "
+        f"cd {task.verifier.cwd or vdir} && env -i PATH={FIXED_PATH} HOME=/root "
         f"/bin/sh -c {shlex.quote(task.verifier.entry)}"
     )
     result = sandbox.exec(cmd, timeout=task.verifier.timeout_s)

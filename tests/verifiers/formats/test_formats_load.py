@@ -17,7 +17,8 @@ def test_every_example_task_loads_as_harbor_with_a_workspace_and_verifier(path, 
     assert task.format == "harbor" and task.spec.source == "harbor"
     assert task.spec.name == path.name
     assert task.spec.workdir == "/app" and "/app" in task.spec.workspace_paths
-    assert task.verifier.entry == "bash test.sh"
+    assert task.verifier.entry == "bash /tests/test.sh"  # run as Harbor runs it
+    assert task.verifier.mount_path == "/tests" and task.verifier.cwd == "/app"
     assert task.verifier.env_id == task.spec.id
     paths = {f.path for f in task.verifier.files}
     assert "test.sh" in paths
@@ -83,7 +84,7 @@ def test_loading_the_same_task_twice_gives_the_same_content_id(artifacts):
 def test_terminal_bench_example_maps_timeouts_entry_and_keeps_tests_out_of_the_image(artifacts):
     task = load_task(TB_EXAMPLES / "error-summary", artifacts)
     assert task.format == "terminal-bench" and task.spec.source == "terminal-bench"
-    assert task.verifier.entry == 'TEST_DIR="$PWD" bash run-tests.sh'
+    assert task.verifier.entry == "TEST_DIR=/tests bash /tests/run-tests.sh"
     assert {f.path for f in task.verifier.files} == {"run-tests.sh", "test_outputs.py"}
     build = {f.path for f in task.spec.build.files}
     assert build == {"Dockerfile", "logs/app.log", "logs/app.log.1"}
@@ -105,7 +106,7 @@ def test_harbor_env_tables_become_entry_prefixes_and_step_exports(harbor_task, a
         "allow_internet = true\ncpus = 2\n[agent]\ntimeout_sec = 45.5\n"
     )
     task = load_task(harbor_task({"task.toml": toml}), artifacts)
-    assert task.verifier.entry == "MODE='strict mode' bash test.sh"
+    assert task.verifier.entry == "MODE='strict mode' bash /tests/test.sh"
     assert all(s.script.startswith("export TARGET=/app\n") for s in task.spec.reference_solution)
     limits = task.spec.limits
     assert (limits.memory_mb, limits.network, limits.cpus, limits.exec_timeout_s) == (

@@ -52,7 +52,7 @@ def test_exporting_a_terminal_bench_task_writes_a_test_sh_that_runs_its_entry(ar
     wrapper = (out / "tests" / "test.sh").read_text()
     assert tb.verifier.entry in wrapper and 'exit "$status"' in wrapper
     harbor = load_task(out, artifacts)
-    assert harbor.format == "harbor" and harbor.verifier.entry == "bash test.sh"
+    assert harbor.format == "harbor" and harbor.verifier.entry == "bash /tests/test.sh"
     assert harbor.spec.reference_solution == tb.spec.reference_solution
     assert {f.path for f in harbor.verifier.files} == {"run-tests.sh", "test_outputs.py", "test.sh"}
 
