@@ -197,12 +197,13 @@ def _run_or_raise(
 
 
 def _first_line(entry: Replay) -> str:
+    """A title for an untitled step: its heading comment, else its first command."""
     lines = [
-        ln
+        ln.strip()
         for ln in entry.argv[-1].splitlines()
-        if ln.strip() and not ln.startswith(("set ", "cd ", "export "))
+        if ln.strip() and not ln.startswith(("set ", "cd ", "export ", "#!"))
     ]
-    return lines[0][:80] if lines else ""
+    return lines[0].lstrip("# ")[:80] if lines else ""
 
 
 def produce_probe(
