@@ -474,6 +474,7 @@ class _GateRunner:
             repeats=self.inp.repeats, notes=tuple(sorted(set(self.notes))),
             reference_failure=self.reference_failure, unrunnable=self.unrunnable,
             provided=self.inp.provided, skipped=tuple(self.skipped),
+            semantics=self.spec.semantics or ("envfactory",),
         )  # fmt: skip
         states = {c.name: c.state for c in self.checks}
         prepared = {c.name: c.prepared or c.state.prepared for c in self.checks}

@@ -185,7 +185,10 @@ def verify_prepared(
         )
     if prepared.replay and not harbor:
         pristine_listing(engine, prepared.image, spec)  # never while holding a sandbox slot
-    box = engine.start(prepared.image, limits=spec.limits, purpose="verify", network=False)
+    # Harbor's runtime is the solver's own container: the replayed recipe (and the tests,
+    # which download their tools there) get the network the task declares.
+    network = spec.limits.network if harbor else False
+    box = engine.start(prepared.image, limits=spec.limits, purpose="verify", network=network)
     try:
         if prepared.replay:
             tamper = _replay(engine, box, spec, prepared)

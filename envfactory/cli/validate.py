@@ -24,6 +24,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -177,7 +178,13 @@ def _print_table(out: Console, result) -> None:  # type: ignore[no-untyped-def]
         f"  verdict: [{colour}]{report.outcome.value.upper()}[/]  (built in {result.build_s:.1f}s, gated in {result.run.wall_s:.1f}s)"
     )
     for reason in report.reasons:
-        out.print(f"    - {reason}")
+        out.print(f"    - {reason}", markup=False)
+    for other in report.semantics[1:]:
+        safe = report.safe_under(other)
+        word = "[green]safe[/]" if safe else "[red]NOT SAFE[/] (an export to it is refused)"
+        out.print(f"  under {other} semantics: {word}")
+        for reason in () if safe else report.other_runtime_reasons:
+            out.print(f"    - {reason}", markup=False)
     if report.reference_failure is not None and report.reference_failure.output:
         tail = report.reference_failure.output.strip().splitlines()[-12:]
         out.print("    step output:\n" + "\n".join(f"      {line}" for line in tail), markup=False)
@@ -190,12 +197,12 @@ def _print_table(out: Console, result) -> None:  # type: ignore[no-untyped-def]
 def _facts(result) -> list[str]:  # type: ignore[no-untyped-def]
     """Notes, base-image substitutions, what the verification layer provided, skips."""
     report = result.report
-    lines = [f"note: {n}" for n in report.notes]
-    lines += [f"base image: {s}" for s in result.substitutions]
-    lines += [f"[yellow]warning: {w}[/]" for w in result.warnings]
+    lines = [f"note: {escape(n)}" for n in report.notes]
+    lines += [f"base image: {escape(s)}" for s in result.substitutions]
+    lines += [f"[yellow]warning: {escape(w)}[/]" for w in result.warnings]
     if report.provided:
-        lines.append("provided offline for the verifier: " + ", ".join(report.provided))
-    lines += [f"skipped: {s.name} ({s.why})" for s in report.skipped]
+        lines.append("provided offline for the verifier: " + escape(", ".join(report.provided)))
+    lines += [f"skipped: {escape(s.name)} ({escape(s.why)})" for s in report.skipped]
     return lines
 
 
@@ -207,6 +214,7 @@ def _as_json(result) -> dict:  # type: ignore[no-untyped-def,type-arg]
         "verdict": result.report.verdict.value,
         "outcome": result.report.outcome.value,
         "reasons": list(result.report.reasons),
+        "safe_under": {s: result.report.safe_under(s) for s in result.report.semantics},
         "substitutions": list(result.substitutions),
         "warnings": list(result.warnings),
         "expected_failure": result.task.expected_failure,

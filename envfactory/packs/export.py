@@ -68,8 +68,12 @@ class ExportItem:
     seed: TaskSeed | None = None
 
 
-def guard(items: Sequence[ExportItem], images: ImageMode = "context") -> None:
-    """Refuse the export with every reason at once, or return."""
+def guard(
+    items: Sequence[ExportItem], images: ImageMode = "context", fmt: PackFormat = "envfactory"
+) -> None:
+    """Refuse the export with every reason at once, or return. An export never promises
+    more than was gated: a Harbor export needs the verifier gated safe under Harbor's
+    runtime (the solver's own container), not only under envfactory's."""
     reasons: list[str] = []
     if not items:
         reasons.append("no environments to export")
@@ -88,10 +92,23 @@ def guard(items: Sequence[ExportItem], images: ImageMode = "context") -> None:
                 f"{eid}: gate report is for verifier v{it.gate_report.verifier_version}, "
                 f"not the exported v{it.verifier.version}"
             )
+        if fmt == "harbor" and it.gate_report.verdict == GateVerdict.PASSED:
+            reasons += _harbor_refusal(eid, it.gate_report)
         if images == "save" and not it.spec.image:
             reasons.append(f"{eid}: no built image to save (use --images context)")
     if reasons:
         raise PublishBlocked(reasons)
+
+
+def _harbor_refusal(eid: str, report: GateReport) -> list[str]:
+    if "harbor" not in report.semantics:
+        return [f"{eid}: gated under envfactory's runtime only; a Harbor export promises "
+                "Harbor's (verification in the solver's own container). Re-gate it with "
+                'semantics = ["envfactory", "harbor"] (envfactory validate on the export does)']  # fmt: skip
+    if not report.safe_under("harbor"):
+        why = "; ".join(report.other_runtime_reasons) or "; ".join(report.reasons)
+        return [f"{eid}: not safe under Harbor's runtime ({why})"]
+    return []
 
 
 def _write(root: Path, rel: str, data: bytes, mode: int = 0o644) -> str:
@@ -157,6 +174,7 @@ def _environment(
         verifier_author=it.verifier.provenance.author,
         gate_verdict=it.gate_report.verdict.value,
         mutation_score=it.gate_report.mutation.score if it.gate_report.mutation else None,
+        gated_semantics=it.gate_report.semantics,
     )
     return PackEnvironment(
         env_id=it.spec.id,
@@ -223,7 +241,7 @@ def export_pack(
     harbor_writer: HarborWriter | None = None,
 ) -> PackManifest:
     """Write a pack to `out`: a tar when it ends in .tar / .tar.gz, else a new folder."""
-    guard(items, images if fmt == "envfactory" else "context")
+    guard(items, images if fmt == "envfactory" else "context", fmt)
     out = Path(out)
     as_tar = out.name.endswith((".tar", ".tar.gz", ".tgz"))
     if out.exists() and (as_tar or any(out.iterdir())):

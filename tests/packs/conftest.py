@@ -40,18 +40,30 @@ def entry(artifacts, path: str, text: str, mode: int = 0o644) -> FileEntry:
     return FileEntry(path=path, key=artifacts.put_bytes(text.encode()), mode=mode)
 
 
-def gate_report(env_id: str, *, oracle: int = 1, verifier_version: int = 1) -> GateReport:
+def gate_report(
+    env_id: str, *, oracle: int = 1, verifier_version: int = 1, harbor_noop: int | None = 0
+) -> GateReport:
+    """A report gated under both runtimes (harbor_noop=None: under envfactory's only)."""
+    checks = [
+        GateCheck(kind=CheckKind.ORACLE, name="oracle", expected=1, observed=(oracle,) * 3),
+        GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0, 0, 0)),
+    ]
+    if harbor_noop is not None:
+        checks += [
+            GateCheck(kind=CheckKind.ORACLE, name="harbor:oracle", expected=1, observed=(oracle,),
+                      semantics="harbor"),
+            GateCheck(kind=CheckKind.NOOP, name="harbor:no-op", expected=0,
+                      observed=(harbor_noop,), semantics="harbor"),
+        ]  # fmt: skip
     return GateReport(
         env_id=env_id,
         verifier_version=verifier_version,
-        checks=(
-            GateCheck(kind=CheckKind.ORACLE, name="oracle", expected=1, observed=(oracle,) * 3),
-            GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0, 0, 0)),
-        ),
+        checks=tuple(checks),
+        semantics=("envfactory",) if harbor_noop is None else ("envfactory", "harbor"),
     )
 
 
-def make_item(artifacts, env_id: str = "env-hello", **report: int) -> ExportItem:
+def make_item(artifacts, env_id: str = "env-hello", **report: int | None) -> ExportItem:
     spec = EnvironmentSpec(
         id=env_id,
         name=f"{env_id} task",

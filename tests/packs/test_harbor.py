@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from envfactory.core.errors import InvalidPack
+from envfactory.core.errors import InvalidPack, PublishBlocked
 from envfactory.packs import export_pack, verify_pack
 from envfactory.packs.runtime import Pack
 from verifiers.formats import load_task
@@ -36,6 +36,20 @@ def test_a_harbor_pack_lays_out_each_task_for_harbor_tools(tmp_path, artifacts):
     assert vis["env-a/instruction.md"] == vis["env-a/environment/Dockerfile"] == "solver"
     assert vis["env-a/solution/solve.sh"] == vis["envfactory/env-a/meta/gate_report.json"] == "meta"
     assert manifest.format == "harbor" and verify_pack(tmp_path / "h").manifest == manifest
+
+
+@pytest.mark.parametrize(
+    "harbor_noop,why",
+    [(None, "gated under envfactory's runtime only"), (1, "not safe under Harbor's runtime")],
+)
+def test_a_harbor_export_needs_a_verifier_gated_safe_under_harbors_runtime(
+    tmp_path, artifacts, harbor_noop, why
+):
+    item = make_item(artifacts, "env-a", harbor_noop=harbor_noop)
+    with pytest.raises(PublishBlocked, match=why):
+        export_pack([item], tmp_path / "h", artifacts=artifacts, created_by="t", fmt="harbor")
+    # the envfactory format promises envfactory's runtime only: that export goes ahead
+    export_pack([item], tmp_path / "e", artifacts=artifacts, created_by="t")
 
 
 def test_a_harbor_task_from_a_pack_loads_back_to_the_same_task(tmp_path, artifacts):

@@ -88,7 +88,9 @@ def test_probes_on_an_accepted_partial_state_fold_under_it(docker_engine, sum_im
     probes = (by_name("reward-file"), by_name("placeholder-outputs"), by_name("git-reset"))
     report = run_gates(_gate(docker_engine, sum_image, files, v, probes=probes))
     (reason,) = report.reasons  # one line, its derived rows counted on it
-    assert re.fullmatch(r"unsolved prefix-1: expected 0, got \[1\] \(and [123] probe rows on it\)", reason)
+    assert re.fullmatch(
+        r"unsolved prefix-1: expected 0, got \[1\] \(and [123] probe rows on it\)", reason
+    )
     assert {c.derived_from for c in report.checks if c.name.endswith("@prefix-1")} == {"prefix-1"}
 
 
@@ -111,10 +113,10 @@ def test_a_verifier_trusting_a_planted_reward_file_is_rejected_under_harbor_sema
     spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
     report = run_gates(_gate(docker_engine, sum_image, files, _harbor_verifier(files, TRUSTING_SH),
                              spec, probes=(by_name("reward-file"),)))  # fmt: skip
-    assert report.outcome == TaskVerdict.REJECTED
-    assert report.reasons == (
+    # safe in envfactory's runtime (the reward directory starts empty there) ...
+    assert report.outcome == TaskVerdict.PASSED and report.safe_under("envfactory")
+    # ... and not in Harbor's, where the solver's planted reward.txt stands
+    assert not report.safe_under("harbor")
+    assert report.other_runtime_reasons == (
         "probe harbor:probe:reward-file@no-op [harbor]: expected 0, got [1]",
-    ), report.reasons
-    # under envfactory's own runtime the same verifier is safe: the directory starts empty
-    envfactory_rows = [c for c in report.checks if c.semantics == "envfactory"]
-    assert all(c.passed for c in envfactory_rows)
+    ), report.other_runtime_reasons

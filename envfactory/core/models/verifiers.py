@@ -148,6 +148,8 @@ class GateReport(Model):
     provided: tuple[str, ...] = ()
     skipped: tuple[SkippedCheck, ...] = ()
     mutation: MutationScore | None = None
+    #: the semantics this report gated under, the reward's own runtime first
+    semantics: tuple[Semantics, ...] = ("envfactory",)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -166,26 +168,50 @@ class GateReport(Model):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def reasons(self) -> tuple[str, ...]:
-        """One line per failing root cause; rows derived from a cause are counted on its line."""
-        derived: dict[str, int] = {}
-        for c in self.checks:
-            if not c.passed and c.derived_from:
-                derived[c.derived_from] = derived.get(c.derived_from, 0) + 1
-        out = [
-            _reason(c) + (f" (and {derived[c.name]} probe rows on it)" if c.name in derived else "")
-            for c in self.checks
-            if not c.passed and not c.derived_from
-        ]
+        """One line per failing root cause under the task's first semantics (the runtime
+        its reward is for); rows derived from a cause are counted on its line."""
+        primary = self.semantics[0] if self.semantics else "envfactory"
+        out = _row_reasons(self.checks, primary)
         if self.reference_failure is not None:
             f = self.reference_failure
-            out.insert(0, f"reference solution failed at step {f.step}"
-                       + (f" ({f.title})" if f.title else "") + f": exit {f.exit_code}")
+            out.insert(
+                0,
+                f"reference solution failed at step {f.step}"
+                + (f" ({f.title})" if f.title else "")
+                + f": exit {f.exit_code}",
+            )
         out += [f"verifier unrunnable: {what}" for what in self.unrunnable]
         if not any(c.kind == CheckKind.ORACLE for c in self.checks) and not out:
             out.append("no oracle check was run")
         if not any(c.kind == CheckKind.NOOP for c in self.checks) and not out:
             out.append("no no-op check was run")
         return tuple(out)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def other_runtime_reasons(self) -> tuple[str, ...]:
+        """Failing rows under the task's other semantics (e.g. a verifier safe in
+        envfactory's runtime but not in Harbor's): they block an export to that format."""
+        return tuple(r for sem in self.semantics[1:] for r in _row_reasons(self.checks, sem))
+
+    def safe_under(self, semantics: Semantics) -> bool:
+        """Gated under `semantics` and nothing failed there (export guards ask this)."""
+        if semantics not in self.semantics or self.outcome != TaskVerdict.PASSED:
+            return False
+        return semantics == self.semantics[0] or not _row_reasons(self.checks, semantics)
+
+
+def _row_reasons(checks: tuple[GateCheck, ...], semantics: str) -> list[str]:
+    rows = [c for c in checks if c.semantics == semantics]
+    derived: dict[str, int] = {}
+    for c in rows:
+        if not c.passed and c.derived_from:
+            derived[c.derived_from] = derived.get(c.derived_from, 0) + 1
+    return [
+        _reason(c) + (f" (and {derived[c.name]} probe rows on it)" if c.name in derived else "")
+        for c in rows
+        if not c.passed and not c.derived_from
+    ]
 
 
 def _reason(check: GateCheck) -> str:
