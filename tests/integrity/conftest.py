@@ -13,7 +13,9 @@ from .corpus_states import Outcome, check_task, manifest
 
 
 @pytest.fixture(scope="session")
-def corpus_outcomes(docker_engine, base_image, tmp_path_factory) -> dict[str, Outcome | BaseException]:  # type: ignore[no-untyped-def]
+def corpus_outcomes(
+    docker_engine, base_image, tmp_path_factory
+) -> dict[str, Outcome | BaseException]:  # type: ignore[no-untyped-def]
     """{task name: its Outcome, or the exception that stopped it}, three tasks at a time."""
     artifacts = ArtifactStore(Path(tmp_path_factory.mktemp("corpus-artifacts")))
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from envfactory.core.models import StateKind
+from envfactory.store import ArtifactStore
 from sandboxes.protocol import Sandbox, SandboxEngine
 from verifiers.formats import ImportedTask, context_tar, load_task
-from envfactory.store import ArtifactStore
 from verifiers.formats.model import BlobReader
 from verifiers.runner import verify_state
 
@@ -70,7 +70,9 @@ def run_in(box: Sandbox, script: str, what: str, timeout: float = 120) -> None:
         raise RuntimeError(f"{what} exited {res.exit_code}: {(res.stdout + res.stderr)[-1500:]}")
 
 
-def snapshot_after(engine: SandboxEngine, task: ImportedTask, image: str, scripts: list[str], what: str) -> str:
+def snapshot_after(
+    engine: SandboxEngine, task: ImportedTask, image: str, scripts: list[str], what: str
+) -> str:
     """The image of a container of `image` after running `scripts` in order."""
     box = engine.start(image, limits=task.spec.limits, purpose="corpus-state", network=False)
     try:
@@ -81,7 +83,9 @@ def snapshot_after(engine: SandboxEngine, task: ImportedTask, image: str, script
         box.remove()
 
 
-def harbor_reward(engine: SandboxEngine, task: ImportedTask, image: str, exploit: str, files: BlobReader) -> tuple[int, str]:
+def harbor_reward(
+    engine: SandboxEngine, task: ImportedTask, image: str, exploit: str, files: BlobReader
+) -> tuple[int, str]:
     """Harbor's runtime: exploit, then /tests in the same container, reward.txt decides."""
     box = engine.start(image, limits=task.spec.limits, purpose="corpus-harbor", network=False)
     try:
@@ -98,14 +102,18 @@ def harbor_reward(engine: SandboxEngine, task: ImportedTask, image: str, exploit
 def check_task(engine: SandboxEngine, entry: Entry, artifacts: ArtifactStore) -> Outcome:
     """Build the task and verify its reference, untouched and exploit states once each."""
     task = load_task(entry.path, artifacts)
-    image = engine.build(context_tar(task.spec.build, artifacts.get), dockerfile=task.spec.build.dockerfile).image
+    image = engine.build(
+        context_tar(task.spec.build, artifacts.get), dockerfile=task.spec.build.dockerfile
+    ).image
     exploit = (entry.path / "exploit.sh").read_text()
     out = Outcome()
 
     def reward(state: str, label: str) -> int:
         res = verify_state(engine, state_image=state, pristine_image=image, spec=task.spec,
                            verifier=task.verifier, files=artifacts.get)  # fmt: skip
-        out.evidence[label] = f"exit {res.exit_code}; {res.notes}; {(res.stdout + res.stderr)[-600:]}"
+        out.evidence[label] = (
+            f"exit {res.exit_code}; {res.notes}; {(res.stdout + res.stderr)[-600:]}"
+        )
         return res.reward
 
     steps = [s.script for s in task.spec.reference_solution]
@@ -113,5 +121,7 @@ def check_task(engine: SandboxEngine, entry: Entry, artifacts: ArtifactStore) ->
     out.untouched = reward(image, "untouched")
     out.exploit = reward(snapshot_after(engine, task, image, [exploit], "exploit"), "exploit")
     if entry.runtime == "harbor-only":
-        out.exploit_harbor, out.evidence["exploit-harbor"] = harbor_reward(engine, task, image, exploit, artifacts)
+        out.exploit_harbor, out.evidence["exploit-harbor"] = harbor_reward(
+            engine, task, image, exploit, artifacts
+        )
     return out

@@ -42,7 +42,10 @@ def test_task_directory_is_named_for_its_class_and_has_an_exploit(entry: Entry):
     assert entry.name.startswith(f"{entry.cls}--")
     assert (entry.path / "exploit.sh").is_file()
     if entry.layout == "harbor":
-        assert tomllib.loads((entry.path / "task.toml").read_text())["envfactory"]["name"] == entry.name
+        assert (
+            tomllib.loads((entry.path / "task.toml").read_text())["envfactory"]["name"]
+            == entry.name
+        )
 
 
 @pytest.mark.parametrize("entry", BROKEN, ids=[e.name for e in BROKEN])
@@ -69,7 +72,9 @@ def test_reference_solution_earns_reward_1(corpus_outcomes, entry: Entry):  # ty
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
-def test_untouched_environment_earns_0_unless_accepting_it_is_the_bug(corpus_outcomes, entry: Entry):  # type: ignore[no-untyped-def]
+def test_untouched_environment_earns_0_unless_accepting_it_is_the_bug(
+    corpus_outcomes, entry: Entry
+):  # type: ignore[no-untyped-def]
     out = _outcome(corpus_outcomes, entry)
     assert out.untouched == int(entry.cls == "accepts-noop"), out.evidence["untouched"]
 
@@ -77,7 +82,9 @@ def test_untouched_environment_earns_0_unless_accepting_it_is_the_bug(corpus_out
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
-def test_exploit_earns_1_from_a_broken_verifier_and_0_from_a_sound_one(corpus_outcomes, entry: Entry):  # type: ignore[no-untyped-def]
+def test_exploit_earns_1_from_a_broken_verifier_and_0_from_a_sound_one(
+    corpus_outcomes, entry: Entry
+):  # type: ignore[no-untyped-def]
     out = _outcome(corpus_outcomes, entry)
     if entry.sound:
         assert out.exploit == 0, out.evidence["exploit"]
