@@ -2,8 +2,9 @@
 
 For every corpus task: `verifiers.validate.validate_task` (build + every gate), then, per
 attack class: tasks, caught (a broken verifier the gates rejected), missed (a broken
-verifier whose gates all passed), false rejections (a sound verifier rejected), errors (the
-reference failed or the verifier was unrunnable), and for each caught task the failing
+verifier whose gates all passed), false rejections (a sound verifier rejected), oracle-only
+rejections (rejected only because the reference state earned 0: no verdict on the bug),
+errors (the reference failed or the verifier was unrunnable), and for each caught task the failing
 check(s) that are root causes, in report order (first failure first).
 
 Tasks run in round-robin order over classes, so a run cut short still covers every class;
@@ -46,11 +47,20 @@ class TaskResult:
     runtime: str
     outcome: str  # TaskVerdict value, or "error: ..." when validation raised
     failing: list[str] = field(default_factory=list)  # root-cause check names, report order
+    evidence: str = ""  # the first failing check's evidence, shortened
     seconds: float = 0.0
 
     @property
+    def oracle_only(self) -> bool:
+        """Rejected, but only because the reference state was not rewarded: no verdict on
+        the bug (the corpus test shows each reference earns 1 when verified on its own)."""
+        return self.outcome == TaskVerdict.REJECTED.value and self.failing == ["oracle"]
+
+    @property
     def caught(self) -> bool:
-        return not self.sound and self.outcome == TaskVerdict.REJECTED.value
+        return (
+            not self.sound and self.outcome == TaskVerdict.REJECTED.value and not self.oracle_only
+        )
 
     @property
     def missed(self) -> bool:
@@ -58,7 +68,7 @@ class TaskResult:
 
     @property
     def false_rejection(self) -> bool:
-        return self.sound and self.outcome == TaskVerdict.REJECTED.value
+        return self.sound and self.outcome == TaskVerdict.REJECTED.value and not self.oracle_only
 
     @property
     def error(self) -> bool:
@@ -88,7 +98,9 @@ def run_one(
         )
         report = v.report
         res.outcome = report.outcome.value
-        res.failing = [c.name for c in report.checks if not c.passed and not c.derived_from]
+        failed = [c for c in report.checks if not c.passed and not c.derived_from]
+        res.failing = [c.name for c in failed]
+        res.evidence = " | ".join(failed[0].evidence)[-300:] if failed else ""
         if report.reference_failure is not None:
             res.failing.insert(0, f"reference step {report.reference_failure.step}")
         res.failing += [f"unrunnable: {u}" for u in report.unrunnable]
@@ -100,8 +112,12 @@ def run_one(
 
 def _row(label: str, rs: list[TaskResult]) -> str:
     counts = [sum(r.caught for r in rs), sum(r.missed for r in rs)]
-    counts += [sum(r.false_rejection for r in rs), sum(r.error for r in rs)]
-    return f"{label:18s} {len(rs):5d} {counts[0]:6d} {counts[1]:6d} {counts[2]:9d} {counts[3]:6d}"
+    counts += [sum(r.false_rejection for r in rs), sum(r.oracle_only for r in rs)]
+    counts.append(sum(r.error for r in rs))
+    return (
+        f"{label:18s} {len(rs):5d} {counts[0]:6d} {counts[1]:6d} {counts[2]:9d} {counts[3]:10d}"
+        f" {counts[4]:6d}"
+    )
 
 
 def table(results: list[TaskResult]) -> str:
@@ -110,7 +126,8 @@ def table(results: list[TaskResult]) -> str:
     by_class: dict[str, list[TaskResult]] = defaultdict(list)
     for r in results:
         by_class[r.cls].append(r)
-    head = f"{'class':18s} {'tasks':>5s} {'caught':>6s} {'missed':>6s} {'false-rej':>9s} {'errors':>6s}"
+    head = f"{'class':18s} {'tasks':>5s} {'caught':>6s} {'missed':>6s} {'false-rej':>9s}"
+    head += f" {'oracle-rej':>10s} {'errors':>6s}"
     lines = [head]
     lines += [_row(c, by_class[c]) for c in sorted(by_class, key=lambda c: (c == "sound", c))]
     lines.append(_row("all", results))
@@ -118,10 +135,10 @@ def table(results: list[TaskResult]) -> str:
     lines += [f"  {r.name}: {', '.join(r.failing[:4])}" for r in results if r.caught]
     lines.append("\nmissed (broken verifier, every gate passed):")
     lines += [f"  {r.name} [{r.runtime}]" for r in results if r.missed]
-    bad = [r for r in results if r.false_rejection or r.error]
+    bad = [r for r in results if r.false_rejection or r.oracle_only or r.error]
     if bad:
-        lines.append("\nfalse rejections and errors:")
-        lines += [f"  {r.name}: {r.outcome}: {', '.join(r.failing[:4])}" for r in bad]
+        lines.append("\nfalse rejections, oracle-only rejections and errors:")
+        lines += [f"  {r.name}: {r.outcome}: {', '.join(r.failing[:4])} {r.evidence}" for r in bad]
     return "\n".join(lines)
 
 
