@@ -63,6 +63,13 @@ class TaskResult:
         )
 
     @property
+    def caught_envfactory(self) -> bool:
+        """Caught by a row gated under envfactory's own runtime (not only `harbor:` rows)."""
+        return self.caught and any(
+            n != "oracle" and not n.startswith("harbor:") for n in self.failing
+        )
+
+    @property
     def missed(self) -> bool:
         return not self.sound and self.outcome == TaskVerdict.PASSED.value
 
@@ -75,12 +82,12 @@ class TaskResult:
         return self.outcome not in (TaskVerdict.PASSED.value, TaskVerdict.REJECTED.value)
 
 
-def load_manifest(only: str | None) -> list[dict]:
-    """corpus.toml's entries (optionally one class), round-robin over classes."""
+def load_manifest(only: str | None, skip: set[str] = frozenset()) -> list[dict]:  # type: ignore[assignment]
+    """corpus.toml's entries (optionally one class, less `skip`), round-robin over classes."""
     tasks = tomllib.loads((CORPUS / "corpus.toml").read_text())["tasks"]
     by_class: dict[str, list[dict]] = defaultdict(list)
     for name, e in sorted(tasks.items()):
-        if only in (None, e["class"]):
+        if only in (None, e["class"]) and name not in skip:
             by_class[e["class"]].append({"name": name, **e})
     rounds = itertools.zip_longest(*by_class.values())
     return [e for r in rounds for e in r if e is not None]
@@ -111,12 +118,16 @@ def run_one(
 
 
 def _row(label: str, rs: list[TaskResult]) -> str:
-    counts = [sum(r.caught for r in rs), sum(r.missed for r in rs)]
+    counts = [
+        sum(r.caught for r in rs),
+        sum(r.caught_envfactory for r in rs),
+        sum(r.missed for r in rs),
+    ]
     counts += [sum(r.false_rejection for r in rs), sum(r.oracle_only for r in rs)]
     counts.append(sum(r.error for r in rs))
-    return (
-        f"{label:18s} {len(rs):5d} {counts[0]:6d} {counts[1]:6d} {counts[2]:9d} {counts[3]:10d}"
-        f" {counts[4]:6d}"
+    widths = (6, 10, 6, 9, 10, 6)
+    return f"{label:18s} {len(rs):5d} " + " ".join(
+        f"{c:{w}d}" for c, w in zip(counts, widths, strict=True)
     )
 
 
@@ -126,7 +137,7 @@ def table(results: list[TaskResult]) -> str:
     by_class: dict[str, list[TaskResult]] = defaultdict(list)
     for r in results:
         by_class[r.cls].append(r)
-    head = f"{'class':18s} {'tasks':>5s} {'caught':>6s} {'missed':>6s} {'false-rej':>9s}"
+    head = f"{'class':18s} {'tasks':>5s} {'caught':>6s} {'caught-env':>10s} {'missed':>6s} {'false-rej':>9s}"
     head += f" {'oracle-rej':>10s} {'errors':>6s}"
     lines = [head]
     lines += [_row(c, by_class[c]) for c in sorted(by_class, key=lambda c: (c == "sound", c))]
@@ -163,7 +174,7 @@ def main() -> int:
     )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, _stop)
-    entries = load_manifest(args.only)
+    entries = load_manifest(args.only, set(filter(None, args.skip.split(","))))
     engine = DockerEngine(load_settings().sandbox.model_copy(update={"pool_size": args.concurrency}),
                           run_id=f"bench-integrity-{uuid.uuid4().hex[:8]}")  # fmt: skip
     results: list[TaskResult] = []
@@ -176,7 +187,7 @@ def main() -> int:
                 results.append(r)
                 line = json.dumps(asdict(r)) if args.json else (
                     f"[{i}/{len(entries)} {time.monotonic() - t0:6.0f}s] {r.name}: {r.outcome} "
-                    f"({r.seconds:.0f}s) {', '.join(r.failing[:4])}")  # fmt: skip
+                    f"({r.seconds:.0f}s) {', '.join(r.failing[:4])} {r.evidence if r.oracle_only else ''}")  # fmt: skip
                 print(line, flush=True)
     except KeyboardInterrupt:
         print(f"\ninterrupted after {len(results)} of {len(entries)} tasks", flush=True)
