@@ -169,6 +169,7 @@ def main() -> int:
         help="repeats per gate check (default 3, the gates' default)",
     )
     ap.add_argument("--concurrency", type=int, default=2, help="verifications in flight per task")
+    ap.add_argument("--skip", default="", help="comma-separated task names to leave out")
     ap.add_argument(
         "--json", action="store_true", help="one JSON object per task, then the summary"
     )
