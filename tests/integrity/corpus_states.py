@@ -13,6 +13,7 @@ container and snapshot carries the engine's run labels, so the session's gc remo
 
 from __future__ import annotations
 
+import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,9 +79,22 @@ def snapshot_after(
     try:
         for i, script in enumerate(scripts, 1):
             run_in(box, script, f"{what} step {i}")
-        return box.snapshot(StateKind.SOLVER, label=what).image
+        return _snapshot(box, what)
     finally:
         box.remove()
+
+
+def _snapshot(box: Sandbox, what: str, tries: int = 3) -> str:
+    """Commit the box; retried because on a loaded host Docker's pause can fail to freeze
+    the container's cgroup ("unable to freeze"), which says nothing about the task."""
+    for attempt in range(1, tries + 1):
+        try:
+            return box.snapshot(StateKind.SOLVER, label=what).image
+        except Exception:
+            if attempt == tries:
+                raise
+            time.sleep(2 * attempt)
+    raise AssertionError("unreachable")
 
 
 def harbor_reward(
