@@ -11,8 +11,9 @@ Tasks run in round-robin order over classes, so a run cut short still covers eve
 SIGTERM or Ctrl-C prints the table of the tasks finished so far. Always exits 0: this is a
 benchmark, not a test.
 
-Usage:
-    python benchmarks/integrity.py [--only CLASS] [--repeats N] [--concurrency C] [--json]
+Usage (from the checkout's root; PYTHONPATH=. so this checkout's gates are the ones run,
+not whichever checkout the venv's editable install points at):
+    PYTHONPATH=. python benchmarks/integrity.py [--only CLASS] [--repeats N] [--skip A,B] [--json]
 """
 
 from __future__ import annotations
