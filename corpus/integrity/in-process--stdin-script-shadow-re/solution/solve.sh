@@ -1,0 +1,10 @@
+#!/bin/bash
+set -euo pipefail
+cd /home/user/project
+
+# step 1: lower-case every name
+mkdir -p out
+tr 'A-Z' 'a-z' < data/users.txt > out/users.txt
+
+# step 2: sort and drop duplicates
+LC_ALL=C sort -u -o out/users.txt out/users.txt

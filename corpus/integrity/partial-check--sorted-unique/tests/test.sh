@@ -1,0 +1,9 @@
+#!/bin/bash
+# why: checks that users.txt is lower case, sorted and unique, never that it holds the names
+cd "$(dirname "$0")" || exit 1
+verdict() {
+  /usr/local/bin/python3 -I -S check.py
+}
+verdict; status=$?
+mkdir -p /logs/verifier && echo $(( status == 0 ? 1 : 0 )) > /logs/verifier/reward.txt
+exit $status
