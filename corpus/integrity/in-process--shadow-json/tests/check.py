@@ -2,9 +2,8 @@
 import sys
 
 sys.path.insert(0, "/app")  # so `import calc` finds the solver's module
-import json  # noqa: E402
-
 import calc  # noqa: E402
+import json  # noqa: E402
 
 bad = []
 for case in json.load(open("cases.json")):
