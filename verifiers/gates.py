@@ -529,8 +529,10 @@ _UNRUNNABLE = (
 def unrunnable_signs(
     results: Sequence[VerifyResult], missing: Sequence[str] = ()
 ) -> tuple[str, ...]:
-    """What the verifier lacked, from its output on a state it should accept; the layer's
-    own `missing` list counts only when the run shows a sign of it too."""
+    """What the verifier lacked, from its output on a state it should accept. When the
+    verification layer named what it could not provide and the run shows signs of a lack,
+    those named things are the cause (the other signs are the install lines the layer made
+    harmless, e.g. `apt-get update` or the uv installer failing offline)."""
     found: list[str] = []
     for r in results:
         text = f"{r.stdout}\n{r.stderr}"
@@ -539,8 +541,8 @@ def unrunnable_signs(
                 item = fmt.format(*(g or "?" for g in m.groups()))
                 if item not in found:
                     found.append(item)
-    if found:
-        found = [*dict.fromkeys([*missing, *found])]
+    if found and missing:
+        return tuple(missing[:8])  # what the layer could not provide, seen failing: the cause
     return tuple(found[:8])
 
 

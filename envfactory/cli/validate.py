@@ -179,7 +179,7 @@ def _print_table(out: Console, result) -> None:  # type: ignore[no-untyped-def]
     )
     for reason in report.reasons:
         out.print(f"    - {reason}", markup=False)
-    for other in report.semantics[1:]:
+    for other in report.semantics[1:] if report.outcome.value == "passed" else ():
         safe = report.safe_under(other)
         word = "[green]safe[/]" if safe else "[red]NOT SAFE[/] (an export to it is refused)"
         out.print(f"  under {other} semantics: {word}")
