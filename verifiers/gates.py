@@ -128,10 +128,11 @@ class _Check:
     semantics: Semantics = "envfactory"
     prepared: PreparedState | None = None  # what is verified (default: state.prepared)
     repeats: int = 1
+    secondary: bool = False  # a row under the task's other semantics (named "harbor:…")
 
     @property
     def name(self) -> str:
-        return self.state.name if self.semantics == "envfactory" else f"harbor:{self.state.name}"
+        return f"{self.semantics}:{self.state.name}" if self.secondary else self.state.name
 
 
 def run_gates(inp: GateInput) -> GateReport:
@@ -352,12 +353,14 @@ class _GateRunner:
         expected: int,
         probe: Probe | None = None,
         *,
-        semantics: Semantics = "envfactory",
+        semantics: Semantics | None = None,
     ) -> None:
+        semantics = semantics or self.primary
+        secondary = semantics != self.primary
         prepared = self._prepared(st, semantics)
-        # secondary harbor rows run once: flakiness is measured on the primary rows
-        repeats = 1 if semantics != self.primary else self.inp.repeats
-        check = _Check(kind, expected, st, probe, semantics, prepared, repeats)
+        # secondary rows run once: flakiness is measured on the primary rows
+        repeats = 1 if secondary else self.inp.repeats
+        check = _Check(kind, expected, st, probe, semantics, prepared, repeats, secondary)
         key = _input_key(prepared)
         with self.lock:
             self.checks.append(check)
@@ -372,11 +375,7 @@ class _GateRunner:
                 self._spawn(self._verify, check)
         else:
             self._tick(check.name)
-        if (
-            semantics == "envfactory"
-            and kind in (CheckKind.NOOP, CheckKind.UNSOLVED)
-            and probe is None
-        ):
+        if not secondary and kind in (CheckKind.NOOP, CheckKind.UNSOLVED) and probe is None:
             self._queue_probes(st)
 
     def _prepared(self, st: ProducedState, semantics: Semantics) -> PreparedState:
@@ -493,8 +492,8 @@ class _GateRunner:
 
     def _row(self, c: _Check, res: list[VerifyResult], failed_bases: set[str]) -> GateCheck:
         base = c.name.rsplit("@", 1)[1] if c.kind == CheckKind.PROBE and "@" in c.name else None
-        if base is not None and c.semantics == "harbor":
-            base = f"harbor:{base}"
+        if base is not None and c.secondary:
+            base = f"{c.semantics}:{base}"
         return GateCheck(
             kind=c.kind,
             name=c.name,
@@ -552,7 +551,7 @@ _KIND_ORDER = {k: i for i, k in enumerate(
 
 
 def _order(c: _Check) -> tuple[int, int, str]:
-    return (c.semantics != "envfactory", _KIND_ORDER.get(c.kind, 9), c.state.name)
+    return (c.secondary, _KIND_ORDER.get(c.kind, 9), c.state.name)
 
 
 def _input_key(p: PreparedState) -> str:

@@ -120,3 +120,17 @@ def test_a_verifier_trusting_a_planted_reward_file_is_rejected_under_harbor_sema
     assert report.other_runtime_reasons == (
         "probe harbor:probe:reward-file@no-op [harbor]: expected 0, got [1]",
     ), report.other_runtime_reasons
+
+
+def test_a_task_gated_under_harbor_semantics_only_still_runs_its_probes(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    # Regression: with harbor as the only semantics the oracle never settled the verdict,
+    # so no probe ran and the report passed on four rows.
+    spec = SPEC.model_copy(update={"semantics": ("harbor",), "verify_scope": "full-state"})
+    report = run_gates(_gate(docker_engine, sum_image, files, _harbor_verifier(files, HARBOR_SH),
+                             spec, probes=(by_name("reward-file"),)))  # fmt: skip
+    assert report.outcome == TaskVerdict.PASSED, report.reasons
+    probes = [c for c in report.checks if c.kind == CheckKind.PROBE]
+    assert {c.name for c in probes} >= {"probe:reward-file@no-op", "probe:reward-file@prefix-1"}
+    assert {c.semantics for c in report.checks} == {"harbor"}
