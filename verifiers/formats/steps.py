@@ -77,9 +77,10 @@ def _by_markers(lines: list[str], where: str, first: int) -> tuple[str, tuple[St
     return head, tuple(steps)
 
 
+_ASSIGNMENT = r"""[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"`$]*"|[^\s;&|`$()'"]*)"""
 _SETUP_RE = re.compile(
-    r"^(set\s+[-+]\S.*|shopt\s.*|cd(\s+[^;&|]*)?|export\s+[^;&|`]*|umask\s+\d+"
-    r"|(source|\.)\s+[^;&|`]+|[A-Za-z_][A-Za-z0-9_]*=[^;&|`$(]*)\s*$"
+    r"^(?:set\s+[-+][^;&|]*|shopt\s[^;&|]*|cd(?:\s+[^;&|]*)?|export\s+[^;&|`]*|umask\s+\d+"
+    r"|(?:source|\.)\s+[^;&|`]+|" + _ASSIGNMENT + r")\s*$"
 )
 _FUNCTION_RE = re.compile(r"^(function\s+[A-Za-z_][\w-]*|[A-Za-z_][\w-]*\s*\(\s*\))\s*\{?\s*$")
 

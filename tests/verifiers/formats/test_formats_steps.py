@@ -98,3 +98,13 @@ def test_an_empty_script_is_refused():
 )
 def test_final_workdir_follows_stages_and_relative_paths(dockerfile, expected):
     assert final_workdir(dockerfile) == expected
+
+
+def test_a_command_with_an_environment_prefix_is_a_step_not_setup():
+    # Regression: `LC_ALL=C sort …` was read as a plain assignment, so a two-step solution
+    # became one step (no prefix state) and its last command was never run.
+    text = "set -e\ncd /app\n# step 1\ntr a b < x > y\n# step 2\nLC_ALL=C sort -u -o y y\n"
+    assert scripts(text) == [
+        "set -e\ncd /app\ntr a b < x > y",
+        "set -e\ncd /app\nLC_ALL=C sort -u -o y y",
+    ]
