@@ -58,10 +58,15 @@ class TaskResult:
         return self.outcome == TaskVerdict.REJECTED.value and self.failing == ["oracle"]
 
     @property
+    def harbor_rejected(self) -> bool:
+        """A `harbor:` row failed: unsafe under Harbor's runtime (an export there is refused),
+        whatever the verdict under envfactory's own runtime."""
+        return any(n.startswith("harbor:") for n in self.failing)
+
+    @property
     def caught(self) -> bool:
-        return (
-            not self.sound and self.outcome == TaskVerdict.REJECTED.value and not self.oracle_only
-        )
+        rejected = self.outcome == TaskVerdict.REJECTED.value and not self.oracle_only
+        return not self.sound and (rejected or self.harbor_rejected)
 
     @property
     def caught_envfactory(self) -> bool:
@@ -72,11 +77,12 @@ class TaskResult:
 
     @property
     def missed(self) -> bool:
-        return not self.sound and self.outcome == TaskVerdict.PASSED.value
+        return not self.sound and self.outcome == TaskVerdict.PASSED.value and not self.caught
 
     @property
     def false_rejection(self) -> bool:
-        return self.sound and self.outcome == TaskVerdict.REJECTED.value and not self.oracle_only
+        rejected = self.outcome == TaskVerdict.REJECTED.value and not self.oracle_only
+        return self.sound and (rejected or self.harbor_rejected)
 
     @property
     def error(self) -> bool:
