@@ -53,6 +53,8 @@ def test_every_sound_example_passes_every_gate(validated, task) -> None:  # type
 def test_every_broken_example_is_rejected_for_its_own_reason(validated, task) -> None:  # type: ignore[no-untyped-def]
     got = validated[task]
     assert "error" not in got, got
-    assert got["verdict"] == "failed"
+    # rejected under envfactory's runtime, or (a flaw only Harbor's runtime exposes) not
+    # safe under Harbor's, which refuses a Harbor export
+    assert got["verdict"] == "failed" or got["safe_under"].get("harbor") is False, got
     assert got["expected_failure"], f"{task} should name the check expected to reject it"
     assert got["rejected_as_expected"] is True, (got["expected_failure"], got["reasons"])
