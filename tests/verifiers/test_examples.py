@@ -27,7 +27,9 @@ def validated(tmp_path_factory) -> dict[str, dict]:  # type: ignore[type-arg]
         app, ["validate", *map(str, EXAMPLES), "--repeats", "1", "--json", "-j", "4"],
         env={"ENVFACTORY_HOME": str(home)},
     )  # fmt: skip
-    assert result.exit_code == 1, result.output  # the broken ones fail
+    # 0: every sound task passed and every broken one was rejected where its task.toml
+    # says (a broken example rejected as expected is not a failure of the command)
+    assert result.exit_code == 0, result.output
     decoder, text, out, i = json.JSONDecoder(), result.stdout, {}, 0
     while i < len(text):
         if text[i].isspace():
