@@ -20,6 +20,7 @@ $(STAMP): pyproject.toml
 # PostgreSQL tests need ENVFACTORY_TEST_POSTGRES_URL; when unset, start a throwaway local
 # cluster (scripts/start-postgres.sh installs Debian's postgresql if it is missing).
 test: $(STAMP)
+	@bash scripts/host-deps.sh test
 	@if [ -z "$$ENVFACTORY_TEST_POSTGRES_URL" ]; then \
 	  eval "$$(bash scripts/start-postgres.sh)" || echo "no PostgreSQL: postgres tests will be skipped"; \
 	fi; \
@@ -30,6 +31,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 demo: $(STAMP)
+	@bash scripts/host-deps.sh demo
 	$(BIN)/envfactory demo
 
 clean:

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install the host tools envfactory needs that a fresh Debian machine lacks, from Debian's
+# packages, only when missing (idempotent, quiet when everything is there).
+#
+# Usage:  scripts/host-deps.sh demo   # debootstrap (the local base image is built with it)
+#         scripts/host-deps.sh test   # + postgresql, chromium (review UI browser test), strace
+# Not root, or no apt: prints what is missing and how to install it, and exits 1.
+set -euo pipefail
+
+want=(debootstrap:debootstrap)
+if [ "${1:-demo}" = test ]; then
+  want+=(initdb:postgresql chromium:chromium strace:strace)
+fi
+
+have() {
+  case "$1" in
+    initdb) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null ;;
+    *) command -v "$1" >/dev/null ;;
+  esac
+}
+
+need=()
+for pair in "${want[@]}"; do
+  have "${pair%%:*}" || need+=("${pair#*:}")
+done
+[ ${#need[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+  echo "host-deps: missing ${need[*]}; install them with: sudo apt-get install -y ${need[*]}" >&2
+  exit 1
+fi
+echo "host-deps: installing ${need[*]} from Debian's packages" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+apt-get install -y -qq "${need[@]}" >&2
