@@ -7,7 +7,7 @@ import pytest
 from envfactory.core.models import CheckKind, GateVerdict
 from verifiers.evidence import findings_from_report
 from verifiers.gates import GateInput, run_gates, run_gates_detailed
-from verifiers.probes import by_name
+from verifiers.probes import PROBES, by_name
 
 from .sumtask import SPEC, make_verifier, sound_verifier
 
@@ -29,7 +29,7 @@ def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> 
     names = {c.name for c in report.checks}
     assert {"oracle", "no-op", "prefix-1", "partial:wrong-total"} <= names
     probes = [c for c in report.checks if c.kind == CheckKind.PROBE]
-    assert len(probes) == 12 * 3  # every probe on no-op, prefix-1 and the partial
+    assert len(probes) == len(PROBES) * 3  # every probe on no-op, prefix-1 and the partial
     assert all(c.observed == (0, 0) for c in probes)
     assert seen and seen[-1][0] == seen[-1][1] == len(report.checks)
     assert findings_from_report(report) == ()
