@@ -78,10 +78,16 @@ def findings_from_report(report: GateReport) -> tuple[ShortcutFinding, ...]:
     """Shortcut findings for review: failing probe/regression checks, then tamper evidence.
 
     Ids are derived from (env, rule, state), so re-running the gates on the same verifier
-    yields the same ids and the queue can de-duplicate.
+    yields the same ids and the queue can de-duplicate. Only rows under the report's first
+    semantics (the reward's own runtime) become findings: a row under another runtime that
+    fails restricts where the task may be exported (`GateReport.safe_under`), not whether
+    it is published.
     """
     out: list[ShortcutFinding] = []
+    primary = report.semantics[0] if report.semantics else "envfactory"
     for check in report.checks:
+        if check.semantics != primary:
+            continue
         if check.kind in (CheckKind.PROBE, CheckKind.REGRESSION) and not check.passed:
             rule = check.name.split("@", 1)[0] if check.kind == CheckKind.PROBE else "regression"
             out.append(
@@ -99,6 +105,8 @@ def findings_from_report(report: GateReport) -> tuple[ShortcutFinding, ...]:
                 )  # fmt: skip
             )
     for check in report.checks:
+        if check.semantics != primary:
+            continue
         if check.tamper and check.kind not in (CheckKind.PROBE,):
             classes = sorted({category_of(t.path) or "unknown" for t in check.tamper})
             rule = "tamper:" + ",".join(classes)

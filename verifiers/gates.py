@@ -269,8 +269,9 @@ class _GateRunner:
     def _produce_probe(self, base: ProducedState, probe: Probe) -> None:
         if self._settled_badly():
             return
-        st = produce_probe(self.inp.engine, self.inp.image, self.spec, base, probe)
+        st = produce_probe(self.inp.engine, self.inp.image, self.spec, base, probe, self.primary)
         self._on_state(st, CheckKind.PROBE, 0, probe)
+        self._note_harness_limit(probe, self.primary)
 
     # -- the oracle settles first ---------------------------------------------------------
 
@@ -328,16 +329,24 @@ class _GateRunner:
         self._on_state(self.oracle, CheckKind.ORACLE, 1, semantics="harbor")
         self._on_state(noop, CheckKind.NOOP, 0, semantics="harbor")
         for probe in self.probes:
-            recipe = (probe_replay(probe, self.spec),)
+            recipe = (probe_replay(probe, self.spec, "harbor"),)
             st = ProducedState(f"probe:{probe.name}@no-op", StateKind.PROBE,
                                self._harbor_prepared(recipe, kill=True), recipe)  # fmt: skip
             self._on_state(st, CheckKind.PROBE, 0, probe, semantics="harbor")
+            self._note_harness_limit(probe, "harbor")
         self.notes.append(
             "under harbor semantics a process the solver leaves running can rewrite the tests "
             "or the reward file during verification; no verifier can prevent that in Harbor's "
             "runtime (harbor probe rows end every process first); envfactory's runtime ends "
             "every solver process"
         )
+
+    def _note_harness_limit(self, probe: Probe, semantics: str) -> None:
+        """Say what the probe left out under `semantics` because no verifier can resist it."""
+        limit = probe.harness_limits.get(semantics)
+        if limit:
+            with self.lock:
+                self.notes.append(limit)
 
     def _harbor_prepared(self, recipe: tuple[Replay, ...], *, kill: bool = False) -> PreparedState:
         image = self.inp.verify_image or self.inp.image

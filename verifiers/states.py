@@ -84,8 +84,9 @@ def step_replay(step: Step, spec: EnvironmentSpec) -> Replay:
     return Replay(argv=("bash", "-c", step.script), workdir=spec.workdir)
 
 
-def probe_replay(probe: Probe, spec: EnvironmentSpec) -> Replay:
-    return Replay(argv=("/bin/sh", "-c", probe.script(spec)), workdir="/")
+def probe_replay(probe: Probe, spec: EnvironmentSpec, semantics: str = "envfactory") -> Replay:
+    """The probe as a recipe entry, as far as a verifier can resist it under `semantics`."""
+    return Replay(argv=("/bin/sh", "-c", probe.script_under(spec, semantics)), workdir="/")
 
 
 def run_recipe(
@@ -207,11 +208,16 @@ def _first_line(entry: Replay) -> str:
 
 
 def produce_probe(
-    engine: SandboxEngine, pristine: str, spec: EnvironmentSpec, base: ProducedState, probe: Probe
+    engine: SandboxEngine,
+    pristine: str,
+    spec: EnvironmentSpec,
+    base: ProducedState,
+    probe: Probe,
+    semantics: str = "envfactory",
 ) -> ProducedState:
     """Re-create `base` from its recipe in a fresh sandbox and apply `probe` on top."""
     t0 = time.monotonic()
-    recipe = (*base.recipe, probe_replay(probe, spec))
+    recipe = (*base.recipe, probe_replay(probe, spec, semantics))
     names = [f"{base.name} step {i + 1}" for i in range(len(base.recipe))] + [f"probe {probe.name}"]
     if spec.verify_scope == "full-state":
         pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot

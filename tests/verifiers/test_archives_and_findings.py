@@ -73,3 +73,27 @@ def test_a_flaky_regression_fails_the_verdict_with_its_reason() -> None:
     report = _report()
     assert report.verdict == "failed"
     assert "regression regression:x: flaky, rewards [0, 1]" in report.reasons
+
+
+def _two_runtime_report(first: str) -> GateReport:
+    """Sound under envfactory, broken under harbor; `first` is the reward's own runtime."""
+    rows = [
+        GateCheck(kind=CheckKind.ORACLE, name="oracle", expected=1, observed=(1,)),
+        GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0,)),
+        GateCheck(kind=CheckKind.PROBE, name="probe:reward-file@no-op", expected=0, observed=(0,)),
+        GateCheck(kind=CheckKind.PROBE, name="harbor:probe:reward-file@no-op", expected=0,
+                  observed=(1,), semantics="harbor"),
+    ]  # fmt: skip
+    if first == "harbor":
+        rows = [r.model_copy(update={"semantics": "harbor"}) for r in rows[:2]] + rows[3:]
+    return GateReport(env_id="env-1", verifier_version=1, checks=tuple(rows),
+                      semantics=(first, *({"envfactory", "harbor"} - {first})))  # fmt: skip
+
+
+def test_a_row_under_another_runtime_restricts_export_but_is_no_finding() -> None:
+    report = _two_runtime_report("envfactory")
+    assert findings_from_report(report) == ()
+    assert report.verdict == "passed" and not report.safe_under("harbor")
+    assert [f.rule for f in findings_from_report(_two_runtime_report("harbor"))] == [
+        "harbor:probe:reward-file"
+    ]

@@ -88,7 +88,7 @@ def test_validating_a_suite_publishes_the_sound_task_and_queues_the_broken_ones_
     final = json.loads(run.stdout.strip().splitlines()[-1])
     tasks = {t["env_id"]: t for t in final["tasks"]}
     assert final["workflow_id"].startswith("validate-pair-")
-    assert tasks[sound]["outcome"] == "published" and tasks[sound]["verdict"] == "passed"
+    assert tasks[sound]["outcome"] == "published" and tasks[sound]["verdict"] == "passed", json.dumps(tasks[sound])
     assert tasks[broken]["outcome"] == "rejected" and tasks[broken]["verdict"] == "rejected"
     assert any(r.startswith("no-op") for r in tasks[broken]["reasons"]), tasks[broken]
 

@@ -49,6 +49,16 @@ class Probe(ABC):
     def script(self, spec: EnvironmentSpec) -> str:
         """The shell script that transforms the state."""
 
+    def script_under(self, spec: EnvironmentSpec, semantics: str) -> str:
+        """The attack as far as a verifier can defend against it under `semantics` (see
+        `harness_limits`); the whole attack unless a subclass narrows it."""
+        return self.script(spec)
+
+    #: semantics → what this attack class can do there that no verifier can prevent (the
+    #: harness's own limit); the probe's rows under that semantics leave that part out and
+    #: the gate report carries the sentence as a note.
+    harness_limits: ClassVar[dict[str, str]] = {}
+
     def apply(self, sandbox: Sandbox, spec: EnvironmentSpec) -> ExecResult:
         return sandbox.exec(["/bin/sh", "-c", self.script(spec)], timeout=120, user="root")
 

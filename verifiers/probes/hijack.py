@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from envfactory.core.models import EnvironmentSpec
 
 from ..tamper import FIXED_PATH
@@ -39,10 +41,27 @@ class PathHijack(Probe):
     resolves its interpreter or test runner through a PATH the solver can write to."""
 
     name = "path-hijack"
+    harness_limits: ClassVar[dict[str, str]] = {
+        "harbor": (
+            "under harbor semantics the solver is root in the verifier's own container and "
+            "can replace any system binary (/usr/bin/python3 as well as /usr/local/bin); no "
+            "verifier can prevent that in Harbor's runtime, so harbor rows of path-hijack "
+            "plant wrappers only in workspace directories"
+        )
+    }
 
     def script(self, spec: EnvironmentSpec) -> str:
         system, ws_dirs = _bin_dirs(spec)
-        return f"""
+        return _plant(system, ws_dirs)
+
+    def script_under(self, spec: EnvironmentSpec, semantics: str) -> str:
+        system, ws_dirs = _bin_dirs(spec)
+        return _plant([] if semantics == "harbor" else system, ws_dirs)
+
+
+def _plant(system: list[str], ws_dirs: list[str]) -> str:
+    """Shell that puts always-pass wrappers in `system` and `ws_dirs` (see PathHijack)."""
+    return f"""
 names="{" ".join(HIJACKED)}"
 for py in /usr/bin/python3.* /usr/local/bin/python3.*; do
   b=$(basename "$py"); case "$b" in *-config|'python3.*') ;; *) names="$names $b";; esac

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import posixpath
 from collections.abc import Iterable, Mapping
+from typing import ClassVar
 
 from envfactory.core.models import EnvironmentSpec
 
@@ -93,9 +94,33 @@ class StartupHook(Probe):
     state the solver could modify."""
 
     name = "startup-hook"
+    harness_limits: ClassVar[dict[str, str]] = {
+        "harbor": (
+            "under harbor semantics the solver is root in the verifier's own container and "
+            "can put start-up code in any interpreter's system site directory; no verifier "
+            "can prevent that in Harbor's runtime, so harbor rows of startup-hook plant it "
+            "only where a verifier can refuse it (user site directories: python -I or -s)"
+        )
+    }
 
     def script(self, spec: EnvironmentSpec) -> str:
-        return f"""
+        return _hook_script(_SITE_DIRS_ALL)
+
+    def script_under(self, spec: EnvironmentSpec, semantics: str) -> str:
+        return _hook_script(_SITE_DIRS_USER if semantics == "harbor" else _SITE_DIRS_ALL)
+
+
+#: Python expressions listing the site directories a start-up hook is planted in.
+_SITE_DIRS_ALL = (
+    'site.getsitepackages()+[site.getusersitepackages(), p["purelib"], p["stdlib"]]'
+)
+_SITE_DIRS_USER = "[site.getusersitepackages()]"
+
+
+def _hook_script(site_dirs: str) -> str:
+    """Shell that plants STARTUP_HOOK in the site directories `site_dirs` lists, for every
+    Python found, and in root's user site directories."""
+    return f"""
 cat > /tmp/.probe-hook.py <<'EOS'
 {STARTUP_HOOK}EOS
 dirs=""
@@ -104,7 +129,7 @@ for py in /usr/local/bin/python3* /usr/bin/python3*; do
   [ -x "$py" ] || continue
   dirs="$dirs $("$py" -c 'import site,sysconfig
 p=sysconfig.get_paths()
-print(" ".join(site.getsitepackages()+[site.getusersitepackages(), p["purelib"], p["stdlib"]]))' 2>/dev/null)"
+print(" ".join({site_dirs}))' 2>/dev/null)"
 done
 for d in $dirs /root/.local/lib/python3*/site-packages; do
   case "$d" in *'*'*) continue;; esac
