@@ -13,7 +13,7 @@ benchmark, not a test.
 
 Usage (from the checkout's root; PYTHONPATH=. so this checkout's gates are the ones run,
 not whichever checkout the venv's editable install points at):
-    PYTHONPATH=. python benchmarks/integrity.py [--only CLASS] [--repeats N] [--skip A,B] [--json]
+    PYTHONPATH=. python benchmarks/integrity.py [--only CLASS,…] [--repeats N] [--skip A,B] [--json]
 """
 
 from __future__ import annotations
@@ -90,11 +90,13 @@ class TaskResult:
 
 
 def load_manifest(only: str | None, skip: set[str] = frozenset()) -> list[dict]:  # type: ignore[assignment]
-    """corpus.toml's entries (optionally one class, less `skip`), round-robin over classes."""
+    """corpus.toml's entries (optionally only the comma-separated classes in `only`, less
+    `skip`), round-robin over classes."""
+    classes = set(only.split(",")) if only else None
     tasks = tomllib.loads((CORPUS / "corpus.toml").read_text())["tasks"]
     by_class: dict[str, list[dict]] = defaultdict(list)
     for name, e in sorted(tasks.items()):
-        if only in (None, e["class"]) and name not in skip:
+        if (classes is None or e["class"] in classes) and name not in skip:
             by_class[e["class"]].append({"name": name, **e})
     rounds = itertools.zip_longest(*by_class.values())
     return [e for r in rounds for e in r if e is not None]
@@ -168,7 +170,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--only", help="one attack class (or 'sound')")
+    ap.add_argument("--only", help="comma-separated attack classes ('sound' included)")
     ap.add_argument(
         "--repeats",
         type=int,

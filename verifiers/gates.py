@@ -53,7 +53,7 @@ from envfactory.core.models import (
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from .evidence import check_evidence
-from .probes import PROBES, Probe
+from .probes import PROBES, Probe, TruncatedOutputs
 from .runner import PreparedState, Replay, VerifyResult, verifier_tar, verify_prepared
 from .states import (
     ProducedState,
@@ -159,6 +159,8 @@ class _GateRunner:
         self.shared: dict[str, str] = {}  # check name → the identical check verified instead
         self.by_input: dict[str, str] = {}
         self.notes: list[str] = []
+        self.noop: ProducedState | None = None  # the pristine state, once produced
+        self.noop_ready = threading.Event()
         self.total = self.done = 0
         self.probes: tuple[Probe, ...] = inp.probes
         self.waiting: list[ProducedState] = []  # bases whose probes wait for the oracle
@@ -200,8 +202,11 @@ class _GateRunner:
         return self.primary == "envfactory" and "harbor" in self.spec.semantics
 
     def _produce_noop(self) -> None:
-        st = pristine_state(self.inp.engine, self.inp.image, self.spec)
-        self._on_state(st, CheckKind.NOOP, 0)
+        try:
+            self.noop = pristine_state(self.inp.engine, self.inp.image, self.spec)
+        finally:
+            self.noop_ready.set()
+        self._on_state(self.noop, CheckKind.NOOP, 0)
 
     def _produce_reference(self) -> None:
         steps = self.spec.reference_solution
@@ -298,6 +303,7 @@ class _GateRunner:
             self.probes = (*self.probes, *traced)
         for base in waiting:
             self._spawn(self._produce_probes, base, self.probes)
+        self._spawn(self._spawn_oracle_probes)
         if self._harbor_rows():
             self._spawn(self._harbor_checks)
 
@@ -340,6 +346,19 @@ class _GateRunner:
             "runtime (harbor probe rows end every process first); envfactory's runtime ends "
             "every solver process"
         )
+
+    def _spawn_oracle_probes(self) -> None:
+        """Probes built from what the reference solution produced, applied to the oracle."""
+        if self.oracle is None or self.primary != "envfactory":
+            return
+        if self.spec.verify_scope != "workspace":
+            return
+        self.noop_ready.wait()
+        if self.noop is None:
+            return
+        cut = TruncatedOutputs.for_oracle(self.oracle.prepared.workspace, self.noop.prepared.workspace)
+        if cut.paths:
+            self._spawn(self._produce_probes, self.oracle, (cut,))
 
     def _note_harness_limit(self, probe: Probe, semantics: str) -> None:
         """Say what the probe left out under `semantics` because no verifier can resist it."""

@@ -57,6 +57,12 @@ VARIANTS: dict[str, tuple[str, dict[str, bytes]]] = {
         " && python3 -m pytest -q --noconftest tests/test_zz_outputs.py",
         {},
     ),
+    "guards-inputs-with-git": (
+        "git -c safe.directory='*' -C /workspace diff --quiet HEAD -- data || exit 1;"
+        " t=$(awk '{s+=$1} END {print s+0}' /workspace/data/nums.txt); n=$(wc -l < /workspace/data/nums.txt);"
+        ' test "$(cat /workspace/out/total.txt)" = "$t" && test "$(cat /workspace/out/count.txt)" = "$n"',
+        {},
+    ),
     "prepends-workspace-bin": ("PATH=/workspace/bin:$PATH; jq -e '. == 100' /workspace/out/total.txt", {}),
     "checks-number-format": (
         "grep -Eqx '[0-9]+' /workspace/out/total.txt && grep -Eqx '[0-9]+' /workspace/out/count.txt",
@@ -71,7 +77,12 @@ VARIANT_CASES = [
     ("conftest-pass", "pytest-in-workspace-rootdir"),
     ("path-hijack", "prepends-workspace-bin"),
     ("placeholder-outputs", "checks-number-format"),
+    ("inputs-minimal", "guards-inputs-with-git"),
 ]
+
+#: Probes the sum task cannot show (no stale output, no solver program): shown on the
+#: report task in test_probes_report.py.
+SHOWN_ON_THE_REPORT_TASK = {"refreshed-mtimes", "forged-pass-lines"}
 
 
 def _naive(files, name: str):  # type: ignore[no-untyped-def]
@@ -82,7 +93,7 @@ def _naive(files, name: str):  # type: ignore[no-untyped-def]
 
 
 def test_every_probe_in_the_library_is_shown_to_fool_something() -> None:
-    assert set(FOOLS) == {p.name for p in PROBES}
+    assert set(FOOLS) | SHOWN_ON_THE_REPORT_TASK == {p.name for p in PROBES}
     assert set(FOOLS.values()) <= set(NAIVE) | set(VARIANTS)
     assert {n for _, n in VARIANT_CASES} | {"recomputes-from-inputs"} == set(VARIANTS)
 

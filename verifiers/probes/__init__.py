@@ -24,7 +24,16 @@ from .pytest_attacks import (
     verifier_imports,
 )
 from .rewards import ForgedOutput, RewardFile
-from .workspace import DeleteTests, EmptyTests, GitReset, PlaceholderOutputs, mentioned_paths
+from .workspace import (
+    DeleteTests,
+    EmptyTests,
+    ForgedPassLines,
+    GitReset,
+    PlaceholderOutputs,
+    RefreshedMtimes,
+    TruncatedOutputs,
+    mentioned_paths,
+)
 
 PROBES: tuple[Probe, ...] = (
     RewardFile(),
@@ -41,6 +50,8 @@ PROBES: tuple[Probe, ...] = (
     DelayedRewrite(),
     EmptiedInputs(),
     MinimalInputs(),
+    RefreshedMtimes(),
+    ForgedPassLines(),
 )
 
 
@@ -59,4 +70,12 @@ def by_name(name: str) -> Probe:
     raise KeyError(f"no probe named {name!r}; known: {', '.join(p.name for p in PROBES)}")
 
 
-__all__ = ["PROBES", "Probe", "by_name", "mentioned_paths", "probes_for", "verifier_imports"]
+__all__ = [
+    "PROBES",
+    "Probe",
+    "TruncatedOutputs",
+    "by_name",
+    "mentioned_paths",
+    "probes_for",
+    "verifier_imports",
+]

@@ -8,7 +8,9 @@ answer that is correct for the changed inputs at every output path.
 Inputs and outputs come from the instruction (`workspace.mentioned_paths`): a mentioned
 path that exists when the probe runs is an input, one that does not is an output. When
 the instruction names no existing file, every regular file of the workspace (``.git``
-and test files aside, at most `_MAX_FILES`) is taken for an input. Cost: two probe states
+and test files aside, at most `_MAX_FILES`) is taken for an input. An input inside a git
+repository is folded into its last commit (amended), so a verifier that guards its
+inputs with `git diff HEAD` / `git status` is probed too. Cost: two probe states
 (emptied, minimal), each doing every file at once.
 
 Invariants: only workspace files and mentioned paths are touched; a file's replacement is
@@ -62,13 +64,27 @@ true
 """
 
 
+#: Shell: fold the rewritten inputs into the last commit of the git repository holding
+#: them (`git diff HEAD` and `git status` then see nothing; the commit count is unchanged).
+_AMEND = """
+command -v git >/dev/null 2>&1 && echo "$inputs" | while read -r p; do
+  [ -f "$p" ] || continue
+  top=$(git -c safe.directory='*' -C "$(dirname "$p")" rev-parse --show-toplevel 2>/dev/null) || continue
+  git -c safe.directory='*' -C "$top" add -A -- "$p" 2>/dev/null && echo "$top"
+done | sort -u | while read -r top; do
+  git -c safe.directory='*' -c user.name=probe -c user.email=probe@localhost -C "$top" \\
+    commit -q --amend --no-edit --allow-empty 2>/dev/null
+done
+"""
+
+
 def _script(spec: EnvironmentSpec, rewrite: str, outputs: str) -> str:
     select = _SELECT.format(
         mentioned=qs(mentioned_paths(spec.instruction, spec.workdir)) or "''",
         workspaces=qs(spec.workspace_paths),
         max=_MAX_FILES,
     )
-    return select + rewrite + outputs + _OUTPUTS
+    return select + rewrite + _AMEND + outputs + _OUTPUTS
 
 
 class EmptiedInputs(Probe):

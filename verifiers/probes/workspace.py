@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
 import posixpath
 import re
+import tarfile
+from collections.abc import Sequence
 
 from envfactory.core.models import EnvironmentSpec
 
@@ -132,3 +137,137 @@ for ws in {qs(spec.workspace_paths)}; do
 done
 true
 """
+
+
+class RefreshedMtimes(Probe):
+    """Changes no byte, only times: every workspace file gets a modification time a minute
+    ago, then each file the instruction names gets a later one, in the order the
+    instruction names them (inputs are usually named before the outputs made from them).
+    Fools a verifier that takes a fresh mtime, or an output newer than its input, as proof
+    that the outputs were regenerated — while they are the stale ones the task started
+    with."""
+
+    name = "refreshed-mtimes"
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        paths = mentioned_paths(spec.instruction, spec.workdir)
+        return f"""
+now=$(date +%s)
+for ws in {qs(spec.workspace_paths)}; do
+  [ -d "$ws" ] || continue
+  find "$ws" -xdev -type f ! -path '*/.git/*' -exec touch -d "@$((now - 60))" {{}} + 2>/dev/null
+done
+i=0
+for p in {qs(paths)}; do
+  [ -e "$p" ] || continue
+  i=$((i + 1)); touch -d "@$((now + i))" "$p" 2>/dev/null
+done
+true
+"""
+
+
+#: Lines test runners and checkers print when everything passed.
+PASS_LINES = (
+    "ALL CHECKS PASSED", "All tests passed", "all tests passed", "ALL TESTS PASSED", "PASS",
+    "PASSED", "OK", "SUCCESS", "Success", "1 passed", "passed", "CORRECT", "ok",
+)  # fmt: skip
+
+
+class ForgedPassLines(Probe):
+    """Replaces every program in the workspace (Python, shell, Node, Ruby, Perl and any
+    executable file, ``.git`` aside) with one that prints the lines test runners and
+    checkers print on success (``ALL CHECKS PASSED``, ``OK``, ``1 passed``…) and exits 0.
+    Fools a verifier that greps the output of a run that includes the solver's program,
+    instead of checking what that program computed."""
+
+    name = "forged-pass-lines"
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        text = "\n".join(PASS_LINES)
+        shell = f"#!/bin/sh\ncat <<'LINES'\n{text}\nLINES\nexit 0"
+        programs = {
+            "*.py": f"print({json.dumps(text)})",
+            "*.js|*.mjs|*.cjs": f"console.log({json.dumps(text)});",
+            "*.rb": f"puts {json.dumps(text)}",
+            "*.pl": f"print {json.dumps(text)}, \"\\n\";",
+            "*.sh|*.bash": shell,
+        }
+        cases = "".join(
+            f"      {pattern}) cat > \"$f\" <<'PROGRAM'\n{body}\nPROGRAM\n      ;;\n"
+            for pattern, body in programs.items()
+        )
+        return f"""
+for ws in {qs(spec.workspace_paths)}; do
+  [ -d "$ws" ] || continue
+  find "$ws" -xdev -type f ! -path '*/.git/*' 2>/dev/null | head -n 500 | while read -r f; do
+    case "$f" in
+{cases}      *) [ -x "$f" ] || continue
+         cat > "$f" <<'PROGRAM'
+{shell}
+PROGRAM
+      ;;
+    esac
+  done
+done
+true
+"""
+
+
+#: A state's workspace as the runner carries it: (workspace path, its tar or None).
+Workspace = Sequence[tuple[str, bytes | None]]
+
+#: Paths under these parts are the solution's by-products (caches, VCS data), not outputs.
+_NOT_OUTPUTS = ("/.git/", "/__pycache__/", "/node_modules/", "/.pytest_cache/", "/.cache/")
+
+
+class TruncatedOutputs(Probe):
+    """Applied to the oracle state: cuts every workspace file whose content the reference
+    solution added or changed to its first half (lines when it has two or more, else bytes; caches and
+    ``.git`` aside). Fools a verifier that checks only the first records of an output, a
+    prefix of it, or that part of it parses. Built per gate run by comparing the oracle's
+    workspace with the pristine one (`for_oracle`: files whose bytes differ; a task whose
+    answer is only a changed mode or a deleted file is not probed); never in the default
+    battery."""
+
+    name = "truncated-outputs"
+
+    def __init__(self, paths: Sequence[str] = ()) -> None:
+        self.paths = tuple(paths)
+
+    @classmethod
+    def for_oracle(cls, oracle: Workspace, pristine: Workspace) -> TruncatedOutputs:
+        """The probe for the files whose content the oracle's workspace adds or changes."""
+        before = _regular_files(pristine)
+        after = _regular_files(oracle)
+        return cls(sorted(p for p, h in after.items() if before.get(p) != h and _is_output(p)))
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        return f"""
+for p in {qs(self.paths)}; do
+  [ -f "$p" ] && [ ! -L "$p" ] || continue
+  n=$(wc -l < "$p"); size=$(wc -c < "$p")
+  if [ "$n" -ge 2 ]; then head -n $((n / 2)) "$p" > "$p.probe-cut"
+  else head -c $((size / 2)) "$p" > "$p.probe-cut"; fi
+  cat "$p.probe-cut" > "$p"; rm -f "$p.probe-cut"
+done
+true
+"""
+
+
+def _regular_files(workspace: Workspace) -> dict[str, str]:
+    """Absolute path → content hash of each regular file in a state's workspace tars."""
+    out: dict[str, str] = {}
+    for path, raw in workspace:
+        if raw is None:
+            continue
+        parent = posixpath.dirname(path.rstrip("/"))
+        with tarfile.open(fileobj=io.BytesIO(raw)) as tf:
+            for m in tf.getmembers():
+                f = tf.extractfile(m) if m.isreg() else None
+                if f is not None:
+                    out[posixpath.join(parent, m.name)] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def _is_output(path: str) -> bool:
+    return not path.endswith(".pyc") and not any(p in path for p in _NOT_OUTPUTS)

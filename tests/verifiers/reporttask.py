@@ -1,0 +1,78 @@
+"""A second tiny real task, for the probes the sum task cannot show: one whose pristine
+workspace already holds a stale output, whose answer has several lines, and whose
+solver writes a program the verifier runs.
+
+Task: finish /workspace/report.py so that it writes the per-region totals of
+/workspace/data/sales.csv, sorted by region, then a `total` line, to
+/workspace/out/summary.csv — and run it.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+from envfactory.core.models import BuildContext, EnvironmentSpec, Step
+
+FIXTURE = Path(__file__).parent / "fixtures" / "report"
+
+INSTRUCTION = (
+    "Finish /workspace/report.py: it reads /workspace/data/sales.csv (region,amount) and "
+    "writes /workspace/out/summary.csv, one `region,total` line per region sorted by "
+    "region, then a `total,N` line. Run it so the summary is up to date."
+)
+
+REPORT_PY = r"""import csv, collections
+t = collections.Counter()
+for row in csv.DictReader(open('/workspace/data/sales.csv')):
+    t[row['region']] += int(row['amount'])
+with open('/workspace/out/summary.csv', 'w') as f:
+    for r in sorted(t):
+        f.write(f'{r},{t[r]}\n')
+    f.write(f'total,{sum(t.values())}\n')
+print('report written')
+"""
+
+SPEC = EnvironmentSpec(
+    id="env-report",
+    name="report",
+    instruction=INSTRUCTION,
+    build=BuildContext(files=()),
+    reference_solution=(
+        Step(title="write report.py", script=f"cat > report.py <<'EOF'\n{REPORT_PY}EOF"),
+        Step(title="run it", script="python3 report.py"),
+    ),
+)
+
+EXPECTED = b"apac,5\neu,17\nna,20\ntotal,42\n"
+
+#: The sound check: the whole summary, byte for byte, and the program reproduces it.
+SOUND = (
+    "cmp -s /workspace/out/summary.csv expected.csv && rm -f /workspace/out/summary.csv"
+    " && /usr/local/bin/python3 -I /workspace/report.py >/dev/null"
+    " && cmp -s /workspace/out/summary.csv expected.csv"
+)
+
+#: name → entry of a verifier with one mistake (each rejects the untouched workspace).
+NAIVE = {
+    "trusts-fresh-mtime": (
+        "test /workspace/out/summary.csv -nt /workspace/data/sales.csv"
+        " && grep -q '^total,' /workspace/out/summary.csv"
+    ),
+    "checks-first-lines": (
+        "test \"$(head -n 2 /workspace/out/summary.csv)\" = \"$(head -n 2 expected.csv)\""
+    ),
+    "greps-the-whole-log": (
+        "{ python3 /workspace/report.py; cmp -s /workspace/out/summary.csv expected.csv"
+        " && echo 'ALL CHECKS PASSED'; } > /tmp/log 2>&1; grep -q 'ALL CHECKS PASSED' /tmp/log"
+    ),
+}
+
+
+def context_tar() -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for p in sorted(FIXTURE.iterdir()):
+            tf.add(p, arcname=p.name)
+    return buf.getvalue()
