@@ -34,6 +34,7 @@ from envfactory.agents.roles import (
 from envfactory.core.errors import Conflict, NotFound
 from envfactory.core.models import (
     AgentRole,
+    AuthMethod,
     CheckKind,
     EnvironmentSpec,
     EnvStatus,
@@ -279,7 +280,9 @@ class RealServices:
     def record_decision(self, inp: t.DecisionInput) -> t.DecisionRecorded:
         d = inp.decision
         try:
-            item = self.store.reviews.decide(d.item_id, d.reviewer, d.decision, d.comment)
+            # reached only by a decision sent straight to the workflow (API and CLI store first)
+            item = self.store.reviews.decide(d.item_id, d.reviewer, d.decision, d.comment,
+                                             auth=AuthMethod.WORKFLOW_UPDATE)  # fmt: skip
         except Conflict:
             item = self.store.reviews.get(d.item_id)
             wanted = ReviewState.CONFIRMED if d.decision.value == "confirm" else ReviewState.DISMISSED

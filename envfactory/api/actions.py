@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from envfactory.core.errors import InvalidSeed
-from envfactory.core.models import Decision, ReviewItem, TaskSeed
+from envfactory.core.models import AuthMethod, Decision, ReviewItem, TaskSeed
 
 from .app import ApiContext
 
@@ -53,9 +53,12 @@ class SeedIn(BaseModel):
     source: Text | None = None
 
 
-async def decide(ctx: ApiContext, item_id: str, who: str, body: DecisionIn) -> DecisionResult:
+async def decide(
+    ctx: ApiContext, item_id: str, who: str, body: DecisionIn, auth: AuthMethod
+) -> DecisionResult:
+    """Store the decision of ``who`` (identified by ``auth``), then tell the pipeline."""
     item = await run_in_threadpool(
-        ctx.store.reviews.decide, item_id, who, body.decision, body.comment
+        lambda: ctx.store.reviews.decide(item_id, who, body.decision, body.comment, auth=auth)
     )  # Conflict (409) for the loser of a race or a second decision
     try:
         await ctx.on_decision(item)

@@ -6,8 +6,9 @@
 
 Invariants:
 - settings are read once, here, and everything below gets typed objects;
-- every route but /api/health and the sign-in page needs a reviewer token: missing or
-  unknown → 401, known but the wrong role → 403;
+- every route but /api/health and the sign-in page needs a reviewer: /api a bearer token
+  (missing or unknown → 401, the wrong role → 403), /ui a signed-in session whose forms
+  carry its CSRF token, from this origin (sessions.py);
 - a decision is stored first (exactly once, audited, in one transaction; the loser of a
   race gets 409), then handed to `on_decision` (the seam to the waiting workflow). If
   that hand-off fails, the decision stays stored and the answer says it was not delivered;
@@ -37,7 +38,7 @@ from envfactory.core.errors import (
 from envfactory.core.models import ReviewItem
 from envfactory.core.settings import Settings
 
-from .auth import FileReviewers, ReviewerRegistry
+from .auth import ReviewerRegistry, reviewer_registry
 
 #: Called after a decision is stored, with the decided item (the workflow seam).
 DecisionSink = Callable[[ReviewItem], Awaitable[None]]
@@ -72,10 +73,6 @@ class ApiContext:
     on_validate: ValidateSink = no_pipeline
 
 
-def reviewers_path(settings: Settings) -> Path:
-    return settings.home / "reviewers.json"
-
-
 def create_app(
     settings: Settings,
     *,
@@ -96,7 +93,7 @@ def create_app(
         settings=settings,
         store=store,
         artifacts=artifacts if artifacts is not None else ArtifactStore.from_settings(settings),
-        reviewers=reviewers or FileReviewers(reviewers_path(settings)),
+        reviewers=reviewers or reviewer_registry(settings, store),
         on_decision=on_decision or decision_sink,
         on_seed=on_seed or seed_sink,
         templates=Jinja2Templates(directory=str(TEMPLATES)),

@@ -1,131 +1,84 @@
-"""Reviewer tokens: issued once, stored only as hashes, checked on every request.
+"""Reviewer tokens: issued once, stored only as hashes in the database, checked on every
+request.
 
 Invariants:
-- a token is 256 random bits; only its sha256 is stored (a fast hash is enough for a
-  random secret of that size: there is nothing to brute-force), so a leaked registry
-  file grants nothing;
-- `add` returns the token exactly once; it cannot be shown again, only replaced;
+- the registry is the store (`envfactory.store.reviewers`): any number of API instances
+  and CLI runs over one database agree on who may do what, at once;
 - roles: `viewer` reads, `reviewer` also decides, claims and submits seeds;
-- the registry file is replaced atomically under an exclusive lock, so concurrent
-  `reviewer add` runs never lose an entry.
-
-The registry is a JSON file under the envfactory home; `ReviewerRegistry` is the seam
-for a database-backed one.
+- tokens used to live in `<home>/reviewers.json` (one file per instance). Its entries are
+  imported (same hashes: the old tokens keep working) the first time an API or a
+  `envfactory reviewer` command starts on that home, and the file is renamed
+  `reviewers.json.imported` so a later `reviewer remove` is never undone by a re-import.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import hashlib
-import hmac
 import json
-import os
-import re
-import secrets
-import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from enum import StrEnum
+import logging
+from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from envfactory.core.errors import Conflict, InvalidInput, NotFound
+from envfactory.core.errors import InvalidInput
+from envfactory.core.models import Reviewer, ReviewerRole
+from envfactory.core.settings import Settings
 
-TOKEN_PREFIX = "efr_"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+log = logging.getLogger(__name__)
 
-
-class Role(StrEnum):
-    VIEWER = "viewer"
-    REVIEWER = "reviewer"
-
-    def allows(self, needed: Role) -> bool:
-        return needed == Role.VIEWER or self == Role.REVIEWER
-
-
-@dataclass(frozen=True)
-class Reviewer:
-    name: str
-    role: Role
-    created_at: str
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def new_token() -> str:
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+LEGACY_FILE = "reviewers.json"
 
 
 class ReviewerRegistry(Protocol):
-    def add(self, name: str, role: Role) -> str: ...
+    """Who may use the API and pages (`Store.reviewers` is the implementation)."""
 
-    def authenticate(self, token: str) -> Reviewer | None: ...
+    def add(self, name: str, role: ReviewerRole) -> str: ...
+
+    def find_by_token(self, token: str) -> Reviewer | None: ...
 
     def list(self) -> list[Reviewer]: ...
 
     def remove(self, name: str) -> None: ...
 
+    def open_session(self, name: str, ttl_s: float) -> str: ...
 
-class FileReviewers:
-    """`ReviewerRegistry` in one JSON file: {name: {role, token_sha256, created_at}}."""
+    def find_session(self, token: str) -> Reviewer | None: ...
 
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
+    def close_session(self, token: str) -> None: ...
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[dict[str, dict[str, str]]]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_suffix(".lock"), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            data = self._read()
-            yield data
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".reviewers-")
-            with os.fdopen(fd, "w") as f:
-                json.dump(data, f, indent=2, sort_keys=True)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
 
-    def _read(self) -> dict[str, dict[str, str]]:
-        if not self.path.exists():
-            return {}
-        return json.loads(self.path.read_text())  # type: ignore[no-any-return]
+def reviewer_registry(settings: Settings, store: Any) -> ReviewerRegistry:
+    """The store's registry, after importing a leftover reviewers.json under the home."""
+    import_legacy_file(store, settings.home / LEGACY_FILE)
+    return store.reviewers  # type: ignore[no-any-return]
 
-    def add(self, name: str, role: Role) -> str:
-        """Create a reviewer; return the token (shown once, stored only as a hash)."""
-        if not _NAME.match(name):
-            raise InvalidInput(f"reviewer name {name!r}: use letters, digits, '.', '_', '@', '-'")
-        token = new_token()
-        with self._locked() as data:
-            if name in data:
-                raise Conflict(
-                    f"reviewer {name} exists", hint="remove them first to issue a new token"
-                )
-            data[name] = {
-                "role": Role(role).value,
-                "token_sha256": hash_token(token),
-                "created_at": datetime.now(UTC).isoformat(),
-            }
-        return token
 
-    def remove(self, name: str) -> None:
-        with self._locked() as data:
-            if data.pop(name, None) is None:
-                raise NotFound(f"no reviewer {name}")
+def import_legacy_file(store: Any, path: Path) -> int:
+    """Copy the old JSON registry's entries into the store (a stored name wins), then
+    rename the file. Returns how many entries were added."""
+    if not path.exists():
+        return 0
+    with open(path.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the old writers' lock: no half-written file
+        if not path.exists():  # another process on this home imported it meanwhile
+            return 0
+        entries = _read_legacy(path)
+        with store.session() as tx:
+            added = sum(tx.reviewers.import_hashed(*e) for e in entries)
+        path.rename(path.with_name(path.name + ".imported"))
+    log.warning("imported %d reviewer(s) from %s into the database", added, path)
+    return added
 
-    def list(self) -> list[Reviewer]:
+
+def _read_legacy(path: Path) -> list[tuple[str, ReviewerRole, str, datetime]]:
+    try:
+        data = json.loads(path.read_text())
         return [
-            Reviewer(n, Role(d["role"]), d["created_at"]) for n, d in sorted(self._read().items())
-        ]
-
-    def authenticate(self, token: str) -> Reviewer | None:
-        if not token.startswith(TOKEN_PREFIX):
-            return None
-        digest = hash_token(token)
-        for name, d in self._read().items():
-            if hmac.compare_digest(d["token_sha256"], digest):
-                return Reviewer(name, Role(d["role"]), d["created_at"])
-        return None
+            (name, ReviewerRole(d["role"]), d["token_sha256"], datetime.fromisoformat(d["created_at"]))
+            for name, d in sorted(data.items())
+        ]  # fmt: skip
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise InvalidInput(
+            f"{path}: not a reviewers file ({e})",
+            hint="fix or remove it; reviewers can be issued again with `envfactory reviewer add`",
+        ) from e

@@ -1,7 +1,9 @@
-"""Request dependencies: the app context and the signed-in reviewer.
+"""Request dependencies: the app context and the reviewer behind a JSON API call.
 
-A token comes as `Authorization: Bearer <token>` (API clients) or in the `envfactory_token`
-cookie (the pages; SameSite=Strict, HttpOnly, so another site cannot post with it).
+The JSON API takes only `Authorization: Bearer <token>`. A browser never attaches that
+header on its own, so no other site can make a reviewer's browser call the API; the pages'
+session cookie is refused here (401, saying to use the header). The pages authenticate by
+session: see `sessions.py`.
 """
 
 from __future__ import annotations
@@ -10,37 +12,42 @@ from collections.abc import Callable
 
 from fastapi import HTTPException, Request
 
-from .app import ApiContext
-from .auth import Reviewer, Role
+from envfactory.core.models import Reviewer, ReviewerRole
 
-COOKIE = "envfactory_token"
+from .app import ApiContext
+
+#: the review pages' session cookie (set by `ui.login`); named here to refuse it on /api
+SESSION_COOKIE = "envfactory_session"
 
 
 def context(request: Request) -> ApiContext:
     return request.app.state.ctx  # type: ignore[no-any-return]
 
 
-def token_of(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, value = header.partition(" ")
-    if scheme.lower() == "bearer" and value.strip():
-        return value.strip()
-    return request.cookies.get(COOKIE)
+def bearer_token(request: Request) -> str | None:
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
-def optional_reviewer(request: Request) -> Reviewer | None:
-    token = token_of(request)
-    return context(request).reviewers.authenticate(token) if token else None
+def _unauthorized(request: Request, token: str | None) -> HTTPException:
+    if token:
+        message = "the bearer token is not a valid reviewer token (revoked, or mistyped)"
+    elif request.cookies.get(SESSION_COOKIE):
+        message = ("the JSON API does not accept the review pages' sign-in cookie: send your "
+                   "reviewer token as `Authorization: Bearer <token>`")  # fmt: skip
+    else:
+        message = "a valid reviewer token is required: `Authorization: Bearer <token>`"
+    return HTTPException(401, message, headers={"WWW-Authenticate": "Bearer"})
 
 
-def need(role: Role) -> Callable[[Request], Reviewer]:
+def need(role: ReviewerRole) -> Callable[[Request], Reviewer]:
     """A dependency: the reviewer, or 401 (no or unknown token) / 403 (role too low)."""
 
     def dependency(request: Request) -> Reviewer:
-        who = optional_reviewer(request)
+        token = bearer_token(request)
+        who = context(request).reviewers.find_by_token(token) if token else None
         if who is None:
-            raise HTTPException(401, "a valid reviewer token is required",
-                                headers={"WWW-Authenticate": "Bearer"})  # fmt: skip
+            raise _unauthorized(request, token)
         if not who.role.allows(role):
             raise HTTPException(403, f"{who.name} is a {who.role.value}; this needs {role.value}")
         return who
@@ -49,5 +56,5 @@ def need(role: Role) -> Callable[[Request], Reviewer]:
     return dependency
 
 
-viewer = need(Role.VIEWER)
-reviewer = need(Role.REVIEWER)
+viewer = need(ReviewerRole.VIEWER)
+reviewer = need(ReviewerRole.REVIEWER)

@@ -13,9 +13,11 @@ from fastapi.responses import FileResponse
 from pydantic import BaseModel
 
 from envfactory.core.models import (
+    AuthMethod,
     EnvStatus,
     PackManifest,
     ReviewAudit,
+    Reviewer,
     ReviewItem,
     ReviewState,
     TaskSeed,
@@ -23,7 +25,6 @@ from envfactory.core.models import (
 
 from . import actions, views
 from .app import ApiContext
-from .auth import Reviewer
 from .deps import context, reviewer, viewer
 
 router = APIRouter(prefix="/api")
@@ -125,7 +126,7 @@ def show_review(item_id: str, ctx: Ctx, who: Viewer) -> views.ItemView:
 async def decide(
     item_id: str, body: actions.DecisionIn, ctx: Ctx, who: ReviewerDep
 ) -> actions.DecisionResult:
-    return await actions.decide(ctx, item_id, who.name, body)
+    return await actions.decide(ctx, item_id, who.name, body, AuthMethod.BEARER_TOKEN)
 
 
 @router.get("/reviews/{item_id}/audit", response_model=list[ReviewAudit], tags=["reviews"])

@@ -15,11 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.concurrency import run_in_threadpool
 
 from envfactory.core.errors import ConfigError
-from envfactory.core.models import EnvStatus
+from envfactory.core.models import EnvStatus, Reviewer
 from envfactory.suites import TaskDetail, TaskSummary, resolve_env_ids, task_detail, task_summaries
 
 from .app import ApiContext
-from .auth import Reviewer
 from .deps import context, reviewer, viewer
 
 router = APIRouter(prefix="/api/tasks", tags=["tasks"])

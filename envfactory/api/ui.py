@@ -3,6 +3,9 @@
 Keyboard: every control is a plain link, button or form field (Tab order follows the
 page); on the queue, j/k move and Enter opens; on an item, c / d pick confirm / dismiss
 and Ctrl+Enter submits. The pages call the same views and actions as the JSON API.
+
+Security (see `sessions.py`): every post comes from this origin and carries the CSRF token
+its form was rendered with; the sign-in form carries a double-submit token.
 """
 
 from __future__ import annotations
@@ -13,152 +16,192 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from envfactory.core.errors import Conflict, NotFound
-from envfactory.core.models import Decision, EnvStatus, ReviewState
+from envfactory.core.models import AuthMethod, Decision, EnvStatus, ReviewerRole, ReviewState
 
 from . import actions, views
 from .app import ApiContext
-from .auth import Reviewer, Role
-from .deps import COOKIE, context, optional_reviewer
+from .deps import SESSION_COOKIE, context
+from .sessions import (
+    LOGIN_COOKIE,
+    LOGIN_TTL_S,
+    SESSION_TTL_S,
+    PageSession,
+    login_csrf,
+    page_session,
+    same_origin,
+    set_cookie,
+    tokens_match,
+)
 
-router = APIRouter(prefix="/ui", include_in_schema=False)
+router = APIRouter(prefix="/ui", include_in_schema=False, dependencies=[Depends(same_origin)])
 Ctx = Annotated[ApiContext, Depends(context)]
-Who = Annotated[Reviewer | None, Depends(optional_reviewer)]
+Session = Annotated[PageSession | None, Depends(page_session)]
+CsrfField = Annotated[str, Form()]
+STALE_FORM = ("This form's security token is missing or out of date (it may come from an "
+              "earlier sign-in or another site). Reload the page and try again.")  # fmt: skip
 
 
-def _page(ctx: ApiContext, request: Request, name: str, who: Reviewer | None, status: int = 200,
-          **data: Any) -> HTMLResponse:  # fmt: skip
-    return ctx.templates.TemplateResponse(
-        request, name, {"who": who, "Role": Role, **data}, status_code=status
-    )
+def _page(ctx: ApiContext, request: Request, name: str, session: PageSession | None,
+          status: int = 200, **data: Any) -> HTMLResponse:  # fmt: skip
+    common = {"who": session.who if session else None, "csrf": session.csrf if session else "",
+              "Role": ReviewerRole}  # fmt: skip
+    return ctx.templates.TemplateResponse(request, name, common | data, status_code=status)
 
 
 def _signin(request: Request) -> RedirectResponse:
     return RedirectResponse(f"/ui/login?next={request.url.path}", status_code=303)
 
 
+def _refuse(ctx: ApiContext, request: Request, session: PageSession | None, csrf_token: str,
+            needs: ReviewerRole, verb: str) -> Response | None:  # fmt: skip
+    """The answer that stops a post (sign in, stale form, role too low), or None."""
+    if session is None:
+        return _signin(request)
+    if not tokens_match(session.csrf, csrf_token):
+        return _page(ctx, request, "error.html", session, 403, message=STALE_FORM)
+    if not session.who.role.allows(needs):
+        return _page(ctx, request, "error.html", session, 403,
+                     message=f"{session.who.name} is a {session.who.role.value}; only reviewers {verb}.")  # fmt: skip
+    return None
+
+
+def _next(target: str) -> str:
+    return target if target.startswith("/ui/") else "/ui/queue"
+
+
+def _login_page(ctx: ApiContext, request: Request, session: PageSession | None, status: int,
+                next: str, error: str = "") -> Response:  # fmt: skip
+    token = login_csrf(request)
+    resp = _page(ctx, request, "login.html", session, status, next=_next(next), error=error,
+                 login_csrf=token)  # fmt: skip
+    set_cookie(request, resp, LOGIN_COOKIE, token, LOGIN_TTL_S, path="/ui/login")
+    return resp
+
+
 @router.get("/login", response_class=HTMLResponse)
-def login_form(request: Request, ctx: Ctx, who: Who, next: str = "/ui/queue") -> Response:
-    return _page(
-        ctx, request, "login.html", who, next=next if next.startswith("/ui/") else "/ui/queue"
-    )
+def login_form(request: Request, ctx: Ctx, session: Session, next: str = "/ui/queue") -> Response:
+    return _login_page(ctx, request, session, 200, next)
 
 
 @router.post("/login")
-def login(request: Request, ctx: Ctx, token: Annotated[str, Form()],
-          next: Annotated[str, Form()] = "/ui/queue") -> Response:  # fmt: skip
-    who = ctx.reviewers.authenticate(token.strip())
+def login(request: Request, ctx: Ctx, session: Session, token: Annotated[str, Form()],
+          next: Annotated[str, Form()] = "/ui/queue", csrf_token: CsrfField = "") -> Response:  # fmt: skip
+    if not tokens_match(request.cookies.get(LOGIN_COOKIE, ""), csrf_token):
+        return _login_page(ctx, request, session, 403, next, error=STALE_FORM)
+    who = ctx.reviewers.find_by_token(token.strip())
     if who is None:
-        return _page(
-            ctx, request, "login.html", None, 401, next=next, error="That token is not valid."
-        )
-    target = next if next.startswith("/ui/") else "/ui/queue"
-    resp = RedirectResponse(target, status_code=303)
-    resp.set_cookie(COOKIE, token.strip(), httponly=True, samesite="strict", max_age=12 * 3600)
+        return _login_page(ctx, request, session, 401, next, error="That token is not valid.")
+    if session is not None:
+        ctx.reviewers.close_session(session.token)
+    resp = RedirectResponse(_next(next), status_code=303)
+    set_cookie(request, resp, SESSION_COOKIE, ctx.reviewers.open_session(who.name, SESSION_TTL_S),
+               SESSION_TTL_S)  # fmt: skip
+    resp.delete_cookie(LOGIN_COOKIE, path="/ui/login")
     return resp
 
 
 @router.post("/logout")
-def logout() -> Response:
+def logout(request: Request, ctx: Ctx, session: Session, csrf_token: CsrfField = "") -> Response:
+    if session is not None:
+        stop = _refuse(ctx, request, session, csrf_token, ReviewerRole.VIEWER, "sign out")
+        if stop is not None:
+            return stop
+        ctx.reviewers.close_session(session.token)
     resp = RedirectResponse("/ui/login", status_code=303)
-    resp.delete_cookie(COOKIE)
+    resp.delete_cookie(SESSION_COOKIE, path="/ui")
     return resp
 
 
 @router.get("/queue", response_class=HTMLResponse)
 def queue(
-    request: Request, ctx: Ctx, who: Who, state: str = "open", env_id: str = "", empty: str = ""
-) -> Response:
-    if who is None:
+    request: Request, ctx: Ctx, session: Session, state: str = "open", env_id: str = "",
+    empty: str = "",
+) -> Response:  # fmt: skip
+    if session is None:
         return _signin(request)
     chosen = ReviewState(state) if state in {s.value for s in ReviewState} else None
     view = views.queue_view(ctx.store, chosen, env_id or None)
-    return _page(ctx, request, "queue.html", who, view=view, state=state, env_id=env_id,
+    return _page(ctx, request, "queue.html", session, view=view, state=state, env_id=env_id,
                  states=[s.value for s in ReviewState], empty=bool(empty))  # fmt: skip
 
 
 @router.post("/claim")
-async def claim_next(request: Request, ctx: Ctx, who: Who) -> Response:
+async def claim_next(request: Request, ctx: Ctx, session: Session,
+                     csrf_token: CsrfField = "") -> Response:  # fmt: skip
     """Lease the oldest free open item to the signed-in reviewer and open it."""
-    if who is None:
-        return _signin(request)
-    if not who.role.allows(Role.REVIEWER):
-        return _page(
-            ctx,
-            request,
-            "error.html",
-            who,
-            403,
-            message=f"{who.name} is a viewer; only reviewers claim.",
-        )
-    item = await actions.claim(ctx, who.name, 900.0)
+    stop = _refuse(ctx, request, session, csrf_token, ReviewerRole.REVIEWER, "claim")
+    if stop is not None:
+        return stop
+    assert session is not None  # _refuse sent strangers to sign in
+    item = await actions.claim(ctx, session.who.name, 900.0)
     if item is None:
         return RedirectResponse("/ui/queue?empty=1", status_code=303)
     return RedirectResponse(f"/ui/items/{item.id}", status_code=303)
 
 
-def _item_page(ctx: ApiContext, request: Request, who: Reviewer, item_id: str, status: int = 200,
-               **extra: Any) -> Response:  # fmt: skip
+def _item_page(ctx: ApiContext, request: Request, session: PageSession, item_id: str,
+               status: int = 200, **extra: Any) -> Response:  # fmt: skip
     try:
         view = views.item_view(ctx.store, item_id)
     except NotFound as e:
-        return _page(ctx, request, "error.html", who, 404, message=e.message)
-    return _page(ctx, request, "item.html", who, status, view=view, **extra)
+        return _page(ctx, request, "error.html", session, 404, message=e.message)
+    return _page(ctx, request, "item.html", session, status, view=view, **extra)
 
 
 @router.get("/items/{item_id}", response_class=HTMLResponse)
-def item(item_id: str, request: Request, ctx: Ctx, who: Who) -> Response:
-    if who is None:
+def item(item_id: str, request: Request, ctx: Ctx, session: Session) -> Response:
+    if session is None:
         return _signin(request)
-    return _item_page(ctx, request, who, item_id)
+    return _item_page(ctx, request, session, item_id)
 
 
 @router.post("/items/{item_id}/decide", response_class=HTMLResponse)
-async def decide(item_id: str, request: Request, ctx: Ctx, who: Who,
-                 decision: Annotated[Decision, Form()], comment: Annotated[str, Form()] = "") -> Response:  # fmt: skip
-    if who is None:
-        return _signin(request)
-    if not who.role.allows(Role.REVIEWER):
-        return _page(ctx, request, "error.html", who, 403,
-                     message=f"{who.name} is a viewer; only reviewers decide.")  # fmt: skip
+async def decide(item_id: str, request: Request, ctx: Ctx, session: Session,
+                 decision: Annotated[Decision, Form()], comment: Annotated[str, Form()] = "",
+                 csrf_token: CsrfField = "") -> Response:  # fmt: skip
+    stop = _refuse(ctx, request, session, csrf_token, ReviewerRole.REVIEWER, "decide")
+    if stop is not None:
+        return stop
+    assert session is not None  # _refuse sent strangers to sign in
+    body = actions.DecisionIn(decision=decision, comment=comment)
     try:
-        result = await actions.decide(
-            ctx, item_id, who.name, actions.DecisionIn(decision=decision, comment=comment)
-        )
+        result = await actions.decide(ctx, item_id, session.who.name, body, AuthMethod.UI_SESSION)
     except Conflict as e:
-        return _item_page(ctx, request, who, item_id, 409, error=e.message)
+        return _item_page(ctx, request, session, item_id, 409, error=e.message)
     except NotFound as e:
-        return _page(ctx, request, "error.html", who, 404, message=e.message)
+        return _page(ctx, request, "error.html", session, 404, message=e.message)
     note = "Decision recorded." + ("" if result.workflow_notified else
                                    f" The workflow was not told yet: {result.notify_error}")  # fmt: skip
-    return _item_page(ctx, request, who, item_id, notice=note)
+    return _item_page(ctx, request, session, item_id, notice=note)
 
 
 @router.get("/environments", response_class=HTMLResponse)
-def environments(request: Request, ctx: Ctx, who: Who, status: str = "") -> Response:
-    if who is None:
+def environments(request: Request, ctx: Ctx, session: Session, status: str = "") -> Response:
+    if session is None:
         return _signin(request)
     chosen = EnvStatus(status) if status in {s.value for s in EnvStatus} else None
-    return _page(ctx, request, "environments.html", who, envs=views.env_summaries(ctx.store, chosen),
-                 env_status=status, statuses=[s.value for s in EnvStatus])  # fmt: skip
+    return _page(ctx, request, "environments.html", session,
+                 envs=views.env_summaries(ctx.store, chosen), env_status=status,
+                 statuses=[s.value for s in EnvStatus])  # fmt: skip
 
 
 @router.get("/environments/{env_id}", response_class=HTMLResponse)
-def environment(env_id: str, request: Request, ctx: Ctx, who: Who) -> Response:
-    if who is None:
+def environment(env_id: str, request: Request, ctx: Ctx, session: Session) -> Response:
+    if session is None:
         return _signin(request)
     try:
         view = views.env_view(ctx.store, env_id)
     except NotFound as e:
-        return _page(ctx, request, "error.html", who, 404, message=e.message)
-    return _page(ctx, request, "environment.html", who, view=view)
+        return _page(ctx, request, "error.html", session, 404, message=e.message)
+    return _page(ctx, request, "environment.html", session, view=view)
 
 
 @router.get("/packs", response_class=HTMLResponse)
-def packs(request: Request, ctx: Ctx, who: Who) -> Response:
-    if who is None:
+def packs(request: Request, ctx: Ctx, session: Session) -> Response:
+    if session is None:
         return _signin(request)
     rows = [(m, ctx.store.packs.archive_key(m.id) is not None) for m in ctx.store.packs.list()]
-    return _page(ctx, request, "packs.html", who, packs=rows)
+    return _page(ctx, request, "packs.html", session, packs=rows)
 
 
 def root_redirect() -> RedirectResponse:

@@ -1,6 +1,8 @@
 """`envfactory reviewer add|list|remove`: who may use the review API and pages.
 
-A token is printed once, by `add`; only its hash is kept. Lost it? Remove and add again.
+Reviewers live in the database (every API instance over it agrees at once). A token is
+printed once, by `add`; only its hash is kept. Lost it? Remove and add again. Removing a
+reviewer also ends their signed-in page sessions.
 """
 
 from __future__ import annotations
@@ -22,10 +24,15 @@ app = typer.Typer(
 
 
 def _registry():  # type: ignore[no-untyped-def]
-    from envfactory.api.app import reviewers_path
-    from envfactory.api.auth import FileReviewers
+    from envfactory.api.auth import reviewer_registry
+    from envfactory.store import Store
 
-    return FileReviewers(reviewers_path(load_settings()))
+    settings = load_settings()
+    try:
+        return reviewer_registry(settings, Store.from_settings(settings))
+    except EnvFactoryError as e:  # a broken old reviewers.json, an unreachable database
+        typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from e
 
 
 @app.command("add")
@@ -36,12 +43,12 @@ def add(
     ] = "reviewer",
 ) -> None:
     """Create a reviewer and print their token (shown this once only)."""
-    from envfactory.api.auth import Role
+    from envfactory.core.models import ReviewerRole
 
-    if role not in {r.value for r in Role}:
+    if role not in {r.value for r in ReviewerRole}:
         raise typer.BadParameter("--role is reviewer or viewer")
     try:
-        token = _registry().add(name, Role(role))
+        token = _registry().add(name, ReviewerRole(role))
     except EnvFactoryError as e:
         typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from e
@@ -54,7 +61,7 @@ def add(
 def list_(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Reviewers and their roles (never their tokens)."""
     rows = [
-        {"name": r.name, "role": r.role.value, "created_at": r.created_at}
+        {"name": r.name, "role": r.role.value, "created_at": r.created_at.isoformat()}
         for r in _registry().list()
     ]
     if as_json:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -77,6 +77,9 @@ class GateSettings(_Sub):
 class ApiSettings(_Sub):
     host: str = "127.0.0.1"
     port: int = 8600
+    #: origins besides the server's own (scheme://host[:port]) whose form posts the review
+    #: pages accept, e.g. ["https://review.example.com"] behind a proxy
+    allowed_origins: tuple[str, ...] = ()
 
 
 class SeedLimits(_Sub):
@@ -98,6 +101,8 @@ class Settings(BaseSettings):
     gates: GateSettings = GateSettings()
     api: ApiSettings = ApiSettings()
     seeds: SeedLimits = SeedLimits()
+    #: `envfactory review decide` decides as the reviewer this token belongs to
+    reviewer_token: SecretStr | None = None
     # The name for the base-image override; same as ENVFACTORY_SANDBOX__BASE_IMAGE.
     base_image: str | None = None
 

@@ -22,8 +22,12 @@ Repositories (attributes of ``Store`` and of ``Tx``):
     trajectories  add, get, set_reward, list(env_id, role)
     findings      add, get, list(env_id)
     reviews       add, get, list(state, env_id), claim_next(reviewer, lease_s), release,
-                  claim_of, decide(id, reviewer, Decision, comment) → Conflict if lost, audit
+                  claim_of, decide(id, reviewer, Decision, comment, auth=, note=)
+                  → Conflict if lost, audit
     packs         add(manifest, archive_key=None), get, archive_key, list
+    reviewers     add(name, role) → token (once), find_by_token, list, remove,
+                  open_session(name, ttl_s) → token, find_session, close_session,
+                  import_hashed (the old reviewers.json)
 
 Errors: ``NotFound`` for a missing id, ``Conflict`` for an existing id or a lost race,
 ``StoreError`` (retryable) for database failures.

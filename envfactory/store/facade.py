@@ -36,6 +36,7 @@ from .repositories import (
     TrajectoryRepo,
     VerifierRepo,
 )
+from .reviewers import ReviewerRepo
 from .reviews import ReviewRepo
 
 #: Repository methods that only read: their one-call transactions need no write lock.
@@ -65,6 +66,7 @@ class Tx:
         self.findings = FindingRepo(session)
         self.reviews = ReviewRepo(session)
         self.packs = PackRepo(session)
+        self.reviewers = ReviewerRepo(session)
 
 
 class Store:
@@ -140,6 +142,10 @@ class Store:
     @property
     def packs(self) -> PackRepo:
         return cast(PackRepo, _PerCall(self, "packs"))
+
+    @property
+    def reviewers(self) -> ReviewerRepo:
+        return cast(ReviewerRepo, _PerCall(self, "reviewers"))
 
 
 class _PerCall:

@@ -5,9 +5,9 @@ Invariants:
   on PostgreSQL; the ``BEGIN IMMEDIATE`` write lock on SQLite) and then applies a
   conditional ``UPDATE … WHERE state = 'open'``: of two concurrent deciders one wins and the
   other gets ``Conflict``.
-- Every decision appends a ``review_decisions`` row (who, when, the item before and after)
-  in the same transaction as the state change: no decision without its audit, nor the
-  reverse.
+- Every decision appends a ``review_decisions`` row (who, how that identity was
+  established, when, the item before and after) in the same transaction as the state
+  change: no decision without its audit, nor the reverse.
 - ``claim_next`` hands two concurrent reviewers different items: ``FOR UPDATE SKIP LOCKED``
   on PostgreSQL, the write lock on SQLite. A claim is a lease; once it expires the item is
   up for grabs again. A live claim by someone else blocks a decision.
@@ -22,7 +22,14 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from envfactory.core.errors import Conflict, NotFound
-from envfactory.core.models import Decision, ReviewAudit, ReviewItem, ReviewState, utcnow
+from envfactory.core.models import (
+    AuthMethod,
+    Decision,
+    ReviewAudit,
+    ReviewItem,
+    ReviewState,
+    utcnow,
+)
 
 from .repositories import _Repo, dump
 from .schema import ReviewDecisionRow, ReviewItemRow
@@ -113,9 +120,11 @@ class ReviewRepo(_Repo):
         return row.claimed_by, row.lease_until
 
     def decide(
-        self, item_id: str, reviewer: str, decision: Decision, comment: str = ""
-    ) -> ReviewItem:
-        """Confirm or dismiss an open item, exactly once; the loser of a race gets Conflict."""
+        self, item_id: str, reviewer: str, decision: Decision, comment: str = "", *,
+        auth: AuthMethod = AuthMethod.UNRECORDED, note: str = "",
+    ) -> ReviewItem:  # fmt: skip
+        """Confirm or dismiss an open item, exactly once; the loser of a race gets Conflict.
+        ``auth`` says how ``reviewer`` was established; ``note`` keeps unverified claims."""
         if not reviewer.strip():
             raise ValueError("reviewer must be a non-empty name")
         row = self._row(item_id, lock=True)
@@ -135,7 +144,7 @@ class ReviewRepo(_Repo):
         )
         self.s.add(ReviewDecisionRow(
             review_id=item_id, reviewer=reviewer, decision=Decision(decision).value, at=now,
-            before=dump(before), after=dump(after),
+            before=dump(before), after=dump(after), auth=AuthMethod(auth).value, note=note,
         ))  # fmt: skip
         self.s.flush()
         return after
@@ -154,6 +163,8 @@ class ReviewRepo(_Repo):
                 at=r.at,
                 before=ReviewItem.model_validate(r.before),
                 after=ReviewItem.model_validate(r.after),
+                auth=AuthMethod(r.auth),
+                note=r.note,
             )  # fmt: skip
             for r in self.s.scalars(q)
         ]

@@ -177,6 +177,32 @@ class ReviewDecisionRow(Base):
     at: Mapped[datetime]
     before: Mapped[dict[str, Any]]
     after: Mapped[dict[str, Any]]
+    #: how ``reviewer`` was established (``AuthMethod``); rows older than 0003: "unrecorded"
+    auth: Mapped[str] = mapped_column(STATUS, server_default="unrecorded")
+    #: what was claimed but not verified, e.g. a local operator's ``--as`` name
+    note: Mapped[str] = mapped_column(Text, server_default="")
+
+
+class ReviewerRow(Base):
+    """Who may use the review API and pages. Only the sha256 of a token is stored."""
+
+    __tablename__ = "reviewers"
+
+    name: Mapped[str] = mapped_column(NAME, primary_key=True)
+    role: Mapped[str] = mapped_column(STATUS)
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime]
+
+
+class ReviewerSessionRow(Base):
+    """A signed-in review-page session (the cookie's value, stored only as sha256)."""
+
+    __tablename__ = "reviewer_sessions"
+
+    token_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    reviewer: Mapped[str] = mapped_column(ForeignKey("reviewers.name"), index=True)
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime] = mapped_column(index=True)
 
 
 class PackRow(Base):

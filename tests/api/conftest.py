@@ -1,10 +1,11 @@
 """API fixtures: an app over a fresh store (SQLite, and PostgreSQL when
-ENVFACTORY_TEST_POSTGRES_URL is set), a token registry, a recording decision sink, and
-a queue with findings in it."""
+ENVFACTORY_TEST_POSTGRES_URL is set), reviewers in that store, a recording decision sink,
+a queue with findings in it, and signing in to the pages the way a browser does."""
 
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -17,11 +18,11 @@ from sqlalchemy.engine import make_url
 
 from envfactory.api import create_app
 from envfactory.api.app import store_only
-from envfactory.api.auth import FileReviewers, Role
 from envfactory.core.models import (
     AgentRole,
     Evidence,
     PathChange,
+    ReviewerRole,
     ReviewItem,
     ShortcutFinding,
     ToolCall,
@@ -83,12 +84,31 @@ class Sink:
 class Api:
     client: TestClient
     store: Store
-    reviewers: FileReviewers
     sink: Sink
     tokens: dict[str, str]
 
     def auth(self, who: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[who]}"}
+
+    def sign_in(self, who: str) -> str:
+        """Sign in through the pages (form + its CSRF token); the page session's CSRF token."""
+        return sign_in(self.client, self.tokens[who])
+
+
+def form_token(html: str) -> str:
+    """The CSRF token a rendered form carries."""
+    found = re.search(r'name="csrf_token" value="([^"]+)"', html)
+    assert found, "the page has no form with a CSRF token"
+    return found.group(1)
+
+
+def sign_in(client: TestClient, token: str) -> str:
+    page = client.get("/ui/login")
+    res = client.post("/ui/login", data={"token": token, "next": "/ui/queue",
+                                         "csrf_token": form_token(page.text)},
+                      follow_redirects=False)  # fmt: skip
+    assert res.status_code == 303 and res.headers["location"] == "/ui/queue", res.text
+    return form_token(client.get("/ui/queue").text)
 
 
 def add_item(store: Store, env_id: str = "env-a", *, traj: bool = True) -> ReviewItem:
@@ -129,14 +149,13 @@ def add_item(store: Store, env_id: str = "env-a", *, traj: bool = True) -> Revie
 @pytest.fixture
 def api(tmp_path: Path, store: Store) -> Iterator[Api]:
     settings = Settings(home=tmp_path / "home", database_url=None)
-    reviewers = FileReviewers(tmp_path / "reviewers.json")
     tokens = {
-        "ana": reviewers.add("ana", Role.REVIEWER),
-        "bo": reviewers.add("bo", Role.REVIEWER),
-        "vic": reviewers.add("vic", Role.VIEWER),
+        "ana": store.reviewers.add("ana", ReviewerRole.REVIEWER),
+        "bo": store.reviewers.add("bo", ReviewerRole.REVIEWER),
+        "vic": store.reviewers.add("vic", ReviewerRole.VIEWER),
     }
     sink = Sink()
     app = create_app(settings, store=store, artifacts=ArtifactStore(tmp_path / "artifacts"),
-                     reviewers=reviewers, on_decision=sink, on_seed=store_only)  # fmt: skip
+                     on_decision=sink, on_seed=store_only)  # fmt: skip
     with TestClient(app) as client:
-        yield Api(client, store, reviewers, sink, tokens)
+        yield Api(client, store, sink, tokens)

@@ -20,8 +20,7 @@ import uvicorn
 
 from envfactory.api import create_app
 from envfactory.api.app import store_only
-from envfactory.api.auth import FileReviewers, Role
-from envfactory.core.models import ReviewState
+from envfactory.core.models import ReviewerRole, ReviewState
 from envfactory.core.settings import Settings, TemporalSettings
 from envfactory.store import ArtifactStore
 from tests.packs.conftest import DictArtifacts, make_item
@@ -108,15 +107,13 @@ def test_a_reviewer_confirms_an_item_in_the_browser_and_the_pipeline_resumes(tmp
         make_item(DictArtifacts(), "env-b").spec.model_copy(update={"seed_id": "seed-b1"})
     )
     item = add_item(store, "env-b")
-    reviewers = FileReviewers(tmp_path / "reviewers.json")
-    token = reviewers.add("ana", Role.REVIEWER)
+    token = store.reviewers.add("ana", ReviewerRole.REVIEWER)
     with DevServer(free_port(), tmp_path / "temporal.db") as srv:
         settings = Settings(home=tmp_path / "home", temporal=TemporalSettings(address=srv.address))
         app = create_app(
             settings,
             store=store,
             artifacts=ArtifactStore(tmp_path / "a"),
-            reviewers=reviewers,
             on_seed=store_only,
         )  # default on_decision: Temporal
         loop = _Loop()
@@ -131,3 +128,44 @@ def test_a_reviewer_confirms_an_item_in_the_browser_and_the_pipeline_resumes(tmp
             loop.close()
     assert result == f"{item.id}:confirm:ana"
     assert store.reviews.get(item.id).state == ReviewState.CONFIRMED
+
+
+def _attack_page(target: str, item_id: str, csrf: str) -> Any:
+    """Another site on the same host (same *site* as the review server, so SameSite=Strict
+    still sends the cookie): a page that posts a decision as soon as it loads."""
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route
+
+    html = (f'<form method="post" action="{target}/ui/items/{item_id}/decide">'
+            f'<input name="decision" value="confirm"><input name="csrf_token" value="{csrf}">'
+            "</form><script>document.forms[0].submit()</script>")  # fmt: skip
+    return Starlette(routes=[Route("/", lambda _r: HTMLResponse(html))])
+
+
+def test_a_same_site_page_on_another_port_cannot_decide_for_a_signed_in_reviewer(tmp_path, store):
+    """Issue 15: SameSite=Strict does not stop 127.0.0.1:other-port; the Origin check does,
+    even when the attacker has somehow obtained the session's CSRF token."""
+    from playwright.sync_api import sync_playwright
+
+    item = add_item(store, traj=False)
+    token = store.reviewers.add("ana", ReviewerRole.REVIEWER)
+    app = create_app(Settings(home=tmp_path / "home"), store=store,
+                     artifacts=ArtifactStore(tmp_path / "a"), on_decision=store_only,
+                     on_seed=store_only)  # fmt: skip
+    with _serve(app) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto(f"{base}/ui/login")
+        page.fill("#token", token)
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{base}/ui/queue")
+        page.goto(f"{base}/ui/items/{item.id}")
+        csrf = page.locator('#decide input[name="csrf_token"]').get_attribute("value")
+        with _serve(_attack_page(base, item.id, csrf or "")) as evil:
+            with page.expect_response(f"{base}/ui/items/{item.id}/decide") as answer:
+                page.goto(evil)
+            assert answer.value.status == 403
+            assert "cross-origin request refused" in answer.value.text()
+        browser.close()
+    assert store.reviews.get(item.id).state == ReviewState.OPEN

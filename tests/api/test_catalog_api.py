@@ -50,7 +50,7 @@ def test_an_environment_shows_its_gate_report_and_judge_solve_rate(api: Api, tmp
     assert view["gate_report"]["verdict"] == "passed"
     assert (view["judge_runs"], view["judge_solved"], view["judge_solve_rate"]) == (3, 2, 0.667)
     assert "reference_solution" not in str(view)
-    api.client.cookies.set("envfactory_token", api.tokens["vic"])
+    api.sign_in("vic")
     page = api.client.get("/ui/environments/env-a").text
     assert "2 of 3 judge runs solved it" in page
 

@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 
 from envfactory.api import create_app
 from envfactory.api.app import store_only
-from envfactory.api.auth import FileReviewers, Role
 from envfactory.core.errors import ConfigError
+from envfactory.core.models import ReviewerRole
 from envfactory.core.settings import Settings
 from envfactory.store import ArtifactStore, Store
 from envfactory.suites import import_tasks
@@ -50,12 +50,11 @@ def tasks_api(tmp_path: Path, store: Store) -> Iterator[TasksApi]:
     paths = [TASKS / "csv-report", TASKS / "broken-accepts-noop"]
     report = import_tasks(paths, store, artifacts, suite="pair")
     import_tasks([TASKS / "wal-replay"], store, artifacts, suite="other")
-    reviewers = FileReviewers(tmp_path / "reviewers.json")
-    auth = {who: {"Authorization": f"Bearer {reviewers.add(who, role)}"}
-            for who, role in (("ana", Role.REVIEWER), ("vic", Role.VIEWER))}  # fmt: skip
+    auth = {who: {"Authorization": f"Bearer {store.reviewers.add(who, role)}"}
+            for who, role in (("ana", ReviewerRole.REVIEWER), ("vic", ReviewerRole.VIEWER))}  # fmt: skip
     starter = Starter()
     app = create_app(Settings(home=tmp_path / "home"), store=store, artifacts=artifacts,
-                     reviewers=reviewers, on_decision=store_only, on_seed=store_only,
+                     on_decision=store_only, on_seed=store_only,
                      on_validate=starter)  # fmt: skip
     with TestClient(app) as client:
         yield TasksApi(client, starter, {e.name: e.env_id for e in report.imported}, auth)

@@ -4,21 +4,29 @@ from __future__ import annotations
 
 from envfactory.core.models import ReviewState
 
-from .conftest import Api, add_item
+from .conftest import Api, add_item, form_token
 
 
-def _sign_in(api: Api, who: str) -> None:
-    res = api.client.post("/ui/login", data={"token": api.tokens[who], "next": "/ui/queue"},
+def _sign_in(api: Api, who: str) -> str:
+    """Sign in as `who`; the CSRF token the session's forms carry."""
+    return api.sign_in(who)
+
+
+def test_signing_in_sets_a_strict_httponly_session_cookie_not_the_token(api: Api):
+    login = form_token(api.client.get("/ui/login").text)
+    res = api.client.post("/ui/login", data={"token": api.tokens["ana"], "csrf_token": login},
                           follow_redirects=False)  # fmt: skip
     assert res.status_code == 303 and res.headers["location"] == "/ui/queue"
-    assert "samesite=strict" in res.headers["set-cookie"].lower()
-    assert "httponly" in res.headers["set-cookie"].lower()
+    cookie = next(c for c in res.headers.get_list("set-cookie") if "envfactory_session=" in c)
+    assert "samesite=strict" in cookie.lower() and "httponly" in cookie.lower()
+    assert api.tokens["ana"] not in cookie and "efs_" in cookie
 
 
 def test_pages_send_strangers_to_the_sign_in_page(api: Api):
     res = api.client.get("/ui/queue", follow_redirects=False)
     assert res.status_code == 303 and res.headers["location"].startswith("/ui/login")
-    res = api.client.post("/ui/login", data={"token": "efr_wrong"})
+    login = form_token(api.client.get("/ui/login").text)
+    res = api.client.post("/ui/login", data={"token": "efr_wrong", "csrf_token": login})
     assert res.status_code == 401 and "not valid" in res.text
 
 
@@ -43,29 +51,38 @@ def test_an_item_page_shows_the_diff_side_by_side_and_the_suspicious_step(api: A
 
 def test_deciding_from_the_page_records_it_and_a_second_decision_shows_409(api: Api):
     item = add_item(api.store, traj=False)
-    _sign_in(api, "ana")
+    csrf = _sign_in(api, "ana")
     res = api.client.post(
-        f"/ui/items/{item.id}/decide", data={"decision": "confirm", "comment": "rewrites tests"}
+        f"/ui/items/{item.id}/decide",
+        data={"decision": "confirm", "comment": "rewrites tests", "csrf_token": csrf},
     )
     assert res.status_code == 200 and "Decision recorded." in res.text
     assert api.store.reviews.get(item.id).state == ReviewState.CONFIRMED
     assert 'id="decide"' not in res.text and "rewrites tests" in res.text
-    res = api.client.post(f"/ui/items/{item.id}/decide", data={"decision": "dismiss"})
+    assert "ui-session" in res.text  # the audit says how ana was identified
+    res = api.client.post(
+        f"/ui/items/{item.id}/decide", data={"decision": "dismiss", "csrf_token": csrf}
+    )
     assert res.status_code == 409 and "already confirmed by ana" in res.text
 
 
 def test_a_viewer_sees_no_decision_form_and_cannot_post_one(api: Api):
     item = add_item(api.store, traj=False)
-    _sign_in(api, "vic")
+    csrf = _sign_in(api, "vic")
     assert 'id="decide"' not in api.client.get(f"/ui/items/{item.id}").text
-    res = api.client.post(f"/ui/items/{item.id}/decide", data={"decision": "confirm"})
+    res = api.client.post(
+        f"/ui/items/{item.id}/decide", data={"decision": "confirm", "csrf_token": csrf}
+    )
     assert res.status_code == 403
     assert api.store.reviews.get(item.id).state == ReviewState.OPEN
 
 
-def test_signing_out_ends_the_session(api: Api):
-    _sign_in(api, "vic")
-    api.client.post("/ui/logout")
+def test_signing_out_ends_the_session_on_the_server_too(api: Api):
+    csrf = _sign_in(api, "vic")
+    session = api.client.cookies["envfactory_session"]
+    api.client.post("/ui/logout", data={"csrf_token": csrf})
+    assert api.client.get("/ui/queue", follow_redirects=False).status_code == 303
+    api.client.cookies.set("envfactory_session", session, path="/ui")  # a copy kept elsewhere
     assert api.client.get("/ui/queue", follow_redirects=False).status_code == 303
 
 
@@ -85,16 +102,12 @@ def test_the_environments_page_filters_by_status(api: Api):
 
 def test_claiming_from_the_queue_opens_a_different_item_for_each_reviewer(api: Api):
     a, b = add_item(api.store, traj=False), add_item(api.store, traj=False)
-    _sign_in(api, "ana")
-    first = api.client.post("/ui/claim", follow_redirects=False).headers["location"]
-    api.client.post("/ui/logout")
-    _sign_in(api, "bo")
-    second = api.client.post("/ui/claim", follow_redirects=False).headers["location"]
+    csrf = _sign_in(api, "ana")
+    claim = {"csrf_token": csrf}
+    first = api.client.post("/ui/claim", data=claim, follow_redirects=False).headers["location"]
+    api.client.post("/ui/logout", data=claim)
+    claim = {"csrf_token": _sign_in(api, "bo")}
+    second = api.client.post("/ui/claim", data=claim, follow_redirects=False).headers["location"]
     assert {first, second} == {f"/ui/items/{a.id}", f"/ui/items/{b.id}"}
-    assert (
-        api.client.post("/ui/claim", follow_redirects=False).headers["location"]
-        == f"/ui/items/{b.id}"
-        or True
-    )
     page = api.client.get(second).text
     assert "claimed by bo" in page

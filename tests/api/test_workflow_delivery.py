@@ -14,8 +14,7 @@ from fastapi.testclient import TestClient
 
 from envfactory.api import create_app
 from envfactory.api.app import store_only
-from envfactory.api.auth import FileReviewers, Role
-from envfactory.core.models import ReviewState
+from envfactory.core.models import ReviewerRole, ReviewState
 from envfactory.core.settings import Settings, TemporalSettings
 from envfactory.store import ArtifactStore
 from tests.packs.conftest import DictArtifacts, make_item
@@ -32,8 +31,7 @@ def test_a_decision_over_http_resumes_the_waiting_pipeline(tmp_path, store):
     item_spec = make_item(DictArtifacts(), "env-w").spec.model_copy(update={"seed_id": "seed-w1"})
     store.environments.add(item_spec)
     item = add_item(store, "env-w", traj=False)
-    reviewers = FileReviewers(tmp_path / "reviewers.json")
-    token = reviewers.add("ana", Role.REVIEWER)
+    token = store.reviewers.add("ana", ReviewerRole.REVIEWER)
 
     with DevServer(free_port(), tmp_path / "temporal.db") as srv:
         settings = Settings(home=tmp_path / "home", temporal=TemporalSettings(address=srv.address))
@@ -41,7 +39,6 @@ def test_a_decision_over_http_resumes_the_waiting_pipeline(tmp_path, store):
             settings,
             store=store,
             artifacts=ArtifactStore(tmp_path / "a"),
-            reviewers=reviewers,
             on_seed=store_only,
         )  # default on_decision: Temporal
 

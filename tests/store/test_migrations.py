@@ -50,7 +50,7 @@ def test_check_reports_drift_when_the_database_lags_the_models(db_url: str) -> N
 def test_the_migrations_are_found_through_the_package() -> None:
     import migrations
 
-    assert head() == "0002"
+    assert head() == "0003"
     assert (Path(migrations.__file__).parent / "versions" / "0001_initial_schema.py").is_file()
 
 
@@ -108,3 +108,30 @@ def test_concurrent_upgrades_of_one_database_all_succeed(db_url: str) -> None:
     with multiprocessing.get_context("fork").Pool(3) as pool:
         assert pool.map(_upgrade, [db_url] * 3) == [head()] * 3
     assert check(db_url) == []
+
+
+def test_0003_marks_decisions_recorded_before_it_as_unrecorded(db_url: str) -> None:
+    """Audit rows written before identities were audited say so, rather than guess."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import text
+
+    from envfactory.core.models import AuthMethod, Evidence, ReviewItem, ShortcutFinding
+
+    upgrade(db_url, "0002")
+    with Store.open(db_url) as store:
+        store.findings.add(ShortcutFinding(id="f", env_id="e", source="probe", rule="r",
+                                           evidence=Evidence(summary="s")))  # fmt: skip
+        item = ReviewItem(id="r1", finding_id="f", env_id="e")
+        store.reviews.add(item)
+        doc = item.model_dump_json()
+        with store.engine.begin() as conn:
+            conn.execute(
+                text("INSERT INTO review_decisions (review_id, reviewer, decision, at, before,"
+                     " after) VALUES ('r1', 'ana', 'confirm', :at, :doc, :doc)"),
+                {"at": datetime.now(UTC), "doc": doc},
+            )  # fmt: skip
+    upgrade(db_url)
+    with Store.open(db_url) as store:
+        (audit,) = store.reviews.audit("r1")
+    assert (audit.reviewer, audit.auth, audit.note) == ("ana", AuthMethod.UNRECORDED, "")

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from envfactory.core.errors import Conflict, NotFound
-from envfactory.core.models import Decision, Evidence, ReviewItem, ReviewState, ShortcutFinding
+from envfactory.core.models import (
+    AuthMethod,
+    Decision,
+    Evidence,
+    ReviewItem,
+    ReviewState,
+    ShortcutFinding,
+)
 from envfactory.store import Store
 
 T0 = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
@@ -123,3 +130,12 @@ def test_decided_items_are_not_claimed(store: Store) -> None:
     claimed = store.reviews.claim_next("bo")
     assert claimed is not None and claimed.id == items[1]
     assert [i.id for i in store.reviews.list(state=ReviewState.OPEN)] == [items[1]]
+
+
+def test_the_audit_keeps_how_the_identity_was_established_and_the_note(store: Store) -> None:
+    (item_id,) = _queue(store, 1)
+    store.reviews.decide(item_id, "operator:ops@host", Decision.DISMISS,
+                         auth=AuthMethod.LOCAL_OPERATOR, note="claimed --as ana (not verified)")  # fmt: skip
+    (audit,) = store.reviews.audit(item_id)
+    assert (audit.reviewer, audit.auth) == ("operator:ops@host", AuthMethod.LOCAL_OPERATOR)
+    assert audit.note == "claimed --as ana (not verified)"

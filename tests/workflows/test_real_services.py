@@ -10,6 +10,7 @@ import pytest
 from envfactory.core.errors import Conflict
 from envfactory.core.models import (
     AgentRole,
+    AuthMethod,
     BuildContext,
     CheckKind,
     Decision,
@@ -113,6 +114,8 @@ def test_recording_the_same_decision_twice_is_idempotent_but_a_contrary_one_conf
     dismiss = confirm.model_copy(update={"decision": Decision.DISMISS, "reviewer": "bob"})
     with pytest.raises(Conflict):
         services.record_decision(t.DecisionInput(env_id="env-1", decision=dismiss))
+    [audit] = services.store.reviews.audit(item)  # sent straight to the workflow: no token
+    assert (audit.reviewer, audit.auth) == ("ana", AuthMethod.WORKFLOW_UPDATE)
 
 
 def test_the_review_poll_reports_decisions_made_outside_the_workflow(services):

@@ -1,4 +1,9 @@
-"""Shortcut findings and the human review queue."""
+"""Shortcut findings, the human review queue, and who may decide on it.
+
+Every decision's audit row says who decided and how that identity was established
+(`AuthMethod`): a reviewer token checked against the store, or a local operator whose name
+is only what the operating system says.
+"""
 
 from __future__ import annotations
 
@@ -55,8 +60,28 @@ class ReviewItem(Model):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class AuthMethod(StrEnum):
+    """How the identity on a decision was established (kept in its audit row)."""
+
+    #: the JSON API, `Authorization: Bearer <reviewer token>`
+    BEARER_TOKEN = "bearer-token"
+    #: the review pages: a session opened by signing in with a reviewer token
+    UI_SESSION = "ui-session"
+    #: `envfactory review decide` with ENVFACTORY_REVIEWER_TOKEN
+    CLI_TOKEN = "cli-token"
+    #: `envfactory review decide` without a token: `operator:<unix user>@<host>`, which
+    #: only says who ran the command with access to the database, not a reviewer
+    LOCAL_OPERATOR = "local-operator"
+    #: a decision sent straight to the pipeline as a Temporal update (the demo reviewer)
+    WORKFLOW_UPDATE = "workflow-update"
+    #: recorded before identities were audited (migration 0003)
+    UNRECORDED = "unrecorded"
+
+
 class ReviewAudit(Model):
-    """One decision on a review item as the audit trail keeps it: who, when, before/after."""
+    """One decision on a review item as the audit trail keeps it: who, how they were
+    identified, when, before/after. `note` holds what was claimed but not verified
+    (e.g. the `--as` name of a local operator)."""
 
     review_id: str
     reviewer: str
@@ -64,3 +89,21 @@ class ReviewAudit(Model):
     at: datetime
     before: ReviewItem
     after: ReviewItem
+    auth: AuthMethod = AuthMethod.UNRECORDED
+    note: str = ""
+
+
+class ReviewerRole(StrEnum):
+    VIEWER = "viewer"
+    REVIEWER = "reviewer"
+
+    def allows(self, needed: ReviewerRole) -> bool:
+        return needed == ReviewerRole.VIEWER or self == ReviewerRole.REVIEWER
+
+
+class Reviewer(Model):
+    """Someone who may use the review API and pages (their token is stored only hashed)."""
+
+    name: str
+    role: ReviewerRole
+    created_at: datetime
