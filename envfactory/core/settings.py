@@ -77,6 +77,14 @@ class GateSettings(_Sub):
 class ApiSettings(_Sub):
     host: str = "127.0.0.1"
     port: int = 8600
+    #: the largest request body accepted (JSON or form); larger ones get 413 unread
+    max_request_bytes: int = Field(default=1 << 20, ge=1024)
+
+
+class PackSettings(_Sub):
+    #: a folder of trusted Ed25519 public keys (*.pub, PEM). When set, `pack import` and
+    #: `train --pack` refuse a pack that is unsigned or signed by a key not in it.
+    trust_dir: Path | None = None
 
 
 class SeedLimits(_Sub):
@@ -98,6 +106,7 @@ class Settings(BaseSettings):
     gates: GateSettings = GateSettings()
     api: ApiSettings = ApiSettings()
     seeds: SeedLimits = SeedLimits()
+    packs: PackSettings = PackSettings()
     # The name for the base-image override; same as ENVFACTORY_SANDBOX__BASE_IMAGE.
     base_image: str | None = None
 
