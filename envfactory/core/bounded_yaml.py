@@ -55,7 +55,7 @@ class BoundedSafeLoader(yaml.SafeLoader):
         super().__init__(stream)
         self._depth = 0
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         self._depth += 1
         try:
             if self._depth > self.max_depth:
@@ -63,7 +63,7 @@ class BoundedSafeLoader(yaml.SafeLoader):
                 raise YamlTooComplex(
                     f"nesting deeper than {self.max_depth} levels is not accepted", mark
                 )
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
