@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from envfactory.core import bounded_yaml
 from envfactory.core.errors import AgentError
 from envfactory.core.models import Trajectory
 
@@ -73,7 +74,7 @@ class Script(BaseModel):
     def load(cls, path: Path) -> Script:
         """Read a YAML or JSON script; errors name the file and the field."""
         try:
-            data = yaml.safe_load(path.read_text())
+            data = bounded_yaml.load(path.read_text())
         except (OSError, yaml.YAMLError) as exc:
             raise AgentError(f"{path}: cannot read the script: {exc}") from exc
         try:

@@ -8,27 +8,22 @@ error, and never drops it (the workflow can be told again from the audit trail).
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import AfterValidator, BaseModel
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from envfactory.core.errors import InvalidSeed
-from envfactory.core.models import AuthMethod, Decision, ReviewItem, TaskSeed
+from envfactory.core.models import AuthMethod, Decision, ReviewItem, TaskSeed, UserText
 
 from .app import ApiContext
 
 log = logging.getLogger(__name__)
 
 
-def _no_nul(value: str) -> str:
-    # PostgreSQL text cannot hold NUL: refuse it here (422) rather than fail in the store.
-    if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
-    return value
-
-
-Text = Annotated[str, AfterValidator(_no_nul)]
+#: PostgreSQL text cannot hold NUL: the core models' one check refuses it here (422),
+#: with the same message as a seed file, rather than fail in the store.
+Text = UserText
 
 
 class DecisionResult(BaseModel):

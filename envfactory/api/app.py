@@ -13,7 +13,8 @@ Invariants:
   race gets 409), then handed to `on_decision` (the seam to the waiting workflow). If
   that hand-off fails, the decision stays stored and the answer says it was not delivered;
 - domain errors map to HTTP in one place: NotFound 404, Conflict 409, bad input 422,
-  store failure 503. Nothing else is swallowed.
+  store failure 503. Nothing else is swallowed;
+- no request body larger than `settings.api.max_request_bytes` reaches a route (413).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from envfactory.core.models import ReviewItem
 from envfactory.core.settings import Settings
 
 from .auth import ReviewerRegistry, reviewer_registry
+from .body_limit import BodySizeLimit
 
 #: Called after a decision is stored, with the decided item (the workflow seam).
 DecisionSink = Callable[[ReviewItem], Awaitable[None]]
@@ -106,6 +108,9 @@ def create_app(
     )
     app.state.ctx = ctx
     _error_handlers(app)
+    # Inside _refuse_nul (added later, so outside it): a BaseHTTPMiddleware re-raises what
+    # `receive` raises inside an ExceptionGroup, which FastAPI would turn into a 400.
+    app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
     app.middleware("http")(_refuse_nul)
     from . import routes, tasks, ui
 

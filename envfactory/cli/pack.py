@@ -1,7 +1,9 @@
-"""`envfactory pack export|verify|import`: packs of verified environments for RL training.
+"""`envfactory pack keygen|export|verify|import`: packs of verified environments.
 
 Settings are loaded here (the process edge) and passed down; the store, the artifact
-store and the Docker engine are opened only by the commands that need them.
+store and the Docker engine are opened only by the commands that need them. Trust is the
+union of `--trust FILE` and the trust directory (ENVFACTORY_PACKS__TRUST_DIR); with
+either, verify and import refuse an unsigned pack or one signed by another key.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from envfactory.core.settings import Settings, load_settings
 
 app = typer.Typer(
     name="pack",
-    help="Export, verify and import packs of verified environments.\n\n"
+    help="Export, sign, verify and import packs of verified environments.\n\n"
     "Examples:\n\n"
-    "  envfactory pack export --all-published --out envs.tar\n\n"
+    "  envfactory pack keygen --out ~/.envfactory/keys\n\n"
+    "  envfactory pack export --all-published --out envs.tar --sign ~/.envfactory/keys/pack-signing.key\n\n"
     "  envfactory pack export --env env-3f2a --out harbor/ --format harbor\n\n"
-    "  envfactory pack verify envs.tar\n\n"
+    "  envfactory pack verify envs.tar --trust alice.pub\n\n"
     "  envfactory pack import envs.tar",
     no_args_is_help=True,
 )
@@ -32,6 +35,24 @@ app = typer.Typer(
 def _fail(err: EnvFactoryError) -> typer.Exit:
     typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
     return typer.Exit(2)
+
+
+TrustOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--trust", help="a trusted public key (repeat); the pack must be signed by one"),
+]
+
+
+def _trust(settings: Settings, files: list[Path] | None) -> Any:
+    from envfactory.packs.signing import TrustedKeys
+
+    return TrustedKeys.load(files or [], settings.packs.trust_dir)
+
+
+def _signature(signer: Any) -> str:
+    if signer is None:
+        return "unsigned"
+    return f"{signer.fingerprint} ({'trusted' if signer.trusted else 'valid; no trust list given'})"
 
 
 def _summary(manifest: PackManifest) -> dict[str, Any]:
@@ -87,12 +108,16 @@ def export_cmd(
     images: Annotated[
         str, typer.Option("--images", help="save (docker save) | context")
     ] = "context",
+    sign: Annotated[
+        Path | None, typer.Option("--sign", help="sign with this private key (pack keygen)")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Write a pack of gated environments (refused, with every reason, if any is not)."""
     from envfactory.packs import export_pack
     from envfactory.packs.images import DockerImages
     from envfactory.packs.registry import items_from_store, published_ids
+    from envfactory.packs.signing import load_private_key
 
     if fmt not in ("envfactory", "harbor") or images not in ("save", "context"):
         raise typer.BadParameter("--format is envfactory|harbor, --images is save|context")
@@ -102,49 +127,96 @@ def export_cmd(
         raise typer.BadParameter("give --env ID (one or more) or --all-published, not both")
     settings = load_settings()
     try:
+        key = load_private_key(sign) if sign else None
         store, artifacts = _stores(settings)
         ids = list(env or []) or published_ids(store)
         items = items_from_store(store, ids)
         saver = DockerImages.from_engine(_engine(settings)) if images == "save" else None
         manifest = export_pack(
             items, out, artifacts=artifacts, created_by=f"human:{getpass.getuser()}",
-            fmt=fmt, images=images, saver=saver,  # type: ignore[arg-type]
+            fmt=fmt, images=images, saver=saver, signing_key=key,  # type: ignore[arg-type]
         )  # fmt: skip
         _record(store, artifacts, manifest, out)
     except EnvFactoryError as e:
         raise _fail(e) from e
-    _print(_summary(manifest) | {"path": str(out)}, as_json, f"wrote pack {manifest.id}")
+    signed = {"signed_by": _fingerprint(key)} if key else {}
+    _print(_summary(manifest) | {"path": str(out)} | signed, as_json, f"wrote pack {manifest.id}")
+
+
+def _fingerprint(key: Any) -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    from envfactory.packs.signing import fingerprint
+
+    raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return fingerprint(raw)
+
+
+@app.command("keygen")
+def keygen_cmd(
+    out: Annotated[Path, typer.Option("--out", help="folder for pack-signing.key and .pub")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Make an Ed25519 key pair for signing packs: the private key (mode 0600) stays with
+    the exporter, the public key goes to whoever imports the packs.
+
+    Examples:
+
+      envfactory pack keygen --out ~/.envfactory/keys
+    """
+    from envfactory.packs.signing import generate_keypair
+
+    try:
+        private, public, fp = generate_keypair(out)
+    except EnvFactoryError as e:
+        raise _fail(e) from e
+    data = {"private_key": str(private), "public_key": str(public), "fingerprint": fp}
+    _print(data, as_json, f"wrote key pair {fp}")
 
 
 @app.command("verify")
 def verify_cmd(
     path: Path,
+    trust: TrustOpt = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Check every member's sha256 against pack.json; exit 2 naming each tampered member."""
+    """Check the signature and every member's sha256 against pack.json; exit 2 naming each
+    tampered member, a bad signature, or (with --trust or a trust directory) an unsigned
+    pack or an untrusted key.
+
+    Examples:
+
+      envfactory pack verify envs.tar --trust alice.pub --trust bob.pub
+    """
     from envfactory.packs import verify_pack
 
     try:
-        verified = verify_pack(path)
+        verified = verify_pack(path, trust=_trust(load_settings(), trust))
     except EnvFactoryError as e:
         raise _fail(e) from e
-    _print(_summary(verified.manifest) | {"verified": True}, as_json, f"{path}: pack verified")
+    summary = _summary(verified.manifest) | {"verified": True}
+    _print(summary | {"signature": _signature(verified.signer)}, as_json, f"{path}: pack verified")
 
 
 @app.command("import")
 def import_cmd(
     path: Path,
     build: Annotated[bool, typer.Option(help="build images of build-context packs now")] = True,
+    trust: TrustOpt = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Verify a pack, load its images into the local engine and register its environments."""
+    """Verify a pack, load its images into the local engine and register its environments.
+    With --trust or a trust directory, only a pack signed by a trusted key is imported."""
     from envfactory.packs.registry import import_pack
 
     settings = load_settings()
     try:
+        keys = _trust(settings, trust)
         store, artifacts = _stores(settings)
         engine = _engine(settings) if build else None
-        result = import_pack(path, store=store, artifacts=artifacts, engine=engine, build=build)
+        result = import_pack(
+            path, store=store, artifacts=artifacts, engine=engine, build=build, trust=keys
+        )
     except EnvFactoryError as e:
         raise _fail(e) from e
     envs = [

@@ -33,18 +33,33 @@ app = typer.Typer(
 TINY_LR = 3e-3  # the paper's 1e-6 is for billion-parameter models; tiny ones need more
 
 
-def _pack_setup(opts: dict[str, Any]) -> tuple[Any, int, tuple[int, ...]]:
+def _open_pack(path: Path) -> Any:
+    """Verify and open the pack before anything heavy is loaded; with a trust directory
+    (ENVFACTORY_PACKS__TRUST_DIR) only a pack signed by a trusted key opens."""
     try:
         from envfactory.packs import Pack  # type: ignore[import-not-found]
+        from envfactory.packs.signing import TrustedKeys
     except ImportError as err:
         raise typer.BadParameter(
             f"--pack needs the packs package (envfactory.packs), which is missing here: {err}"
         ) from err
+    from envfactory.core.errors import EnvFactoryError
+    from envfactory.core.settings import load_settings
+
+    try:
+        trust = TrustedKeys.load((), load_settings().packs.trust_dir)
+        return Pack.open(path, trust=trust)
+    except EnvFactoryError as err:
+        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from err
+
+
+def _pack_setup(opts: dict[str, Any]) -> tuple[Any, int, tuple[int, ...]]:
+    opened = opts["opened"]
     from envfactory.trainer.environments import PackEnvironment
     from envfactory.trainer.models import load_codec
 
     codec = load_codec(opts["model"])
-    opened = Pack.open(opts["pack"])
     max_turns = opts["max_turns"]
     factory = lambda: PackEnvironment(opened, codec, max_turns=max_turns)  # noqa: E731
     return factory, codec.vocab_size, codec.stop_ids
@@ -163,6 +178,7 @@ def train(
     console = Console(stderr=json_out)
     opts = dict(locals())
     opts["json"] = json_out
+    opts["opened"] = _open_pack(pack) if pack is not None else None  # before torch loads
     try:
         summary = _run(opts, console)
     except (ValueError, FileNotFoundError) as err:

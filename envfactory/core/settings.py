@@ -80,6 +80,14 @@ class ApiSettings(_Sub):
     #: origins besides the server's own (scheme://host[:port]) whose form posts the review
     #: pages accept, e.g. ["https://review.example.com"] behind a proxy
     allowed_origins: tuple[str, ...] = ()
+    #: the largest request body accepted (JSON or form); larger ones get 413 unread
+    max_request_bytes: int = Field(default=1 << 20, ge=1024)
+
+
+class PackSettings(_Sub):
+    #: a folder of trusted Ed25519 public keys (*.pub, PEM). When set, `pack import` and
+    #: `train --pack` refuse a pack that is unsigned or signed by a key not in it.
+    trust_dir: Path | None = None
 
 
 class SeedLimits(_Sub):
@@ -103,6 +111,7 @@ class Settings(BaseSettings):
     seeds: SeedLimits = SeedLimits()
     #: `envfactory review decide` decides as the reviewer this token belongs to
     reviewer_token: SecretStr | None = None
+    packs: PackSettings = PackSettings()
     # The name for the base-image override; same as ENVFACTORY_SANDBOX__BASE_IMAGE.
     base_image: str | None = None
 

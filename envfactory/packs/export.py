@@ -7,8 +7,10 @@ Invariants:
   the solver sees;
 - every byte taken from the artifact store is checked against its key on the way out;
 - a tar is written to a temporary name and renamed into place, so a crash never leaves a
-  half-written pack under the final name; members are sorted and their owners and times
-  normalised, so the same content gives the same archive.
+  half-written pack under the final name; pack.json comes first and pack.sig second (a
+  streaming reader checks both before any member), then the members, sorted, with owners
+  and times normalised, so the same content gives the same archive;
+- with a signing key, pack.sig signs the exact bytes of pack.json (`signing`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from envfactory.core.errors import PublishBlocked, StoreError
 from envfactory.core.models import (
@@ -39,6 +41,9 @@ from envfactory.core.models import (
 from . import layout
 from .manifest import build_manifest, write_manifest
 from .safety import check_member_name
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 PackFormat = Literal["envfactory", "harbor"]
 ImageMode = Literal["save", "context"]
@@ -239,8 +244,10 @@ def export_pack(
     images: ImageMode = "context",
     saver: ImageSaver | None = None,
     harbor_writer: HarborWriter | None = None,
+    signing_key: Ed25519PrivateKey | None = None,
 ) -> PackManifest:
-    """Write a pack to `out`: a tar when it ends in .tar / .tar.gz, else a new folder."""
+    """Write a pack to `out`: a tar when it ends in .tar / .tar.gz, else a new folder;
+    signed (pack.sig) when `signing_key` is given."""
     guard(items, images if fmt == "envfactory" else "context", fmt)
     out = Path(out)
     as_tar = out.name.endswith((".tar", ".tar.gz", ".tgz"))
@@ -257,7 +264,9 @@ def export_pack(
             for it in items
         ]
         manifest = build_manifest(staged, envs, created_by=created_by, fmt=fmt)
-        write_manifest(staged, manifest)
+        manifest_path = write_manifest(staged, manifest)
+        if signing_key is not None:
+            _sign(staged, manifest_path.read_bytes(), signing_key)
         if as_tar:
             _tar_folder(staged, out)
         return manifest
@@ -270,6 +279,13 @@ def export_pack(
             shutil.rmtree(staged, ignore_errors=True)
 
 
+def _sign(staged: Path, manifest: bytes, key: Ed25519PrivateKey) -> None:
+    from .signing import sign_manifest
+
+    signature = sign_manifest(manifest, key)
+    (staged / layout.SIGNATURE).write_text(signature.model_dump_json(indent=2) + "\n")
+
+
 def _normalise(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uid = info.gid = 0
     info.uname = info.gname = ""
@@ -278,11 +294,13 @@ def _normalise(info: tarfile.TarInfo) -> tarfile.TarInfo:
 
 
 def _tar_folder(staged: Path, out: Path) -> None:
-    """pack.json first (a streaming reader meets the manifest early), then sorted files."""
+    """pack.json, pack.sig, then sorted files: a streaming reader checks the manifest and
+    its signature before it meets any member."""
     tmp = out.with_name(out.name + ".partial")
     mode = "w:gz" if out.name.endswith((".gz", ".tgz")) else "w"
     files = sorted(p for p in staged.rglob("*") if p.is_file())
-    files.sort(key=lambda p: p.relative_to(staged).as_posix() != layout.MANIFEST)
+    order = {name: i for i, name in enumerate(layout.NOT_MEMBERS)}
+    files.sort(key=lambda p: order.get(p.relative_to(staged).as_posix(), len(order)))
     with tarfile.open(tmp, mode) as tf:  # type: ignore[call-overload]
         for p in files:
             tf.add(p, arcname=p.relative_to(staged).as_posix(), recursive=False, filter=_normalise)

@@ -1,6 +1,7 @@
 """Where things live inside a pack, and who may see them.
 
     pack.json                          the manifest (not a member: it lists the members)
+    pack.sig                           Ed25519 signature of pack.json, when signed
     envs/<env_id>/
       solver/instruction.md            what the solver reads           visibility=solver
       solver/image.tar                 `docker save` archive           visibility=solver
@@ -32,6 +33,9 @@ from envfactory.core.errors import InvalidPack
 Visibility = Literal["solver", "verifier", "meta"]
 
 MANIFEST = "pack.json"
+SIGNATURE = "pack.sig"
+#: Files that describe the pack rather than belong to it; a tar holds them first, in order.
+NOT_MEMBERS = (MANIFEST, SIGNATURE)
 ENVS = "envs"
 INSTRUCTION = "solver/instruction.md"
 IMAGE_TAR = "solver/image.tar"

@@ -1,11 +1,14 @@
 """pack.json: build it from a staged pack, read it back, and check members against it.
 
 Invariants:
-- every file in a pack except pack.json is a member with its sha256 and size; a file on
-  disk that the manifest does not list is as much tampering as a changed one (an added
-  `conftest.py` would change the reward without touching a listed file);
+- every file in a pack except pack.json (and pack.sig, its signature) is a member with
+  its sha256 and size; a file on disk that the manifest does not list is as much
+  tampering as a changed one (an added `conftest.py` would change the reward without
+  touching a listed file);
 - the pack id is derived from the member list, so two packs with equal content share it;
-- reading never trusts the manifest's member paths: each is checked like a tar name.
+- reading never trusts the manifest's member paths: each is checked like a tar name, no
+  path is both a file and a folder of another, and the counts and sizes it declares are
+  within `PackLimits` (`check_bounds`) before anything is extracted by them.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def members_of(digests: Iterable[FileDigest], fmt: str) -> tuple[PackMember, ...
             path=d.path, sha256=d.sha256, size=d.size, visibility=layout.visibility(d.path, fmt)
         )
         for d in digests
-        if d.path != layout.MANIFEST
+        if d.path not in layout.NOT_MEMBERS
     ]
     return tuple(sorted(out, key=lambda m: m.path))
 
@@ -100,11 +103,44 @@ def _check_members_listed_once(manifest: PackManifest, where: str) -> None:
     seen: set[str] = set()
     for m in manifest.members:
         clean = check_member_name(m.path)
-        if clean != m.path or clean == layout.MANIFEST:
+        if clean != m.path or clean in layout.NOT_MEMBERS:
             raise InvalidPack(f"{where}/pack.json: member path {m.path!r} is not canonical")
         if clean in seen:
             raise InvalidPack(f"{where}/pack.json: member {m.path!r} is listed twice")
         seen.add(clean)
+    clash = sorted(folders_of(seen) & seen)
+    if clash:
+        raise InvalidPack(
+            f"{where}/pack.json: member {clash[0]!r} is listed as a file and as a folder "
+            "holding other members",
+            hint="a path is either a file or a folder; re-export the pack",
+        )
+
+
+def folders_of(paths: Iterable[str]) -> set[str]:
+    """Every folder that holds one of `paths` ("a/b/c" → "a", "a/b")."""
+    out: set[str] = set()
+    for p in paths:
+        parts = p.split("/")
+        out.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    return out
+
+
+def check_bounds(manifest: PackManifest, limits: PackLimits, where: str) -> int:
+    """The total bytes the manifest lists, or InvalidPack if it lists more than `limits`
+    allow; checked before a member is read, so a lying manifest cannot start a bomb."""
+    if len(manifest.members) > limits.max_members:
+        raise InvalidPack(f"{where}/pack.json: lists {len(manifest.members)} members, more "
+                          f"than {limits.max_members}", hint="raise PackLimits.max_members")  # fmt: skip
+    big = max(manifest.members, key=lambda m: m.size, default=None)
+    if big is not None and big.size > limits.max_member_bytes:
+        raise InvalidPack(f"{where}/pack.json: member {big.path!r} is {big.size} bytes, more "
+                          f"than {limits.max_member_bytes}", hint="raise PackLimits.max_member_bytes")  # fmt: skip
+    total = sum(m.size for m in manifest.members)
+    if total > limits.max_total_bytes:
+        raise InvalidPack(f"{where}/pack.json: lists {total} bytes, more than "
+                          f"{limits.max_total_bytes}", hint="raise PackLimits.max_total_bytes")  # fmt: skip
+    return total
 
 
 def compare(manifest: PackManifest, found: Mapping[str, FileDigest]) -> list[str]:
@@ -122,7 +158,7 @@ def compare(manifest: PackManifest, found: Mapping[str, FileDigest]) -> list[str
             )
         elif d.size != m.size:
             problems.append(f"member {path}: size {d.size}, manifest says {m.size}")
-    for path in sorted(set(found) - set(listed) - {layout.MANIFEST}):
+    for path in sorted(set(found) - set(listed) - set(layout.NOT_MEMBERS)):
         problems.append(f"member {path}: not listed in pack.json — it was added after export")
     problems.extend(_structure_problems(manifest))
     return problems

@@ -3,9 +3,9 @@
 Invariants:
 - export takes each environment's latest verifier and *its* latest gate report; a
   missing report is a reason to refuse, listed with every other reason (`guard`);
-- import verifies the whole pack before it touches the engine or the store; each
-  environment is registered in one transaction (spec, verifier, gate report, seed), so
-  a failure leaves no half-registered environment;
+- import verifies the whole pack (and, with a trust list, its signer) before it touches
+  the engine or the store; each environment is registered in one transaction (spec,
+  verifier, gate report, seed), so a failure leaves no half-registered environment;
 - import is idempotent: an environment already stored with the same content is kept,
   one stored with different content under the same id and version is a Conflict;
 - every file the spec and verifier name goes into the artifact store under its key.
@@ -27,6 +27,7 @@ from .export import ExportItem
 from .images import DockerImages, ImageIO
 from .reader import PackedEnvironment, read_environment
 from .safety import PackLimits
+from .signing import TrustedKeys
 from .verify import open_verified
 
 
@@ -121,11 +122,12 @@ def import_pack(
     images: ImageIO | None = None,
     limits: PackLimits | None = None,
     build: bool = True,
+    trust: TrustedKeys | None = None,
 ) -> ImportResult:
     """Verify a pack, load or build its images, and register its environments."""
     scratch = Path(tempfile.mkdtemp(prefix="envfactory-import-"))
     try:
-        verified = open_verified(Path(path), scratch / "pack", limits)
+        verified = open_verified(Path(path), scratch / "pack", limits, trust)
         io = images or DockerImages.from_engine(engine)
         done: list[ImportedEnvironment] = []
         for entry in verified.manifest.environments:

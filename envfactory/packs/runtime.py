@@ -49,6 +49,7 @@ from sandboxes.protocol import Sandbox, SandboxEngine
 from .images import DockerImages, ImageIO
 from .reader import PackedEnvironment, read_environment
 from .safety import PackLimits
+from .signing import TrustedKeys
 from .verify import open_verified
 
 
@@ -303,19 +304,21 @@ class Pack:
         capture: Capture | None = None,
         images: ImageIO | None = None,
         scratch_dir: Path | None = None,
+        trust: TrustedKeys | None = None,
     ) -> Pack:
+        """Verify (with `trust`: only a pack signed by a trusted key) and open a pack."""
         path = Path(path)
-        if engine is None:  # a caller without settings (a trainer CLI) gets the local engine
-            from sandboxes import DockerEngine
-
-            engine = DockerEngine()
         scratch = (
             None
             if path.is_dir()
             else Path(tempfile.mkdtemp(prefix="envfactory-pack-", dir=scratch_dir))
         )
         try:
-            verified = open_verified(path, scratch or path, limits)
+            verified = open_verified(path, scratch or path, limits, trust)
+            if engine is None:  # a caller without settings (a trainer CLI): the local engine
+                from sandboxes import DockerEngine
+
+                engine = DockerEngine()
             io = images or DockerImages.from_engine(engine)
             envs = tuple(
                 PackEnv(

@@ -1,17 +1,17 @@
 """Reading untrusted packs safely: member names, links, sizes and counts.
 
-A pack may come from anywhere, so nothing in it is trusted until it has passed here.
+A pack may come from anywhere, so nothing in it is trusted until it has passed here
+(folders are walked by `iter_dir`; tars are streamed against their manifest by `archive`).
 Invariants:
-- a member name is a relative POSIX path without `..`, NUL, backslashes or a drive; an
-  absolute name is refused, never "made relative";
+- a member name is a relative POSIX path without `..`, NUL, control characters,
+  backslashes or a drive, each part at most 255 bytes and the whole at most 1024 (longer
+  names cannot be created on common file systems); an absolute name is refused, never
+  "made relative";
 - a pack holds only regular files and folders: a symlink or hardlink that points outside
   the pack is refused as escaping, any other link as not allowed (links let a verified
   member be swapped after the check); devices and FIFOs are refused;
-- a name that occurs twice in a tar is refused (the later copy would silently win);
-- member count, each member's size and the total size are capped *before* and *while*
-  bytes are written (a header can lie about nothing we do not also count);
-- extraction writes only below the destination, with exclusive creates, never through
-  tarfile.extractall.
+- member count, each member's size and the total size are capped; bytes are counted
+  while they are read (a header can lie about nothing we do not also count).
 
 Every refusal is an `InvalidPack` that names the member and says what is wrong.
 """
@@ -21,8 +21,8 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import re
 import stat
-import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -31,6 +31,9 @@ from typing import IO
 from envfactory.core.errors import InvalidPack
 
 _CHUNK = 1 << 20
+MAX_NAME_PART_BYTES = 255  # NAME_MAX on Linux and macOS file systems
+MAX_NAME_BYTES = 1024
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,11 @@ class PackLimits:
     max_member_bytes: int = 16 * 2**30
     max_total_bytes: int = 64 * 2**30
     max_manifest_bytes: int = 64 * 2**20  # pack.json is read into memory: cap it on its own
+    max_signature_bytes: int = 64 * 2**10
+    #: a compressed tar may unpack to at most this many times its own size (beyond the
+    #: floor): packs compress 2-10x, a stream of zeros 1000x
+    max_expansion: int = 100
+    expansion_floor_bytes: int = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,11 @@ def check_member_name(name: str) -> str:
     if not name or name in (".", "./"):
         raise InvalidPack(f"pack member {name!r}: empty name")
     if "\x00" in name or "\\" in name:
-        raise InvalidPack(f"pack member {name!r}: NUL or backslash in the name")
+        raise InvalidPack(f"pack member {_shown(name)}: NUL or backslash in the name")
+    if _CONTROL.search(name):
+        raise InvalidPack(f"pack member {_shown(name)}: control character in the name",
+                          hint="pack members are plain file names")  # fmt: skip
+    _check_name_length(name)
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
         raise InvalidPack(
             f"pack member {name!r}: absolute path",
@@ -71,6 +83,27 @@ def check_member_name(name: str) -> str:
     if clean in (".", ""):
         raise InvalidPack(f"pack member {name!r}: empty name")
     return clean
+
+
+def _shown(name: str) -> str:
+    """A name for a message: quoted, at most about 80 characters."""
+    return repr(name if len(name) <= 80 else name[:60] + "…" + name[-16:])
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogateescape"))
+
+
+def _check_name_length(name: str) -> None:
+    part, total = max(_utf8_len(p) for p in name.split("/")), _utf8_len(name)
+    if part > MAX_NAME_PART_BYTES:
+        what = f"one part is {part} bytes (at most {MAX_NAME_PART_BYTES})"
+    elif total > MAX_NAME_BYTES:
+        what = f"{total} bytes (at most {MAX_NAME_BYTES})"
+    else:
+        return
+    raise InvalidPack(f"pack member {_shown(name)}: name too long, {what}",
+                      hint="file systems cannot hold such a name; shorten it")  # fmt: skip
 
 
 def _link_escapes(member: str, target: str, *, hard: bool) -> bool:
@@ -127,7 +160,8 @@ class _Budget:
             )
 
 
-def _copy_hashing(src: IO[bytes], dst: IO[bytes] | None, name: str, declared: int) -> FileDigest:
+def copy_hashing(src: IO[bytes], dst: IO[bytes] | None, name: str, declared: int) -> FileDigest:
+    """Hash `src` (copying it to `dst`), refusing more bytes than `declared`."""
     h = hashlib.sha256()
     n = 0
     while chunk := src.read(_CHUNK):
@@ -138,78 +172,6 @@ def _copy_hashing(src: IO[bytes], dst: IO[bytes] | None, name: str, declared: in
         if dst is not None:
             dst.write(chunk)
     return FileDigest(name, h.hexdigest(), n)
-
-
-def iter_tar(
-    tar_path: Path, limits: PackLimits, dest: Path | None = None
-) -> Iterator[tuple[FileDigest, bytes | None]]:
-    """Walk a tar safely, hashing every regular file; with `dest`, also extract it there.
-
-    Yields (digest, content-if-it-is-pack.json) so a reader gets the manifest in one pass.
-    """
-    budget = _Budget(limits)
-    seen: set[str] = set()
-    try:
-        tf = tarfile.open(tar_path, "r:*")
-    except (tarfile.TarError, OSError) as e:
-        raise InvalidPack(f"{tar_path}: not a readable tar archive ({e})") from e
-    with tf:
-        try:
-            for info in tf:
-                digest = _tar_member(tf, info, budget, seen, dest)
-                if digest is not None:
-                    yield digest, _maybe_manifest(digest, dest, tf, info)
-        except tarfile.TarError as e:
-            raise InvalidPack(f"{tar_path}: corrupt tar archive ({e})") from e
-
-
-def _tar_member(
-    tf: tarfile.TarFile,
-    info: tarfile.TarInfo,
-    budget: _Budget,
-    seen: set[str],
-    dest: Path | None,
-) -> FileDigest | None:
-    name = check_member_name(info.name)
-    if info.issym() or info.islnk():
-        raise refuse_link(name, info.linkname, hard=info.islnk())
-    if not (info.isreg() or info.isdir()):
-        raise InvalidPack(f"pack member {name!r}: not a regular file or folder (device or FIFO)")
-    if name in seen:
-        raise InvalidPack(f"pack member {name!r}: occurs twice in the archive")
-    seen.add(name)
-    budget.member(name, info.size if info.isreg() else 0)
-    if name == "pack.json" and info.size > budget.limits.max_manifest_bytes:
-        raise InvalidPack(
-            f"pack.json: {info.size} bytes exceeds the {budget.limits.max_manifest_bytes}-byte limit"
-        )
-    if info.isdir():
-        if dest is not None:
-            (dest / name).mkdir(parents=True, exist_ok=True)
-        return None
-    src = tf.extractfile(info)
-    assert src is not None  # a regular member always has a file object
-    if dest is None:
-        return _copy_hashing(src, None, name, info.size)
-    target = dest / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target, "xb") as out:
-        digest = _copy_hashing(src, out, name, info.size)
-    # Keep only the executable bit: no setuid, no world-writable files from an archive.
-    target.chmod(0o755 if info.mode & 0o111 else 0o644)
-    return digest
-
-
-def _maybe_manifest(
-    digest: FileDigest, dest: Path | None, tf: tarfile.TarFile, info: tarfile.TarInfo
-) -> bytes | None:
-    if digest.path != "pack.json":
-        return None
-    if dest is not None:
-        return (dest / "pack.json").read_bytes()
-    f = tf.extractfile(info)
-    assert f is not None
-    return f.read()
 
 
 def iter_dir(root: Path, limits: PackLimits) -> Iterator[FileDigest]:
@@ -234,13 +196,5 @@ def iter_dir(root: Path, limits: PackLimits) -> Iterator[FileDigest]:
                 )
             budget.member(rel, st.st_size)
             with open(full, "rb") as f:
-                yield _copy_hashing(f, None, rel, st.st_size)
+                yield copy_hashing(f, None, rel, st.st_size)
         dirnames.sort()
-
-
-def safe_extract(tar_path: Path, dest: Path, limits: PackLimits) -> dict[str, FileDigest]:
-    """Extract a pack tar below `dest` (which must be empty) and return every file's digest."""
-    dest.mkdir(parents=True, exist_ok=True)
-    if any(dest.iterdir()):
-        raise InvalidPack(f"{dest}: extraction folder is not empty")
-    return {d.path: d for d, _ in iter_tar(tar_path, limits, dest)}

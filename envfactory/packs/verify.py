@@ -1,10 +1,12 @@
-"""Check a pack (folder or tar) against its manifest; open it for reading once it passes.
+"""Check a pack (folder or tar) against its manifest and signature; open it once it passes.
 
 Invariants:
 - nothing of a pack is used before every member's hash has been checked;
-- a tar is hashed while it is read, in one pass, under the safety rules of `safety`;
-  extraction goes only into a fresh private folder, and what was extracted is what was
-  hashed (no second read of the archive);
+- the signature (pack.sig over pack.json) is checked before any member is read, and with
+  a trust list (`signing.TrustedKeys`) an unsigned or untrusted pack goes no further;
+- a tar is read in one pass against its manifest (`archive`): a member pack.json does
+  not list is refused at its header, before a byte of it is written; extraction goes
+  only into a fresh private folder, and what was extracted is what was hashed;
 - a failed check raises one InvalidPack listing every problem, each naming its member.
 """
 
@@ -18,8 +20,10 @@ from envfactory.core.errors import InvalidPack
 from envfactory.core.models import PackManifest
 
 from . import layout
-from .manifest import compare, parse_manifest
-from .safety import FileDigest, PackLimits, iter_dir, iter_tar
+from .archive import compression, read_tar
+from .manifest import check_bounds, compare, parse_manifest
+from .safety import PackLimits, iter_dir
+from .signing import Signer, TrustedKeys, check_signature
 
 
 @dataclass(frozen=True)
@@ -29,10 +33,18 @@ class VerifiedPack:
     manifest: PackManifest
     root: Path | None  # None when only the tar was checked, nothing extracted
     source: Path
+    signer: Signer | None = None  # None: not signed
 
 
 def is_tar(path: Path) -> bool:
-    return path.is_file() and tarfile.is_tarfile(path)
+    """A compressed file is taken for a tar (the reader reports what is wrong with it);
+    an uncompressed one must start with a tar header."""
+    if not path.is_file():
+        return False
+    try:
+        return compression(path) != "none" or tarfile.is_tarfile(path)
+    except OSError:
+        return False
 
 
 def _raise_if(problems: list[str], source: Path) -> None:
@@ -45,50 +57,63 @@ def _raise_if(problems: list[str], source: Path) -> None:
         )
 
 
-def _read_tar(source: Path, limits: PackLimits, dest: Path | None) -> VerifiedPack:
-    found: dict[str, FileDigest] = {}
-    raw: bytes | None = None
-    for digest, content in iter_tar(source, limits, dest):
-        found[digest.path] = digest
-        if content is not None:
-            raw = content
+def _read_tar(
+    source: Path, limits: PackLimits, dest: Path | None, trust: TrustedKeys | None
+) -> VerifiedPack:
+    signers: list[Signer | None] = []
+
+    def accept(manifest: bytes, sig: bytes | None) -> None:
+        signers.append(check_signature(manifest, sig, trust, str(source)))
+
+    contents = read_tar(source, limits, dest, accept)
+    _raise_if(compare(contents.manifest, contents.found), source)
+    return VerifiedPack(contents.manifest, dest, source, signers[0])
+
+
+def _small_file(path: Path, cap: int) -> bytes | None:
+    if not path.is_file() or path.is_symlink():
+        return None
+    if path.stat().st_size > cap:
+        raise InvalidPack(f"{path}: larger than {cap} bytes")
+    return path.read_bytes()
+
+
+def _read_dir(source: Path, limits: PackLimits, trust: TrustedKeys | None) -> VerifiedPack:
+    raw = _small_file(source / layout.MANIFEST, limits.max_manifest_bytes)
+    sig = _small_file(source / layout.SIGNATURE, limits.max_signature_bytes)
     manifest = parse_manifest(raw, str(source))
-    _raise_if(compare(manifest, found), source)
-    return VerifiedPack(manifest, dest, source)
-
-
-def _read_dir(source: Path, limits: PackLimits) -> VerifiedPack:
+    signer = check_signature(raw or b"", sig, trust, str(source))
+    check_bounds(manifest, limits, str(source))
     found = {d.path: d for d in iter_dir(source, limits)}
-    manifest_path = source / layout.MANIFEST
-    if layout.MANIFEST in found and found[layout.MANIFEST].size > limits.max_manifest_bytes:
-        raise InvalidPack(f"{manifest_path}: larger than {limits.max_manifest_bytes} bytes")
-    raw = manifest_path.read_bytes() if layout.MANIFEST in found else None
-    manifest = parse_manifest(raw, str(source))
     _raise_if(compare(manifest, found), source)
-    return VerifiedPack(manifest, source, source)
+    return VerifiedPack(manifest, source, source, signer)
 
 
-def verify_pack(path: Path, limits: PackLimits | None = None) -> VerifiedPack:
+def verify_pack(
+    path: Path, limits: PackLimits | None = None, trust: TrustedKeys | None = None
+) -> VerifiedPack:
     """Check every member of the pack at `path` (a folder or a tar); extract nothing."""
     limits = limits or PackLimits()
     path = Path(path)
     if path.is_dir():
-        return _read_dir(path, limits)
+        return _read_dir(path, limits, trust)
     if is_tar(path):
-        return _read_tar(path, limits, None)
+        return _read_tar(path, limits, None, trust)
     raise InvalidPack(f"{path}: neither a pack folder nor a tar archive")
 
 
-def open_verified(path: Path, workdir: Path, limits: PackLimits | None = None) -> VerifiedPack:
+def open_verified(
+    path: Path, workdir: Path, limits: PackLimits | None = None, trust: TrustedKeys | None = None
+) -> VerifiedPack:
     """Verify a pack and give a folder to read it from: the folder itself, or the tar
     extracted into `workdir` (which must be empty or missing)."""
     limits = limits or PackLimits()
     path = Path(path)
     if path.is_dir():
-        return _read_dir(path, limits)
+        return _read_dir(path, limits, trust)
     if not is_tar(path):
         raise InvalidPack(f"{path}: neither a pack folder nor a tar archive")
     workdir.mkdir(parents=True, exist_ok=True)
     if any(workdir.iterdir()):
         raise InvalidPack(f"{workdir}: extraction folder is not empty")
-    return _read_tar(path, limits, workdir)
+    return _read_tar(path, limits, workdir, trust)

@@ -66,7 +66,7 @@ def resolve(
     files: dict[str, Path] = {}
     problems: list[Problem] = []
     for entry in listed:
-        where = f"attachment '{entry}'"
+        where = f"attachment '{entry}'".replace("\x00", "\\0")
         unsafe = _unsafe(seed_dir, entry)
         if unsafe:
             problems.append(Problem(where, unsafe[0], unsafe[1]))
@@ -111,6 +111,8 @@ def _rel(seed_dir: Path, p: Path) -> str:
 
 def _unsafe(seed_dir: Path, entry: str) -> tuple[str, str] | None:
     """Why ``entry`` may not be used, or None. Checks the text, then each path component."""
+    if "\x00" in entry:
+        return "contains a NUL character (\\0)", "remove it from the path"
     if "\\" in entry:
         return "uses backslashes", "write paths with forward slashes: data/input.csv"
     pure = PurePosixPath(entry)

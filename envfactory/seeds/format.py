@@ -2,7 +2,9 @@
 
 See ``docs/seed-format.md`` for the user-facing description. Invariants: the file is UTF-8
 YAML whose top level is a mapping; no key appears twice; unknown keys are errors (a typo
-must not silently drop data); types are strict (``max_turns: "60"`` is an error, not 60).
+must not silently drop data); types are strict (``max_turns: "60"`` is an error, not 60);
+the YAML is parsed within bounds (`envfactory.core.bounded_yaml`: no alias bombs, no deep
+nesting) and no text field may hold a NUL character.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Annotated, Any
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -20,13 +23,20 @@ from pydantic import (
     field_validator,
 )
 
-from envfactory.core.models import Constraints
+from envfactory.core import bounded_yaml
+from envfactory.core.models import Constraints, refuse_nul
 
 from .problems import FIELD_HINTS, Problem, from_validation_error
 
-Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Domain = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+_NoNul = AfterValidator(refuse_nul)
+Title = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), _NoNul
+]
+Domain = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), _NoNul
+]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1), _NoNul]
+Source = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500), _NoNul]
 
 _REPO_URL = re.compile(r"^((https?|ssh|git|file)://\S+|[\w.-]+@[\w.-]+:\S+)$")
 
@@ -40,9 +50,9 @@ class SeedFile(BaseModel):
     description: Text
     domain: Domain
     attachments: Any = None
-    repository: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] | None = None
+    repository: Text | None = None
     constraints: Constraints = Field(default_factory=Constraints)
-    source: Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)] | None = None
+    source: Source | None = None
 
     @field_validator("repository")
     @classmethod
@@ -58,7 +68,7 @@ ALLOWED_KEYS = {
 }
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class _UniqueKeyLoader(bounded_yaml.BoundedSafeLoader):
     """SafeLoader that refuses a key given twice (PyYAML would keep the last silently)."""
 
 
@@ -97,9 +107,12 @@ def decode_utf8(data: bytes, label: str, filename: str) -> tuple[str | None, Pro
 
 def parse_yaml(text: str, label: str) -> tuple[dict[str, Any] | None, Problem | None]:
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        data = bounded_yaml.load(text, loader=_UniqueKeyLoader)
     except _DuplicateKey as exc:
         return None, Problem(label, str(exc), "keep one of them")
+    except bounded_yaml.YamlTooComplex as exc:
+        return None, Problem(label, f"is refused: {exc}",
+                             "write the values out: no deep nesting, no repeated aliases")  # fmt: skip
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -7,6 +7,7 @@ so a user fixes a seed in one round; ``raise_if_any`` raises them together.
 from __future__ import annotations
 
 import difflib
+import reprlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,8 +65,15 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out
 
 
+#: Shows a wrong value without walking all of it: a huge or deeply shared value (an alias
+#: bomb that slipped a limit) must not turn an error message into gigabytes.
+_REPR = reprlib.Repr()
+_REPR.maxstring, _REPR.maxother, _REPR.maxlevel = 60, 60, 3
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
+
+
 def _shown(value: Any) -> str:
-    text = repr(value)
+    text = _REPR.repr(value)
     return f"{type(value).__name__} {text[:60]}{'…' if len(text) > 60 else ''}"
 
 
@@ -94,10 +102,12 @@ def from_validation_error(
                                     "shorten it; put detail in the description"))  # fmt: skip
         elif kind in _BOUNDS:
             bound = next(iter(err.get("ctx", {}).values()), "?")
-            problems.append(Problem(where, f"must be {_BOUNDS[kind]} {bound}, got {value!r}", hint))
+            problems.append(
+                Problem(where, f"must be {_BOUNDS[kind]} {bound}, got {_REPR.repr(value)}", hint)
+            )
         elif kind == "literal_error":
             expected = err.get("ctx", {}).get("expected", "?")
-            problems.append(Problem(where, f"must be {expected}, got {value!r}", hint))
+            problems.append(Problem(where, f"must be {expected}, got {_REPR.repr(value)}", hint))
         elif kind in _TYPE_NAMES:
             problems.append(
                 Problem(where, f"must be {_TYPE_NAMES[kind]}, got {_shown(value)}", hint)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import tarfile
 from pathlib import Path
@@ -13,17 +12,7 @@ from envfactory.core.errors import InvalidPack
 from envfactory.packs import PackLimits, open_verified, verify_pack
 from envfactory.packs.safety import check_member_name
 
-
-def _tar(path: Path, entries: list[tarfile.TarInfo | tuple[str, bytes]]) -> Path:
-    with tarfile.open(path, "w") as tf:
-        for e in entries:
-            if isinstance(e, tarfile.TarInfo):
-                tf.addfile(e)
-            else:
-                info = tarfile.TarInfo(e[0])
-                info.size = len(e[1])
-                tf.addfile(info, io.BytesIO(e[1]))
-    return path
+from .tars import manifest_bytes, with_manifest, write_tar
 
 
 def _link(name: str, target: str, kind: bytes) -> tarfile.TarInfo:
@@ -65,24 +54,28 @@ UNSAFE = {
     ),
     "fifo": ([_special("envs/a/pipe", tarfile.FIFOTYPE)], "device or FIFO"),
     "character device": ([_special("envs/a/null", tarfile.CHRTYPE)], "device or FIFO"),
-    "duplicate name": ([("pack.json", b"{}"), ("pack.json", b"{}")], "occurs twice"),
-    "too many members": ([(f"f{i}", b"") for i in range(6)], "more than 5 members"),
-    "oversize member": ([("big.bin", b"x" * 200)], "exceeds the 100-byte member limit"),
-    "oversize total": ([(f"f{i}", b"x" * 90) for i in range(3)], "exceeds 250 bytes in total"),
+    "duplicate name": ([("a.txt", b"x"), ("a.txt", b"x")], "occurs twice"),
+    "too many members": ([(f"f{i}", b"") for i in range(6)], "lists 6 members, more than 5"),
+    "oversize member": ([("big.bin", b"x" * 200)], "'big.bin' is 200 bytes, more than 100"),
+    "oversize total": ([(f"f{i}", b"x" * 90) for i in range(3)], "lists 270 bytes, more than 250"),
     "backslash name": ([("envs\\..\\evil", b"x")], "backslash"),
-    "oversize manifest": (
-        [("pack.json", b" " * 60)],
-        "pack.json: 60 bytes exceeds the 50-byte limit",
-    ),
+    "control character in a name": ([("envs/a/b\nc", b"x")], "control character"),
+    "a 300-character name": ([("envs/" + "n" * 300, b"x")], "name too long, one part is 300"),
+    "a 1100-byte path": ([("/".join(["d" * 100] * 11), b"x")], "name too long, 1110 bytes"),
 }
 
-LIMITS = PackLimits(max_members=5, max_member_bytes=100, max_total_bytes=250, max_manifest_bytes=50)
+LIMITS = PackLimits(
+    max_members=5, max_member_bytes=100, max_total_bytes=250, max_manifest_bytes=4096
+)
 
 
 @pytest.mark.parametrize("case", sorted(UNSAFE))
 def test_an_unsafe_tar_is_refused_before_anything_is_used(tmp_path, case):
     entries, message = UNSAFE[case]
-    pack = _tar(tmp_path / "evil.tar", entries)
+    safe = {e[0]: e[1] for e in entries if isinstance(e, tuple) and "\\" not in e[0]
+            and "\n" not in e[0] and len(e[0]) < 250 and not e[0].startswith(("/", "."))
+            and ".." not in e[0]}  # fmt: skip
+    pack = write_tar(tmp_path / "evil.tar", with_manifest(entries, safe))
     with pytest.raises(InvalidPack, match=message):
         verify_pack(pack, LIMITS)
     with pytest.raises(InvalidPack, match=message):
@@ -91,20 +84,30 @@ def test_an_unsafe_tar_is_refused_before_anything_is_used(tmp_path, case):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.tar", "out"]
 
 
-def test_a_gzip_bomb_is_stopped_by_the_total_limit(tmp_path):
-    pack = tmp_path / "bomb.tar.gz"
-    with tarfile.open(pack, "w:gz") as tf:
-        for i in range(4):
-            info = tarfile.TarInfo(f"zeros{i}")
-            info.size = 1 << 20
-            tf.addfile(info, io.BytesIO(bytes(1 << 20)))
+def _zeros_bomb(pack: Path, n: int = 4) -> Path:
+    zeros = {f"zeros{i}": bytes(1 << 20) for i in range(n)}
+    write_tar(pack, with_manifest(list(zeros.items())), "w:gz")
     assert pack.stat().st_size < 50_000  # tiny on disk, 4 MiB unpacked
-    with pytest.raises(InvalidPack, match="in total"):
+    return pack
+
+
+def test_a_gzip_bomb_is_stopped_by_the_total_limit_before_a_byte_is_written(tmp_path):
+    pack = _zeros_bomb(tmp_path / "bomb.tar.gz")
+    with pytest.raises(InvalidPack, match="lists 4194304 bytes, more than 3145728"):
         open_verified(pack, tmp_path / "x", PackLimits(max_total_bytes=3 << 20))
+    assert not any((tmp_path / "x").iterdir())
+
+
+def test_a_gzip_bomb_is_stopped_by_its_expansion_ratio_before_a_byte_is_written(tmp_path):
+    pack = _zeros_bomb(tmp_path / "bomb.tar.gz")
+    with pytest.raises(InvalidPack, match="more than 100 times its size .an archive bomb"):
+        open_verified(pack, tmp_path / "x", PackLimits(expansion_floor_bytes=1 << 20))
+    assert not any((tmp_path / "x").iterdir())
 
 
 def test_a_folder_pack_with_an_escaping_symlink_is_refused(tmp_path):
     (tmp_path / "pack/envs/a").mkdir(parents=True)
+    (tmp_path / "pack/pack.json").write_bytes(manifest_bytes({}))
     os.symlink("/etc/passwd", tmp_path / "pack/envs/a/instruction.md")
     with pytest.raises(InvalidPack, match="envs/a/instruction.md.*escapes the pack"):
         verify_pack(tmp_path / "pack")
@@ -112,6 +115,7 @@ def test_a_folder_pack_with_an_escaping_symlink_is_refused(tmp_path):
 
 def test_a_folder_pack_with_a_hardlinked_file_is_refused(tmp_path):
     (tmp_path / "pack").mkdir()
+    (tmp_path / "pack/pack.json").write_bytes(manifest_bytes({}))
     (tmp_path / "outside.txt").write_text("secret")
     os.link(tmp_path / "outside.txt", tmp_path / "pack/inside.txt")
     with pytest.raises(InvalidPack, match="inside.txt.*hardlink"):
@@ -125,8 +129,8 @@ def test_a_file_that_is_not_a_pack_is_refused(tmp_path):
 
 
 def test_a_tar_without_a_manifest_is_refused(tmp_path):
-    pack = _tar(tmp_path / "p.tar", [("envs/a/solver/instruction.md", b"hi")])
-    with pytest.raises(InvalidPack, match="no pack.json"):
+    pack = write_tar(tmp_path / "p.tar", [("envs/a/solver/instruction.md", b"hi")])
+    with pytest.raises(InvalidPack, match="no pack.json at the start of the archive"):
         verify_pack(pack)
 
 

@@ -50,6 +50,19 @@ def _symlink(d: Path, name: str, target: Path, attach: str | None = None) -> Pat
     return _yaml(d, "  - data\n", f"  - {attach or name}\n") if attach != "" else d
 
 
+#: Regression (issue 15): 385 bytes that took 41 s and 3.1 GB before their error, because
+#: the message repr()'d the expanded value.
+ALIAS_BOMB = (
+    "".join(
+        f"{k}: &{k} [{', '.join([f'*{p}'] * 9)}]\n"
+        if p
+        else f"{k}: &{k} [{', '.join(['lol'] * 9)}]\n"
+        for k, p in zip("abcdefgh", ["", *"abcdefg"], strict=True)
+    )
+    + "title: *h\ndescription: d\ndomain: x\n"
+)
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -119,6 +132,19 @@ CASES = [
     Case("YAML that is not a mapping", lambda d: _write(d / "seed.yaml", "- title\n- domain\n").parent,
          ("seed.yaml", "must be a YAML mapping of fields, got a list")),
     Case("empty seed.yaml", lambda d: _write(d / "seed.yaml", "").parent, ("seed.yaml", "got an empty file")),
+    Case("YAML alias bomb", lambda d: _write(d / "seed.yaml", ALIAS_BOMB).parent,
+         ("seed.yaml", "expands to more than", "through aliases", "no repeated aliases")),
+    Case("recursive YAML alias", lambda d: _yaml(d, "domain: data-engineering", "domain: &x [*x]"),
+         ("seed.yaml", "an alias refers to a node that contains it")),
+    Case("deeply nested YAML", lambda d: _yaml(d, "domain: data-engineering",
+         "domain: " + "[" * 600 + "]" * 600), ("seed.yaml", "nesting deeper than 50 levels")),
+    Case("NUL escape in a field", lambda d: _yaml(d, "title: Nightly ETL drops rows after a schema change",
+         'title: "Nightly\\0ETL"'),
+         ("field 'title'", "must not contain NUL characters")),
+    Case("NUL escape in the description", lambda d: _yaml(d, "description: |\n  The partner",
+         'description: "a\\0b"\nsource: |\n  The partner'), ("field 'description'", "must not contain NUL")),
+    Case("NUL escape in an attachment path", lambda d: _yaml(d, "  - data\n", '  - "data\\0x"\n'),
+         ("attachment 'data\\0x'", "contains a NUL character")),
     Case("key given twice", lambda d: _yaml(d, "domain:", "title: again\ndomain:"),
          ("seed.yaml", "key 'title' appears twice (second time on line 4)")),
     Case("directory without seed.yaml", lambda d: ((d / "seed.yaml").unlink(), d)[1],

@@ -15,6 +15,8 @@ import hashlib
 import posixpath
 from dataclasses import dataclass, field
 
+from pydantic import ValidationError
+
 from envfactory.core.errors import InvalidTask
 from envfactory.core.models import (
     BuildContext,
@@ -58,6 +60,18 @@ class Found:
 
 
 def assemble(found: Found) -> ImportedTask:
+    """The task's models, or InvalidTask naming the field a value broke (e.g. a NUL)."""
+    try:
+        return _assemble(found)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        field_name = ".".join(str(p) for p in err["loc"]) or "?"
+        msg = err["msg"].removeprefix("Value error, ")
+        raise InvalidTask(f"{found.where}: {field_name} {msg}",
+                          hint=f"fix {field_name} in the task's files") from None  # fmt: skip
+
+
+def _assemble(found: Found) -> ImportedTask:
     opts = found.options
     workdir, workspace = _workspace(found)
     scope, semantics, scope_notes = _scope(found, workspace)

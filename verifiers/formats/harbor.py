@@ -122,8 +122,10 @@ def _compose_note(file: Path) -> str:
     """A one-service compose file adds nothing we do not run; more services are refused."""
     import yaml
 
+    from envfactory.core import bounded_yaml
+
     try:
-        data = yaml.safe_load(file.read_text(errors="replace")) or {}
+        data = bounded_yaml.load(file.read_text(errors="replace")) or {}
     except yaml.YAMLError as exc:
         raise InvalidTask(f"{file}: invalid YAML: {exc}", hint="fix the syntax") from None
     services = data.get("services") if isinstance(data, dict) else None
@@ -172,6 +174,9 @@ def read_toml(file: Path) -> dict[str, Any]:
         ) from None
     except UnicodeDecodeError as exc:
         raise InvalidTask(f"{file}: not UTF-8 text ({exc})", hint="save it as UTF-8") from None
+    except RecursionError:  # tomllib parses nested arrays recursively
+        raise InvalidTask(f"{file}: values nested too deeply to read",
+                          hint="a task.toml needs a few levels of nesting at most") from None  # fmt: skip
 
 
 def _name(path: Path, config: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from envfactory.core import bounded_yaml
 from envfactory.core.errors import InvalidTask
 from envfactory.core.models import Limits
 
@@ -106,7 +107,7 @@ def _require(path: Path) -> None:
 
 def _read_yaml(file: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(file.read_text())
+        data = bounded_yaml.load(file.read_text())  # no alias bombs, no deep nesting
     except yaml.YAMLError as exc:
         raise InvalidTask(f"{file}: invalid YAML: {exc}", hint="fix the syntax") from None
     if not isinstance(data, dict):

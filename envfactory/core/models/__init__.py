@@ -1,6 +1,6 @@
 """Every value that crosses a process, a table or a file: frozen pydantic models."""
 
-from .base import ArtifactKey, Model, new_id, utcnow
+from .base import NUL_MESSAGE, ArtifactKey, Model, UserText, new_id, refuse_nul, utcnow
 from .environments import (
     BuildContext,
     BuildResult,
@@ -20,6 +20,7 @@ from .packs import (
     PackEnvironment,
     PackManifest,
     PackMember,
+    PackSignature,
     ProvenanceChain,
 )
 from .review import (
@@ -83,6 +84,7 @@ __all__ = [
     "PackEnvironment",
     "PackManifest",
     "PackMember",
+    "PackSignature",
     "PartialSolution",
     "PathChange",
     "Provenance",
@@ -105,5 +107,8 @@ __all__ = [
     "Verifier",
     "VerifyScope",
     "new_id",
+    "NUL_MESSAGE",
+    "UserText",
+    "refuse_nul",
     "utcnow",
 ]

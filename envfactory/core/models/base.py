@@ -2,6 +2,10 @@
 
 Frozen (hashable, safe to pass between activities) and strict about unknown keys, so a
 typo in a seed or a pack manifest is an error rather than silently ignored data.
+
+``UserText`` (and ``NonEmpty``, built on it) refuse NUL characters: PostgreSQL text cannot
+hold them and no title, path or comment needs one, so every place user text enters (a
+seed file, an API body, a pack) refuses it with the same message, before the store.
 """
 
 from __future__ import annotations
@@ -11,13 +15,27 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints, model_validator
 
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
+NUL_MESSAGE = "must not contain NUL characters (\\0)"
+
+
+def refuse_nul(value: str) -> str:
+    """The one NUL check for user text (a pydantic after-validator)."""
+    if "\x00" in value:
+        raise ValueError(NUL_MESSAGE)
+    return value
+
+
 #: A content address in the artifact store: lowercase hex sha256 of the bytes.
 ArtifactKey = Annotated[str, StringConstraints(pattern=SHA256_RE.pattern)]
-NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
+#: Text a user typed or a file supplied: anything but NUL.
+UserText = Annotated[str, AfterValidator(refuse_nul)]
+NonEmpty = Annotated[
+    str, StringConstraints(min_length=1, strip_whitespace=True), AfterValidator(refuse_nul)
+]
 
 
 class Model(BaseModel):

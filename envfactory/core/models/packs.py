@@ -48,6 +48,18 @@ class PackEnvironment(Model):
     image_ref: str | None = None  # image id at export time (docker-save packs)
 
 
+class PackSignature(Model):
+    """pack.sig: an Ed25519 signature over the exact bytes of pack.json (which lists every
+    member with its sha256), and the public key that made it. Whether that key is trusted
+    is the reader's decision (`envfactory.packs.signing.TrustedKeys`), never the pack's."""
+
+    format: Literal["envfactory-pack-signature/1"] = "envfactory-pack-signature/1"
+    algorithm: Literal["ed25519"] = "ed25519"
+    key_fingerprint: str
+    public_key: str  # base64 of the 32 raw bytes
+    signature: str  # base64 of the 64 raw bytes
+
+
 class PackManifest(Model):
     schema_version: int = PACK_SCHEMA_VERSION
     id: str

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .base import Model, utcnow
+from .base import Model, UserText, utcnow
 from .sandbox import PathChange, StateRef
 
 FindingSource = Literal["probe", "trajectory", "tamper", "mutation"]
@@ -55,7 +55,7 @@ class ReviewItem(Model):
     env_id: str
     state: ReviewState = ReviewState.OPEN
     reviewer: str | None = None
-    comment: str = ""
+    comment: UserText = ""
     decided_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .base import ArtifactKey, Model, NonEmpty, utcnow
+from .base import ArtifactKey, Model, NonEmpty, UserText, utcnow
 
 BaseFlavour = Literal["debian", "python"]
 
@@ -34,8 +34,8 @@ class TaskSeed(Model):
     description: NonEmpty  # markdown
     domain: NonEmpty
     attachments: tuple[Attachment, ...] = ()
-    repository: str | None = None
+    repository: UserText | None = None
     constraints: Constraints = Constraints()
-    source: str | None = None
+    source: UserText | None = None
     content_hash: ArtifactKey
     created_at: datetime = Field(default_factory=utcnow)

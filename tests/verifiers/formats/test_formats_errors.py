@@ -9,6 +9,12 @@ import pytest
 from envfactory.core.errors import InvalidInput, InvalidTask
 from verifiers.formats import load_task
 
+#: Nine levels of nine aliases each: 387 million values once expanded.
+BOMB = "".join(
+    f"{k}: &{k} [{', '.join([f'*{p}'] * 9)}]\n" if p else f"{k}: &{k} [{', '.join(['x'] * 9)}]\n"
+    for k, p in zip("abcdefghi", ["", *"abcdefgh"], strict=True)
+)
+
 HARBOR_CASES = {
     "missing instruction.md": ({"instruction.md": None}, ["instruction.md", "missing"]),
     "empty instruction.md": ({"instruction.md": "  \n"}, ["instruction.md is empty"]),
@@ -44,6 +50,13 @@ HARBOR_CASES = {
         {"solution/solve.sh": "# step 1\necho a\n# step 2\n\n"}, ["step 2 (line 3)", "no commands"],
     ),
     "solution without commands": ({"solution/solve.sh": "#!/bin/bash\n# nothing\n"}, ["no commands"]),
+    # issue 15: bounded parsing of task files; each once ended in a RecursionError or hung
+    "deeply nested TOML": ({"task.toml": "x = " + "[" * 3000 + "]" * 3000 + "\n"},
+                           ["task.toml", "nested too deeply"]),
+    "compose alias bomb": ({"environment/docker-compose.yaml": BOMB},
+                           ["docker-compose.yaml", "through aliases"]),
+    "NUL in the instruction": ({"instruction.md": "count the\x00errors\n"},
+                               ["instruction must not contain NUL"]),
 }  # fmt: skip
 
 
@@ -78,6 +91,12 @@ TB_CASES = {
     "bad timeout": ({"task.yaml": "instruction: x\nmax_test_timeout_sec: -1\n"},
                     ["max_test_timeout_sec"]),
     "run-tests.sh twice": ({"tests/run-tests.sh": "exit 0\n"}, ["clashes"]),
+    "task.yaml alias bomb": ({"task.yaml": BOMB + "instruction: x\n"},
+                             ["task.yaml", "expands to more than", "an alias bomb"]),
+    "deeply nested task.yaml": ({"task.yaml": "instruction: " + "[" * 3000 + "]" * 3000},
+                                ["task.yaml", "nesting deeper than 50 levels"]),
+    "NUL escape in task.yaml": ({"task.yaml": 'instruction: "count\\0errors"\n'},
+                                ["task.yaml: instruction must not contain NUL"]),
 }  # fmt: skip
 
 

@@ -1,0 +1,126 @@
+"""YAML from users, parsed in bounded time and memory.
+
+Seeds, Terminal-Bench task files, compose files and agent scripts are YAML that a user
+(or a stranger's task suite) wrote. PyYAML's safe loader is safe against code execution
+but not against size: a few hundred bytes of nested aliases ("billion laughs") expand to
+billions of values the moment anything walks them (a `repr`, a validator), and deep
+nesting overflows Python's stack inside the composer. This module is the one place those
+files are parsed; it lives in core because the seed reader, the task formats and the
+agent scripts sit side by side on one layer and must share it (PyYAML is its only
+dependency beyond the standard library).
+
+Invariants, checked on the node graph *before* any Python value is built:
+- nesting is at most ``max_depth`` levels (counted while composing, so a 10 000-level
+  document fails at level ``max_depth + 1``, not in a RecursionError);
+- an alias may not refer to a node that contains it (a recursive document);
+- the document's expanded size (every node once per path that reaches it, scalars
+  weighted by their length) is at most ``2 * len(text) + alias_allowance``: a document
+  without aliases always fits, aliases may add at most ``alias_allowance``.
+
+A refusal is a ``YamlTooComplex`` (a ``yaml.MarkedYAMLError``, so callers that already
+catch ``yaml.YAMLError`` keep working) whose message says what and where.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class YamlLimits:
+    max_depth: int = 50
+    alias_allowance: int = 100_000
+
+
+class YamlTooComplex(yaml.MarkedYAMLError):
+    """The document is too deep, recursive, or expands too far through aliases."""
+
+    def __init__(self, problem: str, mark: yaml.Mark | None) -> None:
+        super().__init__(problem=problem, problem_mark=mark)
+
+    def __str__(self) -> str:
+        where = f" (line {self.problem_mark.line + 1})" if self.problem_mark else ""
+        return f"{self.problem}{where}"
+
+
+class BoundedSafeLoader(yaml.SafeLoader):
+    """A SafeLoader that counts nesting while it composes. Subclass it to add constructors."""
+
+    max_depth = YamlLimits.max_depth
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > self.max_depth:
+                mark = self.peek_event().start_mark
+                raise YamlTooComplex(
+                    f"nesting deeper than {self.max_depth} levels is not accepted", mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def expanded_size(root: yaml.Node, cap: int) -> int:
+    """Nodes reachable from `root`, counted once per path (scalars by length), computed
+    once per distinct node; YamlTooComplex past `cap` or on a cycle. Iterative: no
+    recursion however the graph is shaped."""
+    size: dict[int, int] = {}
+    open_: set[int] = set()  # nodes started but not finished: the current path
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            open_.discard(key)
+            own = 1 + (len(node.value) if isinstance(node, yaml.ScalarNode) else 0)
+            total = own + sum(size[id(c)] for c in _children(node))
+            if total > cap:
+                raise YamlTooComplex(
+                    f"expands to more than {cap} values through aliases (an alias bomb?)",
+                    node.start_mark,
+                )
+            size[key] = total
+        elif key in open_:
+            raise YamlTooComplex("an alias refers to a node that contains it", node.start_mark)
+        elif key not in size:
+            open_.add(key)
+            stack.append((node, True))
+            stack.extend((c, False) for c in _children(node) if id(c) not in size)
+    return size[id(root)]
+
+
+def load(
+    text: str,
+    *,
+    loader: type[BoundedSafeLoader] = BoundedSafeLoader,
+    limits: YamlLimits | None = None,
+) -> Any:
+    """Parse one YAML document within `limits`; yaml.YAMLError (YamlTooComplex for a
+    limit) on anything wrong. An empty document is None, as with yaml.safe_load."""
+    limits = limits or YamlLimits()
+    bounded = type("_Limited", (loader,), {"max_depth": limits.max_depth})
+    instance = bounded(text)
+    try:
+        node = instance.get_single_node()
+        if node is None:
+            return None
+        expanded_size(node, 2 * len(text) + limits.alias_allowance)
+        return instance.construct_document(node)
+    finally:
+        instance.dispose()

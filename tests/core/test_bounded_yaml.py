@@ -1,0 +1,64 @@
+"""Bounded YAML: ordinary documents (aliases and merge keys included) load as with
+yaml.safe_load; bombs, recursion and deep nesting are refused fast, naming the line."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import yaml
+
+from envfactory.core.bounded_yaml import YamlLimits, YamlTooComplex, load
+
+ORDINARY = """\
+base: &base {image: python, turns: 40}
+one: {<<: *base, name: one}
+two: [*base, *base]
+text: |
+  several
+  lines
+"""
+
+
+def test_an_ordinary_document_loads_like_safe_load():
+    assert load(ORDINARY) == yaml.safe_load(ORDINARY)
+    assert load("") is None
+
+
+def test_a_large_document_without_aliases_always_fits():
+    doc = "".join(f"k{i}: [{', '.join(['value'] * 20)}]\n" for i in range(2000))
+    assert len(load(doc)) == 2000
+
+
+def test_an_alias_bomb_is_refused_in_milliseconds():
+    rows = ["a: &a [" + ", ".join(["lol"] * 9) + "]"]
+    rows += [
+        f"{n}: &{n} [" + ", ".join([f"*{p}"] * 9) + "]" for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+    ]
+    start = time.monotonic()
+    with pytest.raises(YamlTooComplex, match=r"expands to more than \d+ values .* \(line \d+\)"):
+        load("\n".join(rows))
+    assert time.monotonic() - start < 1.0
+
+
+def test_aliases_are_allowed_up_to_the_allowance():
+    doc = "a: &a [" + ", ".join(["x"] * 50) + "]\nb: [" + ", ".join(["*a"] * 100) + "]\n"
+    assert len(load(doc)["b"]) == 100
+    with pytest.raises(YamlTooComplex):
+        load(doc, limits=YamlLimits(alias_allowance=10))
+
+
+def test_a_recursive_alias_is_refused():
+    with pytest.raises(YamlTooComplex, match="refers to a node that contains it"):
+        load("a: &x {b: *x}")
+
+
+@pytest.mark.parametrize("depth", [51, 5000])
+def test_deep_nesting_is_refused_without_a_recursion_error(depth):
+    with pytest.raises(YamlTooComplex, match="nesting deeper than 50 levels"):
+        load("a: " + "[" * depth + "]" * depth)
+    assert load("a: " + "[" * 48 + "]" * 48)  # within the limit
+
+
+def test_a_refusal_is_a_yaml_error_for_callers_that_catch_those():
+    assert issubclass(YamlTooComplex, yaml.YAMLError)
