@@ -1,10 +1,16 @@
 """The gates: the property test a verifier must pass before its reward is published.
 
-Checks (each repeated R times; all repeats must agree with the expected reward):
+Checks (all runs of a check must agree with the expected reward; how many runs: see
+"Repeats" below):
 oracle → 1; no-op → 0; every proper prefix of the reference steps → 0; every authored
 partial solution → 0; every probe on the no-op state and on every unsolved state → 0;
 every stored regression state → 0. A failed gate is a result (a failing `GateCheck`
 with its evidence), never an exception; an engine failure is an exception.
+
+Repeats: the oracle and the no-op run R times (they show whether the verifier is stable);
+every other row runs once, and R times when its first result is unexpected or once the
+verifier has disagreed with itself anywhere (then every row is brought up to R). Secondary
+(harbor) rows run once.
 
 Order and early verdicts: the oracle settles first. A reference step that fails stops
 its chain at once (`GateReport.reference_failure`, verdict ``reference-failed``); an
@@ -53,7 +59,8 @@ from envfactory.core.models import (
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from .evidence import check_evidence
-from .probes import PROBES, Probe, TruncatedOutputs
+from .probes import PROBES, Probe, TruncatedOutputs, by_name
+from .probes.inputs import RECOMPUTED, outputs_differ, recomputed_steps
 from .runner import PreparedState, Replay, VerifyResult, verifier_tar, verify_prepared
 from .states import (
     ProducedState,
@@ -119,7 +126,7 @@ class GateRun:
     prepared: dict[str, PreparedState] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Check:
     kind: CheckKind
     expected: int
@@ -160,6 +167,8 @@ class _GateRunner:
         self.by_input: dict[str, str] = {}
         self.notes: list[str] = []
         self.noop: ProducedState | None = None  # the pristine state, once produced
+        self.disagreed = False  # some row got different rewards on the same input
+        self.ticked: set[str] = set()  # rows counted as done in the progress
         self.noop_ready = threading.Event()
         self.total = self.done = 0
         self.probes: tuple[Probe, ...] = inp.probes
@@ -349,7 +358,7 @@ class _GateRunner:
 
     def _spawn_oracle_probes(self) -> None:
         """Probes built from what the reference solution produced, applied to the oracle."""
-        if self.oracle is None or self.primary != "envfactory":
+        if self.oracle is None or self.primary != "envfactory" or not self.probes:
             return
         if self.spec.verify_scope != "workspace":
             return
@@ -359,6 +368,26 @@ class _GateRunner:
         cut = TruncatedOutputs.for_oracle(self.oracle.prepared.workspace, self.noop.prepared.workspace)
         if cut.paths:
             self._spawn(self._produce_probes, self.oracle, (cut,))
+        if any(p.name == "inputs-minimal" for p in self.probes):
+            self._spawn(self._produce_recomputed)
+
+    def _produce_recomputed(self) -> None:
+        """The reference solution run on minimal inputs (`probes.inputs.recomputed_steps`),
+        verified when its outputs differ from the oracle's."""
+        assert self.oracle is not None and self.noop is not None
+        steps = recomputed_steps(self.spec)
+        names: list[str | None] = [None] * (len(steps) - 1) + [RECOMPUTED]
+        (st,) = produce_chain(self.inp.engine, self.inp.image, self.spec, steps, names=names,
+                              kinds=[StateKind.PROBE] * len(steps))  # fmt: skip
+        if outputs_differ(st.prepared.workspace, self.oracle.prepared.workspace,
+                          self.noop.prepared.workspace):  # fmt: skip
+            self._on_state(st, CheckKind.PROBE, 0, by_name("inputs-minimal"))
+        else:
+            with self.lock:
+                self.notes.append(
+                    f"{RECOMPUTED} not checked: the reference solution wrote the oracle's "
+                    "outputs from minimal inputs (the inputs do not feed the answer)"
+                )
 
     def _note_harness_limit(self, probe: Probe, semantics: str) -> None:
         """Say what the probe left out under `semantics` because no verifier can resist it."""
@@ -386,11 +415,10 @@ class _GateRunner:
         semantics = semantics or self.primary
         secondary = semantics != self.primary
         prepared = self._prepared(st, semantics)
-        # secondary rows run once: flakiness is measured on the primary rows
-        repeats = 1 if secondary else self.inp.repeats
-        check = _Check(kind, expected, st, probe, semantics, prepared, repeats, secondary)
+        check = _Check(kind, expected, st, probe, semantics, prepared, 1, secondary)
         key = _input_key(prepared)
         with self.lock:
+            check.repeats = runs = self._first_repeats(kind, secondary)
             self.checks.append(check)
             twin = self.by_input.get(key) if kind == CheckKind.PROBE else None
             if twin is None:
@@ -399,7 +427,7 @@ class _GateRunner:
             else:
                 self.shared[check.name] = twin
         if twin is None:
-            for _ in range(check.repeats):
+            for _ in range(runs):  # `check.repeats` may grow meanwhile (`_escalate`)
                 self._spawn(self._verify, check)
         else:
             self._tick(check.name)
@@ -440,12 +468,51 @@ class _GateRunner:
         )  # fmt: skip
         with self.lock:
             self.results[check.name].append(res)
-            done = self.results[check.name]
-            complete = len(done) == check.repeats
+            done = list(self.results[check.name])
+            more = self._escalate(check, done) if len(done) == check.repeats else []
+            complete = len(done) == check.repeats and check.name not in self.ticked
+            if complete:
+                self.ticked.add(check.name)
+        for again, extra in more:
+            for _ in range(extra):
+                self._spawn(self._verify, again)
         if complete:
             self._tick(check.name)
             if check.kind == CheckKind.ORACLE and check.semantics == self.primary:
                 self._oracle_verified(done)
+
+    # -- repeats where they tell something --------------------------------------------------
+
+    def _first_repeats(self, kind: CheckKind, secondary: bool) -> int:
+        """How often a new row runs at first: the oracle and the no-op `repeats` times (they
+        show whether the verifier is stable), every other primary row once, unless the
+        verifier has already disagreed with itself; secondary rows once."""
+        if secondary:
+            return 1
+        if kind in (CheckKind.ORACLE, CheckKind.NOOP) or self.disagreed:
+            return self.inp.repeats
+        return 1
+
+    def _escalate(self, check: _Check, done: Sequence[VerifyResult]) -> list[tuple[_Check, int]]:
+        """Rows to run up to `repeats` times now that `check` has its first results (under
+        the lock), each with how many more runs it needs: `check` itself when its result
+        was unexpected; every row planned fewer times once the verifier disagrees with
+        itself."""
+        full = self.inp.repeats
+        if check.secondary or full <= 1:
+            return []
+        if len({r.reward for r in done}) > 1 and not self.disagreed:
+            self.disagreed = True
+            again = [c for c in self.checks if not c.secondary and c.repeats < full
+                     and c.name in self.results and c.name not in self.shared]  # fmt: skip
+        elif check.repeats < full and (done[0].reward != check.expected or self.disagreed):
+            again = [check]
+        else:
+            return []
+        out = [(c, full - c.repeats) for c in again]
+        for c in again:
+            c.repeats = full
+        return out
 
     def _remove_later(self, box: Sandbox) -> None:
         self.reaper.submit(box.remove)

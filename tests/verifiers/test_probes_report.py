@@ -14,7 +14,7 @@ from verifiers.runner import verifier_tar, verify_prepared
 from verifiers.states import pristine_state, produce_probe
 
 from .naive import naive_verify
-from .reporttask import EXPECTED, NAIVE, SOUND, SPEC, context_tar
+from .reporttask import EXPECTED, NAIVE, RECOMPUTE_PY, SOUND, SPEC, context_tar
 from .sumtask import make_verifier
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -26,7 +26,7 @@ def report_image(docker_engine, base_image) -> str:  # type: ignore[no-untyped-d
 
 
 def _verifier(files, entry: str):  # type: ignore[no-untyped-def]
-    return make_verifier(files, entry, {"expected.csv": EXPECTED})
+    return make_verifier(files, entry, {"expected.csv": EXPECTED, "recompute.py": RECOMPUTE_PY})
 
 
 @pytest.mark.parametrize("naive", [*sorted(NAIVE), "sound"])
@@ -67,6 +67,13 @@ def test_a_verifier_that_checks_the_first_lines_fails_the_truncated_oracle(
     assert report.reasons == ("probe probe:truncated-outputs@oracle: expected 0, got [1]",)
 
 
+def test_a_verifier_that_recomputes_from_the_data_accepts_the_reference_run_on_other_data(
+    docker_engine, report_image, files
+):  # type: ignore[no-untyped-def]
+    report = _gates(docker_engine, report_image, files, NAIVE["recomputes-the-summary"])
+    assert report.reasons == ("probe probe:inputs-minimal+reference@no-op: expected 0, got [1]",)
+
+
 def test_the_sound_verifier_passes_every_gate_including_the_new_probes(
     docker_engine, report_image, files
 ):  # type: ignore[no-untyped-def]
@@ -74,4 +81,4 @@ def test_the_sound_verifier_passes_every_gate_including_the_new_probes(
     assert report.verdict == GateVerdict.PASSED, report.reasons
     names = {c.name for c in report.checks}
     assert {"probe:truncated-outputs@oracle", "probe:refreshed-mtimes@no-op",
-            "probe:forged-pass-lines@prefix-1"} <= names  # fmt: skip
+            "probe:forged-pass-lines@prefix-1", "probe:inputs-minimal+reference@no-op"} <= names  # fmt: skip

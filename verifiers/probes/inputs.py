@@ -21,10 +21,10 @@ computing still parses them.
 
 from __future__ import annotations
 
-from envfactory.core.models import EnvironmentSpec
+from envfactory.core.models import EnvironmentSpec, Step
 
 from .base import Probe, qs
-from .workspace import mentioned_paths
+from .workspace import Workspace, file_hashes, mentioned_paths
 
 _MAX_FILES = 200
 
@@ -127,3 +127,25 @@ EOI
 """
         outputs = "csv_out=$first_header; text_out=0\n"
         return _script(spec, rewrite, outputs)
+
+
+#: The row of the reference solution run on minimal inputs (see `recomputed_steps`).
+RECOMPUTED = "probe:inputs-minimal+reference@no-op"
+
+
+def recomputed_steps(spec: EnvironmentSpec) -> tuple[Step, ...]:
+    """The strongest input attack: make the inputs minimal, then do the task right *for
+    them* (the reference solution's own steps), as a solver that writes a correct program
+    and feeds it data of its own would. Its outputs are right for the altered inputs and
+    wrong for the task's, so only a verifier that takes its truth from the workspace
+    accepts them."""
+    tamper = Step(title="inputs made minimal", script=MinimalInputs().script(spec))
+    return (tamper, *spec.reference_solution)
+
+
+def outputs_differ(state: Workspace, oracle: Workspace, pristine: Workspace) -> bool:
+    """Whether some file the oracle wrote holds other bytes in `state`: when the reference
+    solution, run on altered inputs, still writes the oracle's bytes, those inputs do not
+    feed the answer and the state is no attack (its row is skipped, not failed)."""
+    before, want, got = file_hashes(pristine), file_hashes(oracle), file_hashes(state)
+    return any(got.get(p) != h for p, h in want.items() if before.get(p) != h)

@@ -221,13 +221,13 @@ _NOT_OUTPUTS = ("/.git/", "/__pycache__/", "/node_modules/", "/.pytest_cache/", 
 
 
 class TruncatedOutputs(Probe):
-    """Applied to the oracle state: cuts every workspace file whose content the reference
-    solution added or changed to its first half (lines when it has two or more, else bytes; caches and
-    ``.git`` aside). Fools a verifier that checks only the first records of an output, a
-    prefix of it, or that part of it parses. Built per gate run by comparing the oracle's
-    workspace with the pristine one (`for_oracle`: files whose bytes differ; a task whose
-    answer is only a changed mode or a deleted file is not probed); never in the default
-    battery."""
+    """Applied to the oracle state: cuts short every workspace file whose content the
+    reference solution added or changed — its last line goes (half its bytes when it has
+    fewer than two lines; caches and ``.git`` aside). Fools a verifier that checks only the
+    first records of an output, a prefix of it, or that part of it parses. Built per gate
+    run by comparing the oracle's workspace with the pristine one (`for_oracle`: files whose
+    bytes differ; a task whose answer is only a changed mode or a deleted file is not
+    probed); never in the default battery."""
 
     name = "truncated-outputs"
 
@@ -237,8 +237,8 @@ class TruncatedOutputs(Probe):
     @classmethod
     def for_oracle(cls, oracle: Workspace, pristine: Workspace) -> TruncatedOutputs:
         """The probe for the files whose content the oracle's workspace adds or changes."""
-        before = _regular_files(pristine)
-        after = _regular_files(oracle)
+        before = file_hashes(pristine)
+        after = file_hashes(oracle)
         return cls(sorted(p for p, h in after.items() if before.get(p) != h and _is_output(p)))
 
     def script(self, spec: EnvironmentSpec) -> str:
@@ -246,7 +246,7 @@ class TruncatedOutputs(Probe):
 for p in {qs(self.paths)}; do
   [ -f "$p" ] && [ ! -L "$p" ] || continue
   n=$(wc -l < "$p"); size=$(wc -c < "$p")
-  if [ "$n" -ge 2 ]; then head -n $((n / 2)) "$p" > "$p.probe-cut"
+  if [ "$n" -ge 2 ]; then head -n $((n - 1)) "$p" > "$p.probe-cut"
   else head -c $((size / 2)) "$p" > "$p.probe-cut"; fi
   cat "$p.probe-cut" > "$p"; rm -f "$p.probe-cut"
 done
@@ -254,7 +254,7 @@ true
 """
 
 
-def _regular_files(workspace: Workspace) -> dict[str, str]:
+def file_hashes(workspace: Workspace) -> dict[str, str]:
     """Absolute path → content hash of each regular file in a state's workspace tars."""
     out: dict[str, str] = {}
     for path, raw in workspace:
