@@ -4,7 +4,10 @@ Checks (each repeated R times; all repeats must agree with the expected reward):
 oracle → 1; no-op → 0; every proper prefix of the reference steps → 0; every authored
 partial solution → 0; every probe on the no-op state and on every unsolved state → 0;
 every stored regression state → 0. A failed gate is a result (a failing `GateCheck`
-with its evidence), never an exception; an engine failure is an exception.
+with its evidence), never an exception; an engine failure is an exception. A sandbox
+that cannot run a verification (`SandboxBroken`) is retried once in a fresh one, then
+raised as the engine's failure naming the check — never recorded as a reward 0, which
+would pass the rows that expect 0.
 
 Order and early verdicts: the oracle settles first. A reference step that fails stops
 its chain at once (`GateReport.reference_failure`, verdict ``reference-failed``); an
@@ -29,6 +32,7 @@ once and the result is shared — the verifier cannot tell them apart.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
@@ -37,6 +41,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from envfactory.core.errors import SandboxBroken
 from envfactory.core.models import (
     CheckKind,
     EnvironmentSpec,
@@ -406,10 +411,7 @@ class _GateRunner:
     def _verify(self, check: _Check) -> None:
         if self._settled_badly() and check.kind != CheckKind.ORACLE:
             return  # listed as skipped in the report
-        res = verify_prepared(
-            self.inp.engine, check.prepared or check.state.prepared, spec=self.spec,
-            verifier=self.inp.verifier, verifier_files=self.vfiles, remove=self._remove_later,
-        )  # fmt: skip
+        res = self._verify_once_more_if_broken(check)
         with self.lock:
             self.results[check.name].append(res)
             done = self.results[check.name]
@@ -418,6 +420,28 @@ class _GateRunner:
             self._tick(check.name)
             if check.kind == CheckKind.ORACLE and check.semantics == self.primary:
                 self._oracle_verified(done)
+
+    def _verify_once_more_if_broken(self, check: _Check) -> VerifyResult:
+        """One verification; a sandbox that could not run it gets one more, fresh one.
+
+        Never a reward 0 for a broken sandbox: a 0 would pass the no-op and probe rows,
+        which expect 0. A sandbox broken twice is the engine's failure, raised with the
+        check's name, so the gate run fails loudly and its activity is retried."""
+        run = functools.partial(
+            verify_prepared, self.inp.engine, check.prepared or check.state.prepared,
+            spec=self.spec, verifier=self.inp.verifier, verifier_files=self.vfiles,
+            remove=self._remove_later,
+        )  # fmt: skip
+        try:
+            return run()
+        except SandboxBroken as first:
+            try:
+                return run()
+            except SandboxBroken as exc:
+                raise SandboxBroken(
+                    f"verifying {check.name}: twice, {exc.message}", reason=exc.reason,
+                    detail=exc.detail, hint=exc.hint,
+                ) from first  # fmt: skip
 
     def _remove_later(self, box: Sandbox) -> None:
         self.reaper.submit(box.remove)
