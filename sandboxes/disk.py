@@ -131,8 +131,11 @@ class DiskWatchdog:
         #: the last unexpected failure of a measurement (the watchdog keeps going)
         self.last_error: BaseException | None = None
 
-    def watch(self, container_id: str, disk_mb: int, on_exceeded: Callable[[int], None]) -> None:
-        inspect = self.client.api.inspect_container(container_id)
+    def watch(
+        self, inspect: dict[str, Any], disk_mb: int, on_exceeded: Callable[[int], None]
+    ) -> None:
+        """Watch the container `inspect` describes (the engine's inspect right after start)."""
+        container_id = str(inspect["Id"])
         w = Watched(container_id, disk_mb * MIB, local_paths(inspect), on_exceeded)
         with self._lock:
             self._watched[container_id] = w
@@ -171,6 +174,9 @@ class DiskWatchdog:
                 due[0].due = time.monotonic() + self.poll_s
 
     def _check(self, w: Watched) -> None:
+        if w.paths is not None and not os.path.isdir(w.paths[0]):
+            self.unwatch(w.container_id)  # removed behind its owner's back (gc, janitor)
+            return
         t0 = time.monotonic()
         try:
             used = self.measure(w)

@@ -242,7 +242,9 @@ class DockerEngine:
             on_remove=lambda: self._released(cid), disk_mb=limits.disk_mb,
         )  # fmt: skip
         try:
-            self._disk_watchdog().watch(cid, limits.disk_mb, sb.stop_for_disk)
+            info = self.client.api.inspect_container(cid)
+            sb.graph_driver = info.get("GraphDriver") or {}  # spares diff() its own inspect
+            self._disk_watchdog().watch(info, limits.disk_mb, sb.stop_for_disk)
         except BaseException as exc:
             sb.remove()
             if isinstance(exc, docker.errors.APIError):

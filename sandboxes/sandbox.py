@@ -67,7 +67,7 @@ class DockerSandbox:
         self._on_remove = on_remove
         self._removed = False
         self._lock = threading.Lock()
-        self._graph: dict[str, Any] | None = None
+        self.graph_driver: dict[str, Any] | None = None  # fixed for the container's life
         self._oom_seen = 0  # cgroup oom_kill count already attributed to an earlier exec
         self.disk_mb = disk_mb
         self._disk_used: int | None = None  # bytes, once the disk watchdog stopped it
@@ -313,9 +313,10 @@ class DockerSandbox:
         return sorted(_drop_engine_artifacts(changes), key=lambda c: c.path)
 
     def _graph_driver(self) -> dict[str, Any]:
-        if self._graph is None:  # fixed for the container's lifetime
-            self._graph = self._client.api.inspect_container(self.id).get("GraphDriver") or {}
-        return self._graph
+        if self.graph_driver is None:
+            info = self._client.api.inspect_container(self.id)
+            self.graph_driver = info.get("GraphDriver") or {}
+        return self.graph_driver
 
     def snapshot(
         self,
