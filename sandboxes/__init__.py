@@ -13,7 +13,9 @@ Cheat-sheet (details in `protocol.py`; upper layers type against `SandboxEngine`
 
     with engine.sandbox(res.image, limits=spec.limits, purpose="episode") as sb:
         r = sb.exec("pytest -q", timeout=60, workdir="/workspace")  # never raises on exit≠0
-        r.exit_code, r.stdout, r.truncated, r.timed_out, r.oom_killed
+        r.exit_code, r.stdout, r.truncated, r.timed_out, r.oom_killed, r.disk_exceeded
+        # SandboxBroken (.reason: pids_exhausted / container_dead / runtime_error /
+        # disk_exceeded) when the command never ran: never an exit code
         sb.write_file("/workspace/x.py", "print(1)"); sb.read_file("/logs/reward.txt")
         sb.diff()                     # [PathChange]; fast (overlay upper dir)
         ref = sb.snapshot(StateKind.SOLVER, label="judge-1")   # StateRef; ~0.4 s (layer load)
@@ -23,6 +25,10 @@ Cheat-sheet (details in `protocol.py`; upper layers type against `SandboxEngine`
         r = await sb.aexec("make test")
 
     engine.gc()    # orphans only (owner process gone); never touches unlabelled things
+    Janitor(engine, period_s=120).start()   # sandboxes.janitor: gc at start, then periodically
+
+Disk: `Limits.disk_mb` per sandbox — storage-opt where the driver takes it, and a watchdog
+(`disk.py`) that removes a sandbox past its quota (`r.disk_exceeded`).
 
 Network is off unless `network=True` (or `Limits.network`); builds use the host network
 unless `settings.build_network` is off. Root keeps only `Limits.capabilities`' profile

@@ -5,6 +5,9 @@ Invariants:
   capability dropped and only the profile's added back (`capabilities.py`; "locked" adds
   none), no-new-privileges, Docker's default seccomp, no devices, memory (no swap) / cpu /
   pids limits, an init process that reaps zombies;
+- every sandbox has a disk quota (`Limits.disk_mb`): the engine's storage-opt where its
+  driver takes one (learned at the first create), and always the disk watchdog
+  (`disk.py`), which stops a sandbox past its quota;
 - at most `settings.pool_size` sandboxes from one engine exist at once; `start` waits
   for a slot (up to `pool_wait_s`) instead of exhausting the machine;
 - everything created is labelled (`labels.ownership`); `gc` only ever selects by label;
@@ -35,7 +38,9 @@ from envfactory.core.settings import SandboxSettings
 from . import base_image as B
 from . import builds as BL
 from . import capabilities as C
+from . import disk as D
 from . import labels as L
+from .disk import DiskWatchdog
 from .sandbox import DockerSandbox
 
 Log = Callable[[str], None]
@@ -83,6 +88,10 @@ class DockerEngine:
         self._pool = threading.BoundedSemaphore(self.settings.pool_size)
         self._base_cache: dict[str, str] = {}
         self._runtime: str | None = None
+        #: does the storage driver take a size? None until the first sandbox is created
+        self.storage_opt: bool | None = None
+        self._watchdog: DiskWatchdog | None = None
+        self._watchdog_lock = threading.Lock()
 
     # -- images -------------------------------------------------------------------------
 
@@ -226,28 +235,42 @@ class DockerEngine:
             if isinstance(exc, docker.errors.APIError):
                 raise SandboxError(f"starting a sandbox from {image} failed: {exc}") from exc
             raise
-        return DockerSandbox(
+        cid = container.id or ""
+        sb = DockerSandbox(
             self.client, container, image, default_timeout_s=limits.exec_timeout_s,
-            output_cap=self.settings.output_cap_bytes, run_id=run_id, on_remove=self._pool.release,
+            output_cap=self.settings.output_cap_bytes, run_id=run_id,
+            on_remove=lambda: self._released(cid), disk_mb=limits.disk_mb,
         )  # fmt: skip
+        try:
+            info = self.client.api.inspect_container(cid)
+            sb.graph_driver = info.get("GraphDriver") or {}  # spares diff() its own inspect
+            self._disk_watchdog().watch(info, limits.disk_mb, sb.stop_for_disk)
+        except BaseException as exc:
+            sb.remove()
+            if isinstance(exc, docker.errors.APIError):
+                raise SandboxError(f"watching the disk of sandbox {cid[:12]} failed: {exc}") from exc
+            raise
+        return sb
+
+    def _released(self, container_id: str) -> None:
+        """A sandbox was removed: stop measuring it and give its pool slot back."""
+        if self._watchdog is not None:
+            self._watchdog.unwatch(container_id)
+        self._pool.release()
+
+    def _disk_watchdog(self) -> DiskWatchdog:
+        with self._watchdog_lock:
+            if self._watchdog is None:
+                self._watchdog = DiskWatchdog(self.client, self.settings.disk_poll_s)
+            return self._watchdog
 
     def _create_and_start(
         self, image: str, limits: Limits, purpose: str, run_id: str | None, network: bool | None
     ) -> Container:
         """Low-level create + start: `containers.run` adds an inspect we do not need."""
         api = self.client.api
-        net = limits.network if network is None else network
         name = f"envfactory-{purpose}-{uuid.uuid4().hex[:10]}"
-        host = api.create_host_config(
-            init=True, network_mode="bridge" if net else "none", cap_drop=["ALL"],
-            cap_add=C.cap_add(limits.capabilities), security_opt=["no-new-privileges"], mem_limit=f"{limits.memory_mb}m",
-            memswap_limit=f"{limits.memory_mb}m", nano_cpus=int(limits.cpus * 1e9),
-            pids_limit=limits.pids, runtime=None if self.runtime() == "runc" else self.runtime(),
-        )  # fmt: skip
-        cid = api.create_container(
-            image, command=[], entrypoint=["sleep", "infinity"], name=name, host_config=host,
-            labels=L.ownership(purpose, run_id, sandbox=name), stop_signal="SIGKILL",
-        )["Id"]  # fmt: skip
+        cid = self._create(image, name, limits, purpose, run_id, network)
         try:
             api.start(cid)
         except BaseException:
@@ -255,6 +278,41 @@ class DockerEngine:
                 api.remove_container(cid, force=True)
             raise
         return self.client.containers.prepare_model({"Id": cid, "Name": name})
+
+    def _create(
+        self, image: str, name: str, limits: Limits, purpose: str, run_id: str | None,
+        network: bool | None,
+    ) -> str:  # fmt: skip
+        """Create the container; the first create also learns whether the engine's storage
+        driver takes a size (`storage_opt`): if it refuses, the disk watchdog alone
+        enforces `limits.disk_mb` from then on (`disk.py`)."""
+        while True:
+            sized = self.storage_opt is not False
+            host = self._host_config(limits, network, sized)
+            try:
+                cid = self.client.api.create_container(
+                    image, command=[], entrypoint=["sleep", "infinity"], name=name,
+                    host_config=host, labels=L.ownership(purpose, run_id, sandbox=name),
+                    stop_signal="SIGKILL",
+                )["Id"]  # fmt: skip
+            except docker.errors.APIError as exc:
+                if not (sized and D.storage_opt_refused(exc)):
+                    raise
+                self.storage_opt = False
+                continue
+            if sized:
+                self.storage_opt = True
+            return str(cid)
+
+    def _host_config(self, limits: Limits, network: bool | None, sized: bool) -> dict[str, Any]:
+        net = limits.network if network is None else network
+        return self.client.api.create_host_config(
+            init=True, network_mode="bridge" if net else "none", cap_drop=["ALL"],
+            cap_add=C.cap_add(limits.capabilities), security_opt=["no-new-privileges"], mem_limit=f"{limits.memory_mb}m",
+            memswap_limit=f"{limits.memory_mb}m", nano_cpus=int(limits.cpus * 1e9),
+            pids_limit=limits.pids, runtime=None if self.runtime() == "runc" else self.runtime(),
+            storage_opt={"size": D.storage_opt_size(limits.disk_mb)} if sized else None,
+        )  # fmt: skip
 
     def runtime(self) -> str:
         """runc, or runsc (gVisor) when asked for or when `auto` finds it on the engine."""
@@ -319,14 +377,15 @@ class DockerEngine:
 
     def gc(
         self, *, older_than_s: float = 0, run_id: str | None = None, include_live: bool = False,
-        images: bool = False,
+        images: bool = False, foreign_ttl_s: float | None = None,
     ) -> list[str]:  # fmt: skip
-        """Remove our orphaned containers (owner process gone) and, with `images`, our
-        snapshot images; never anything without our owner label. Returns what was removed."""
+        """Remove our orphaned containers (owner process gone; another host's only past
+        `foreign_ttl_s`) and, with `images`, our snapshot images; never anything without
+        our owner label. Returns what was removed."""
         from .gc import collect
 
         return collect(self.client, older_than_s=older_than_s, run_id=run_id,
-                       include_live=include_live, images=images)  # fmt: skip
+                       include_live=include_live, images=images, foreign_ttl_s=foreign_ttl_s)  # fmt: skip
 
 
 def _remove_when_started(task: asyncio.Future[DockerSandbox]) -> None:

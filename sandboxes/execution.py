@@ -13,6 +13,7 @@ docker-py has no exec timeout, so three layers make a deadline real:
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
 import socket
 import struct
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 KILL_GRACE_S = 2  # `timeout -k`: SIGKILL again this long after the first one
 CLIENT_GRACE_S = 4.0  # how long past the in-container deadline the client waits
 MARKER_ENV = "ENVFACTORY_EXEC_ID"
+#: what `timeout` (the wrapper) says when it cannot fork the command: the command never ran
+WRAPPER_FORK_FAILED = re.compile(r"timeout: fork system call failed: [^\n]*")
 
 
 # A string runs under bash where the image has it (ours do), else under sh (alpine, a

@@ -4,7 +4,10 @@ A container is ours when it carries `envfactory.owner=envfactory` (the Docker qu
 filters on it, and each hit is checked again here) and `envfactory.sandbox` names the
 container itself (labels are inherited from images, so the owner label alone is not proof). It is an orphan when the process
 that created it is gone (`envfactory.owner_proc`), so a janitor can run while other
-processes on the same engine are using their sandboxes. `include_live` drops that check
+processes on the same engine are using their sandboxes. The owner is `host:pid:start`
+(the pid's start time, so a reused pid is not mistaken for the owner); a container owned
+by another host is left alone, since its owner cannot be checked from here, unless
+`foreign_ttl_s` is given and it is at least that old. `include_live` drops these checks
 (an operator's "remove everything of ours"). Snapshot images (`envfactory.kind=state`)
 are removed only when asked, because the store may still reference them.
 """
@@ -29,6 +32,14 @@ def _selected(lab: dict[str, str], older_than_s: float, run_id: str | None) -> b
     return time.time() - created >= older_than_s
 
 
+def _orphaned(lab: dict[str, str], foreign_ttl_s: float | None) -> bool:
+    """Its owner is provably gone, or (another host's) it outlived `foreign_ttl_s`."""
+    owner = lab.get(L.OWNER_PROC, "")
+    if L.other_host(owner):
+        return foreign_ttl_s is not None and _selected(lab, foreign_ttl_s, None)
+    return not L.process_alive(owner)
+
+
 def collect(
     client: docker.DockerClient,
     *,
@@ -36,6 +47,7 @@ def collect(
     run_id: str | None = None,
     include_live: bool = False,
     images: bool = False,
+    foreign_ttl_s: float | None = None,
 ) -> list[str]:
     """Remove what matches; return the removed ids, prefixed with their type."""
     removed: list[str] = []
@@ -46,7 +58,7 @@ def collect(
         names = [n.lstrip("/") for n in c.get("Names") or []]
         if lab.get(L.SANDBOX) not in names or not _selected(lab, older_than_s, run_id):
             continue  # inherited labels: someone ran a container from one of our images
-        if not include_live and L.process_alive(lab.get(L.OWNER_PROC, "")):
+        if not include_live and not _orphaned(lab, foreign_ttl_s):
             continue
         with contextlib.suppress(docker.errors.NotFound):
             client.api.remove_container(c["Id"], force=True, v=True)

@@ -50,6 +50,12 @@ def this_process() -> str:
     return f"{socket.gethostname()}:{pid}:{_proc_start_ticks(pid)}"
 
 
+def other_host(owner_proc: str) -> bool:
+    """The owner runs on another host: its liveness cannot be checked from here."""
+    host = owner_proc.rsplit(":", 2)[0] if owner_proc.count(":") >= 2 else ""
+    return bool(host) and host != socket.gethostname()
+
+
 def process_alive(owner_proc: str) -> bool:
     """True unless we can prove the owning process is gone (a different host: assume alive)."""
     try:

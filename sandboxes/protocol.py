@@ -139,7 +139,9 @@ class SandboxEngine(Protocol):
         run_id: str | None = None,
         include_live: bool = False,
         images: bool = False,
+        foreign_ttl_s: float | None = None,
     ) -> list[str]:
         """Remove our orphans (labelled, owner process gone); `include_live` also removes
-        live ones, `images` also snapshot images. Never touches anything unlabelled."""
+        live ones, `images` also snapshot images, `foreign_ttl_s` also other hosts'
+        sandboxes that old. Never touches anything unlabelled."""
         ...

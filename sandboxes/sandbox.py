@@ -1,6 +1,8 @@
 """`DockerSandbox`: one locked-down container, driven through exec.
 
-Invariants: every exec is bounded in time (see `execution`) and in output; a container
+Invariants: every exec is bounded in time (see `execution`) and in output; an exec that
+the sandbox could not run at all raises `SandboxBroken` (see `health`), never an exit
+status; past its disk quota the sandbox is gone and says so (`disk_exceeded`); a container
 that outlives an exec's client deadline is killed and started again (its filesystem is
 kept, every process ends); `remove()` is idempotent and returns the pool slot. Blocking
 methods are thread-safe; `a*` twins run them in a worker thread for async callers.
@@ -26,6 +28,7 @@ from envfactory.core.errors import SandboxError, SandboxFileNotFound
 from envfactory.core.models import ExecResult, PathChange, StateKind, StateRef
 
 from . import execution as X
+from . import health as H
 from . import labels as L
 from .fastdiff import upper_diff
 from .fastsnap import layer_snapshot
@@ -52,6 +55,7 @@ class DockerSandbox:
         output_cap: int,
         run_id: str | None = None,
         on_remove: Callable[[], None] | None = None,
+        disk_mb: int | None = None,
     ) -> None:
         self._client = client
         self._container = container
@@ -63,8 +67,10 @@ class DockerSandbox:
         self._on_remove = on_remove
         self._removed = False
         self._lock = threading.Lock()
-        self._graph: dict[str, Any] | None = None
+        self.graph_driver: dict[str, Any] | None = None  # fixed for the container's life
         self._oom_seen = 0  # cgroup oom_kill count already attributed to an earlier exec
+        self.disk_mb = disk_mb
+        self._disk_used: int | None = None  # bytes, once the disk watchdog stopped it
 
     # -- exec ---------------------------------------------------------------------------
 
@@ -77,7 +83,9 @@ class DockerSandbox:
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
-        """Run `cmd` (a string runs under `bash -c`); never raises for a non-zero exit."""
+        """Run `cmd` (a string runs under `bash -c`); never raises for a non-zero exit.
+        Raises `SandboxBroken` when the sandbox cannot run it at all."""
+        self._ensure_usable()
         timeout_s = float(timeout if timeout is not None else self.default_timeout_s)
         marker = uuid.uuid4().hex
         start = time.monotonic()
@@ -87,6 +95,20 @@ class DockerSandbox:
             out = X.read_stream(sock, deadline=deadline, cap=self.output_cap)
         finally:
             X.hang_up(sock, handle)
+        try:
+            return self._settle(exec_id, out, marker, user, start, timeout_s)
+        except docker.errors.NotFound as exc:  # the container went away under the exec
+            if self._disk_used is not None:
+                return self._disk_result(out, start)
+            raise H.broken(self.id, "container_dead", f"the container is gone: {exc}") from exc
+
+    def _settle(
+        self, exec_id: str, out: X.StreamOutcome, marker: str, user: str | None, start: float,
+        timeout_s: float,
+    ) -> ExecResult:  # fmt: skip
+        """The exec's result once its stream has ended (or been cut)."""
+        if self._disk_used is not None:
+            return self._disk_result(out, start)
         if not out.eof:  # truncated or past the deadline: stop the command now
             self._kill_marked(marker, user)
         exit_code = self._wait_exit(exec_id, 3.0)  # the status may lag the stream's end
@@ -95,9 +117,12 @@ class DockerSandbox:
         if exit_code is None and out.deadline_hit:
             self._backstop_kill()
         duration = X.elapsed_since(start)
-        if exit_code == 126 and b"cannot exec in a stopped state" in out.stdout:
-            raise SandboxError(f"sandbox {self.id[:12]} is not running (killed or crashed)",
-                               hint="start a new sandbox; remove() this one")  # fmt: skip
+        if self._disk_used is not None:
+            return self._disk_result(out, start)
+        if exit_code in (125, 126) and not out.truncated:
+            broken = H.never_started(self._client, self.id, exec_id, exit_code, out)
+            if broken is not None:
+                raise broken
         timed_out = out.deadline_hit or (exit_code in (124, 137) and duration >= timeout_s)
         if timed_out and out.eof:  # children that left the process group but kept the marker
             self._kill_marked(marker, user)
@@ -108,6 +133,32 @@ class DockerSandbox:
             stderr=out.stderr.decode("utf-8", "replace"),
             truncated=out.truncated, timed_out=timed_out, oom_killed=oom, duration_s=duration,
         )  # fmt: skip
+
+    def _disk_result(self, out: X.StreamOutcome, start: float) -> ExecResult:
+        with self._lock:
+            pass  # the watchdog removes the container under the lock: report once it is gone
+        return ExecResult(
+            exit_code=None, stdout=out.stdout.decode("utf-8", "replace"),
+            stderr=out.stderr.decode("utf-8", "replace"), truncated=out.truncated,
+            disk_exceeded=True, duration_s=X.elapsed_since(start),
+        )  # fmt: skip
+
+    def _ensure_usable(self) -> None:
+        if self._disk_used is not None:
+            used = self._disk_used // (1024 * 1024)
+            raise H.broken(self.id, "disk_exceeded", f"{used} MiB written, the quota is "
+                           f"{self.disk_mb} MiB")  # fmt: skip
+
+    def stop_for_disk(self, used: int) -> None:
+        """The disk watchdog's verdict: stop the sandbox for good and free its disk now.
+        Every later call raises `SandboxBroken(reason="disk_exceeded")`; remove() still
+        returns the pool slot."""
+        with self._lock:  # held while removing: a concurrent remove() waits, then finds it gone
+            if self._removed:
+                return
+            self._disk_used = used
+            with contextlib.suppress(docker.errors.APIError):
+                self._client.api.remove_container(self.id, force=True, v=True)
 
     def _launch(
         self, cmd: str | Sequence[str], timeout_s: float, user: str | None,
@@ -122,6 +173,9 @@ class DockerSandbox:
             )["Id"]  # fmt: skip
             handle = api.exec_start(exec_id, socket=True)
         except docker.errors.APIError as exc:
+            self._ensure_usable()
+            if exc.status_code in (404, 409):  # removed, or not running
+                raise H.broken(self.id, "container_dead", str(exc.explanation or exc)) from exc
             raise SandboxError(f"exec in sandbox {self.id[:12]} failed: {exc}") from exc
         return exec_id, handle, X.raw_socket(handle)
 
@@ -150,6 +204,8 @@ class DockerSandbox:
     def _backstop_kill(self) -> None:
         """The command escaped every in-container kill: kill the container, start it again."""
         with self._lock:
+            if self._disk_used is not None:
+                return  # stopped for good by the disk watchdog
             with contextlib.suppress(docker.errors.APIError):
                 self._container.kill()  # already stopped: starting it again is what matters
             with contextlib.suppress(docker.errors.APIError, OSError):
@@ -221,18 +277,22 @@ class DockerSandbox:
         return b"".join(self._get_archive_stream(path))
 
     def _get_archive_stream(self, path: str) -> Any:
+        self._ensure_usable()
         try:
             stream, _stat = self._client.api.get_archive(self.id, _abs(path))
         except docker.errors.NotFound as exc:
             raise SandboxFileNotFound(f"{path} does not exist in sandbox {self.id[:12]}") from exc
         except docker.errors.APIError as exc:
+            self._ensure_usable()  # stopped by the disk watchdog meanwhile: say so
             raise SandboxError(f"reading {path} from sandbox {self.id[:12]}: {exc}") from exc
         return stream
 
     def put_archive(self, dest: str, tar_bytes: bytes) -> None:
+        self._ensure_usable()
         try:
             ok = self._client.api.put_archive(self.id, _abs(dest), tar_bytes)
         except docker.errors.APIError as exc:
+            self._ensure_usable()
             raise SandboxError(f"copying into {dest} in sandbox {self.id[:12]}: {exc}") from exc
         if not ok:
             raise SandboxError(f"copying into {dest} in sandbox {self.id[:12]} was refused")
@@ -244,6 +304,7 @@ class DockerSandbox:
 
         Read from the container's overlay upper directory when the daemon is local (ms);
         otherwise, or with `via_daemon`, from `docker diff` (seconds on fuse-overlayfs)."""
+        self._ensure_usable()
         pairs = None if via_daemon else upper_diff(self._graph_driver())
         if pairs is None:
             raw = self._client.api.diff(self.id) or []
@@ -252,9 +313,10 @@ class DockerSandbox:
         return sorted(_drop_engine_artifacts(changes), key=lambda c: c.path)
 
     def _graph_driver(self) -> dict[str, Any]:
-        if self._graph is None:  # fixed for the container's lifetime
-            self._graph = self._client.api.inspect_container(self.id).get("GraphDriver") or {}
-        return self._graph
+        if self.graph_driver is None:
+            info = self._client.api.inspect_container(self.id)
+            self.graph_driver = info.get("GraphDriver") or {}
+        return self.graph_driver
 
     def snapshot(
         self,
@@ -270,6 +332,7 @@ class DockerSandbox:
         `layer` loads the overlay upper directory as one new layer (well under a second);
         `commit` is `docker commit` (seconds on fuse-overlayfs); `auto` tries `layer` and
         falls back to `commit`. Both pause the container while they read it."""
+        self._ensure_usable()  # a sandbox past its disk quota is gone: nothing to save
         extra = {"kind": "state", "state_kind": str(kind), "state_label": label}
         if env_id:
             extra["env_id"] = env_id
@@ -297,6 +360,7 @@ class DockerSandbox:
 
     def restart(self) -> None:
         """End every process; keep the filesystem."""
+        self._ensure_usable()
         with self._lock:
             try:
                 self._container.restart(timeout=1)

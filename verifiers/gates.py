@@ -5,7 +5,10 @@ Checks (all runs of a check must agree with the expected reward; how many runs: 
 oracle → 1; no-op → 0; every proper prefix of the reference steps → 0; every authored
 partial solution → 0; every probe on the no-op state and on every unsolved state → 0;
 every stored regression state → 0. A failed gate is a result (a failing `GateCheck`
-with its evidence), never an exception; an engine failure is an exception.
+with its evidence), never an exception; an engine failure is an exception. A sandbox
+that cannot run a verification (`SandboxBroken`) is retried once in a fresh one, then
+raised as the engine's failure naming the check — never recorded as a reward 0, which
+would pass the rows that expect 0.
 
 Repeats: the oracle and the no-op run R times (they show whether the verifier is stable);
 every other row runs once, and R times when its first result is unexpected or once the
@@ -35,6 +38,7 @@ once and the result is shared — the verifier cannot tell them apart.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
@@ -43,6 +47,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from envfactory.core.errors import SandboxBroken
 from envfactory.core.models import (
     CheckKind,
     EnvironmentSpec,
@@ -462,10 +467,7 @@ class _GateRunner:
     def _verify(self, check: _Check) -> None:
         if self._settled_badly() and check.kind != CheckKind.ORACLE:
             return  # listed as skipped in the report
-        res = verify_prepared(
-            self.inp.engine, check.prepared or check.state.prepared, spec=self.spec,
-            verifier=self.inp.verifier, verifier_files=self.vfiles, remove=self._remove_later,
-        )  # fmt: skip
+        res = self._verify_once_more_if_broken(check)
         with self.lock:
             self.results[check.name].append(res)
             done = list(self.results[check.name])
@@ -513,6 +515,28 @@ class _GateRunner:
         for c in again:
             c.repeats = full
         return out
+
+    def _verify_once_more_if_broken(self, check: _Check) -> VerifyResult:
+        """One verification; a sandbox that could not run it gets one more, fresh one.
+
+        Never a reward 0 for a broken sandbox: a 0 would pass the no-op and probe rows,
+        which expect 0. A sandbox broken twice is the engine's failure, raised with the
+        check's name, so the gate run fails loudly and its activity is retried."""
+        run = functools.partial(
+            verify_prepared, self.inp.engine, check.prepared or check.state.prepared,
+            spec=self.spec, verifier=self.inp.verifier, verifier_files=self.vfiles,
+            remove=self._remove_later,
+        )  # fmt: skip
+        try:
+            return run()
+        except SandboxBroken as first:
+            try:
+                return run()
+            except SandboxBroken as exc:
+                raise SandboxBroken(
+                    f"verifying {check.name}: twice, {exc.message}", reason=exc.reason,
+                    detail=exc.detail, hint=exc.hint,
+                ) from first  # fmt: skip
 
     def _remove_later(self, box: Sandbox) -> None:
         self.reaper.submit(box.remove)

@@ -27,6 +27,13 @@ Invariants (DESIGN.md, "Invariants of a trustworthy reward"):
    live on), the verifier merged into `Verifier.mount_path` over whatever is there, the
    reward directory as the state left it, no tamper veto. Gates use it to show what a
    verifier is worth under Harbor's runtime; envfactory never rewards a solver that way.
+8. A sandbox that cannot run the verification at all (`SandboxBroken`: the runtime never
+   started the command, the container died) gives no reward — not a 0 — and the error
+   propagates: it is the engine's failure, and a 0 would *pass* every check that expects
+   0 (no-op, probes). The one exception is the disk quota: writing past it is the
+   state's or the verifier's doing, so it is reward 0 (`disk_exceeded`). Processes the
+   entry leaves behind can exhaust the pids before the reward file is read: the runner
+   then restarts the container (every process ends, files stay) and reads it again.
 
 Cost: one verification is one container start and one exec that unpacks the workspace
 and verifier files (staged in a single tar, passed in the exec's arguments when small,
@@ -44,7 +51,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from envfactory.core.errors import SandboxFileNotFound
+from envfactory.core.errors import SandboxBroken, SandboxFileNotFound
 from envfactory.core.models import EnvironmentSpec, ExecResult, PathChange, Semantics, Verifier
 from envfactory.core.models.base import Model
 from sandboxes.protocol import Sandbox, SandboxEngine
@@ -71,6 +78,9 @@ class VerifyResult(Model):
     duration_s: float = 0.0  # the whole verification: container start to reward
     command_s: float = 0.0  # the exec that ran the entry command
     timed_out: bool = False
+    #: the verification wrote past the sandbox's disk quota (the state's or the verifier's
+    #: doing, never the engine's): reward 0, like a timeout
+    disk_exceeded: bool = False
     tamper: tuple[PathChange, ...] = ()
     notes: tuple[str, ...] = ()  # why a reward was forced to 0, etc.
     reward_file: str | None = None  # what the reward file held (Harbor's contract)
@@ -190,26 +200,44 @@ def verify_prepared(
     network = spec.limits.network if harbor else False
     box = engine.start(prepared.image, limits=spec.limits, purpose="verify", network=network)
     try:
-        if prepared.replay:
-            tamper = _replay(engine, box, spec, prepared)
-            if not harbor and (tamper is None or tamper):
-                why = "replayed state: tamper evidence " + (
-                    "unknown" if tamper is None else "present"
-                )
-                return _zero(
-                    t0, prepared, f"full-state scope: {why}, reward is 0 (verifier not run)"
-                )
-        token = secrets.token_hex(8)
-        vdir = verifier.mount_path or VERIFIER_DIR_PREFIX + token
-        stage = _STAGE_PREFIX + token
-        t1 = time.monotonic()
-        res = _stage_and_run(
-            box, prepared, verifier, vdir, stage, _staged_tar(prepared, stage, verifier_files)
-        )
-        command_s = time.monotonic() - t1
-        reward_file = _read_reward_file(box, verifier.reward_dir) if verifier.reward_dir else None
+        return _verify_in(box, engine, prepared, spec, verifier, verifier_files, t0)
+    except SandboxBroken as exc:
+        if exc.reason != "disk_exceeded":
+            raise
+        return _zero(t0, prepared, f"the verification wrote past the sandbox's disk quota "
+                     f"({spec.limits.disk_mb} MiB): reward 0", disk_exceeded=True)  # fmt: skip
     finally:
         (remove or _remove_now)(box)
+
+
+def _verify_in(
+    box: Sandbox, engine: SandboxEngine, prepared: PreparedState, spec: EnvironmentSpec,
+    verifier: Verifier, verifier_files: dict[str, tuple[bytes, int]], t0: float,
+) -> VerifyResult:  # fmt: skip
+    """The verification proper, in the fresh container `box`."""
+    harbor = prepared.semantics == "harbor"
+    if prepared.replay:
+        tamper = _replay(engine, box, spec, prepared)
+        if not harbor and (tamper is None or tamper):
+            why = "replayed state: tamper evidence " + (
+                "unknown" if tamper is None else "present"
+            )
+            return _zero(
+                t0, prepared, f"full-state scope: {why}, reward is 0 (verifier not run)"
+            )
+    token = secrets.token_hex(8)
+    vdir = verifier.mount_path or VERIFIER_DIR_PREFIX + token
+    stage = _STAGE_PREFIX + token
+    t1 = time.monotonic()
+    res = _stage_and_run(
+        box, prepared, verifier, vdir, stage, _staged_tar(prepared, stage, verifier_files)
+    )
+    command_s = time.monotonic() - t1
+    reward_file = (
+        _read_reward_file(box, verifier.reward_dir)
+        if verifier.reward_dir and not res.disk_exceeded
+        else None
+    )
     return _result(t0, prepared, verifier, res, command_s, reward_file)
 
 
@@ -225,14 +253,17 @@ def _result(
     if res.exit_code == _SETUP_FAILED and "envfactory-setup-failed" in res.stderr:
         notes.append("setting up the verification container failed: " + res.stderr.strip()[-300:])
     timed_out = res.timed_out or (res.exit_code == 137 and command_s >= verifier.timeout_s)
-    reward = int(res.exit_code == 0 and not timed_out)
-    if verifier.reward_dir:
+    reward = int(res.exit_code == 0 and not timed_out and not res.disk_exceeded)
+    if res.disk_exceeded:
+        notes.append("the verification wrote past the sandbox's disk quota: reward 0")
+    elif verifier.reward_dir:
         reward, why = _reward_from_file(reward_file, res.exit_code, timed_out, verifier.reward_dir)
         notes += why
     return VerifyResult(
         reward=reward, exit_code=res.exit_code, stdout=res.stdout, stderr=res.stderr,
         duration_s=time.monotonic() - t0, command_s=command_s, timed_out=timed_out,
-        tamper=prepared.tamper, notes=tuple(notes), reward_file=reward_file,
+        disk_exceeded=res.disk_exceeded, tamper=prepared.tamper, notes=tuple(notes),
+        reward_file=reward_file,
     )  # fmt: skip
 
 
@@ -249,7 +280,16 @@ def _read_reward_file(box: Sandbox, reward_dir: str) -> str | None:
         f'  [ -f "$f" ] && {{ printf "{_REWARD_MARK}%s\\n" "${{f##*/}}"; head -c 4096 "$f"; exit 0; }}\n'
         "done\nexit 3"
     )
-    res = box.exec(["/bin/sh", "-c", script], timeout=30, workdir="/", user="root")
+    argv = ["/bin/sh", "-c", script]
+    try:
+        res = box.exec(argv, timeout=30, workdir="/", user="root")
+    except SandboxBroken as exc:
+        if exc.reason == "disk_exceeded":
+            raise
+        # What the entry left running (e.g. a fork bomb) can leave no pid for our read:
+        # a restart ends every process and keeps the files; a second failure is the engine's.
+        box.restart()
+        res = box.exec(argv, timeout=30, workdir="/", user="root")
     if res.exit_code != 0 or not res.stdout.startswith(_REWARD_MARK):
         return None
     return res.stdout[len(_REWARD_MARK) :]
@@ -453,10 +493,12 @@ def _setup_script(
     return "\n".join(lines)
 
 
-def _zero(t0: float, prepared: PreparedState, why: str) -> VerifyResult:
+def _zero(
+    t0: float, prepared: PreparedState, why: str, *, disk_exceeded: bool = False
+) -> VerifyResult:
     return VerifyResult(
         reward=0, exit_code=None, duration_s=time.monotonic() - t0, tamper=prepared.tamper,
-        notes=(*prepared.notes, why),
+        notes=(*prepared.notes, why), disk_exceeded=disk_exceeded,
     )  # fmt: skip
 
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
+from envfactory.core.errors import SandboxBroken
 from envfactory.core.models import (
     EnvironmentSpec,
     PathChange,
@@ -187,14 +188,32 @@ def produce_chain(
 def _run_or_raise(
     box: Sandbox, spec: EnvironmentSpec, entry: Replay, number: int, title: str
 ) -> None:
-    res = box.exec(
-        list(entry.argv), timeout=spec.limits.exec_timeout_s, workdir=entry.workdir, user="root"
-    )
+    title = title or _first_line(entry)
+    try:
+        res = box.exec(
+            list(entry.argv), timeout=spec.limits.exec_timeout_s, workdir=entry.workdir,
+            user="root",
+        )  # fmt: skip
+    except SandboxBroken as exc:
+        raise _broken_step(box, exc, number, title) from exc
     if not res.ok:
         output = f"{res.stdout.strip()[-1500:]}\n{res.stderr.strip()[-1500:]}".strip()
-        raise ReferenceStepFailed(StepFailure(step=number, title=title or _first_line(entry),
-                                              exit_code=res.exit_code, timed_out=res.timed_out,
-                                              output=output))  # fmt: skip
+        if res.disk_exceeded:
+            output = f"the step wrote past the sandbox's disk quota ({spec.limits.disk_mb} MiB)\n{output}"
+        raise ReferenceStepFailed(StepFailure(step=number, title=title, exit_code=res.exit_code,
+                                              timed_out=res.timed_out, output=output.strip()))  # fmt: skip
+
+
+def _broken_step(box: Sandbox, exc: SandboxBroken, number: int, title: str) -> ReferenceStepFailed:
+    """The sandbox could not run reference step `number`. When a restart (every process
+    ends, files stay) brings it back, what the earlier steps left running broke it: the
+    reference solution failed. When it does not, the engine is at fault and the second
+    `SandboxBroken` propagates (the gate run fails loudly and is retried)."""
+    if exc.reason != "disk_exceeded":
+        box.restart()
+        box.exec(["true"], timeout=30)
+    output = f"the sandbox could not run this step: {exc.message}"
+    return ReferenceStepFailed(StepFailure(step=number, title=title, output=output))
 
 
 def _first_line(entry: Replay) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from envfactory.core.errors import EnvFactoryError
+from envfactory.core.errors import EnvFactoryError, SandboxBroken
 from envfactory.core.models import ExecResult
 from sandboxes.protocol import Sandbox
 
@@ -185,9 +185,23 @@ class SandboxTools:
 
     async def shell(self, a: ShellArgs) -> ToolResult:
         timeout = self._timeout(a.timeout_s)
-        res = await asyncio.to_thread(self.sandbox.exec, a.command, timeout=timeout,
-                                      workdir=self.workdir)
+        try:
+            res = await asyncio.to_thread(self.sandbox.exec, a.command, timeout=timeout,
+                                          workdir=self.workdir)  # fmt: skip
+        except SandboxBroken as exc:
+            return await self._restarted(exc)
         return ToolResult(observation=format_exec(res, self.output_cap, timeout))
+
+    async def _restarted(self, exc: SandboxBroken) -> ToolResult:
+        """The sandbox could not run the command (e.g. a fork bomb the model left running
+        holds every pid): restart it — every process ends, files stay — and say so. A
+        sandbox past its disk quota is gone; that error reaches the model as it is."""
+        if exc.reason == "disk_exceeded":
+            raise exc
+        await asyncio.to_thread(self.sandbox.restart)
+        text = (f"the sandbox could not run the command ({exc.message}). It has been "
+                "restarted: every process ended, background servers included; files are kept.")  # fmt: skip
+        return _err(text)
 
     async def read_file(self, a: ReadArgs) -> str:
         data = await asyncio.to_thread(self.sandbox.read_file, a.path, self.output_cap * 4)
@@ -199,8 +213,11 @@ class SandboxTools:
         return f"wrote {len(a.content.encode())} bytes to {a.path}"
 
     async def list_dir(self, a: ListArgs) -> ToolResult:
-        res = await asyncio.to_thread(self.sandbox.exec, f"ls -la -- {shlex.quote(a.path)}",
-                                      timeout=30.0, workdir=self.workdir)
+        try:
+            res = await asyncio.to_thread(self.sandbox.exec, f"ls -la -- {shlex.quote(a.path)}",
+                                          timeout=30.0, workdir=self.workdir)  # fmt: skip
+        except SandboxBroken as exc:
+            return await self._restarted(exc)
         return ToolResult(observation=format_exec(res, self.output_cap, 30.0))
 
 
@@ -210,6 +227,8 @@ def format_exec(res: ExecResult, cap: int, timeout: float) -> str:
         head += f" (killed: timed out after {timeout:.0f}s)"
     if res.oom_killed:
         head += " (killed: out of memory)"
+    if res.disk_exceeded:
+        head += " (killed: the sandbox wrote past its disk quota and was removed)"
     if res.truncated:
         head += " (output truncated by the sandbox)"
     parts = [head]

@@ -4,6 +4,10 @@ Examples:
     envfactory sandbox gc                   # remove orphaned sandboxes (owner process gone)
     envfactory sandbox gc --all --images    # also live ones and snapshot images (careful)
     envfactory sandbox gc --run-id run-42 --json
+    envfactory sandbox gc --foreign-older-than 86400   # also other hosts' sandboxes a day old
+
+Workers and `envfactory up` run the same sweep by themselves (the janitor), at start and
+every `ENVFACTORY_SANDBOX__JANITOR_PERIOD_S` seconds.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ def gc(
     run_id: str = typer.Option(None, help="Only objects of this run id."),
     all_: bool = typer.Option(False, "--all", help="Also sandboxes whose owner process is alive."),
     images: bool = typer.Option(False, help="Also remove snapshot (state) images."),
+    foreign_older_than: float = typer.Option(
+        None, help="Also sandboxes owned by another host, once created this many seconds ago."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list for machines."),
 ) -> None:
     """Remove our orphaned containers, volumes and (with --images) snapshot images.
@@ -35,7 +42,8 @@ def gc(
     from sandboxes import DockerEngine
 
     engine = DockerEngine(load_settings().sandbox)
-    removed = engine.gc(older_than_s=older_than, run_id=run_id, include_live=all_, images=images)
+    removed = engine.gc(older_than_s=older_than, run_id=run_id, include_live=all_, images=images,
+                        foreign_ttl_s=foreign_older_than)  # fmt: skip
     if as_json:
         typer.echo(json.dumps(removed))
     else:

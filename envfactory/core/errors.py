@@ -12,7 +12,8 @@
     ├── StoreError              database or artifact store failure
     ├── SandboxError            Docker failure (retryable unless subclassed terminal)
     │   ├── ImageBuildFailed    an environment image did not build (terminal; carries the log)
-    │   └── SandboxFileNotFound a path asked for does not exist in the sandbox (terminal)
+    │   ├── SandboxFileNotFound a path asked for does not exist in the sandbox (terminal)
+    │   └── SandboxBroken       the sandbox can no longer run commands (`reason` says why)
     ├── AgentError              LLM endpoint or agent loop failure
     │   ├── AgentRetryable      429 / 5xx / timeout — retry with backoff
     │   └── BudgetExhausted     turn / token / wall-time budget spent (terminal)
@@ -23,6 +24,11 @@ exception. `retryable` tells the activity layer how to translate an error.
 """
 
 from __future__ import annotations
+
+from typing import Literal
+
+#: why a sandbox can no longer run commands (`SandboxBroken.reason`)
+BrokenReason = Literal["pids_exhausted", "runtime_error", "container_dead", "disk_exceeded"]
 
 
 class EnvFactoryError(Exception):
@@ -106,6 +112,22 @@ class SandboxFileNotFound(SandboxError, FileNotFoundError):
     """A path read from a sandbox does not exist there."""
 
     retryable = False
+
+
+class SandboxBroken(SandboxError):
+    """The sandbox cannot run commands any more: its pids limit is exhausted, the container
+    runtime refused to start the command (`detail` holds the runtime's words), the
+    container is dead, or it was stopped past its disk quota. Not an exit status: callers
+    never turn it into a reward. Retryable in a fresh sandbox, except `disk_exceeded`,
+    which the sandbox's own commands caused."""
+
+    def __init__(
+        self, message: str, *, reason: BrokenReason, detail: str = "", hint: str | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.reason: BrokenReason = reason
+        self.detail = detail
+        self.retryable = reason != "disk_exceeded"
 
 
 class AgentError(EnvFactoryError):

@@ -28,6 +28,14 @@ class SandboxSettings(_Sub):
     runtime: Literal["auto", "runc", "runsc"] = "runc"
     output_cap_bytes: int = Field(default=1_000_000, ge=1024)
     docker_timeout_s: int = Field(default=300, ge=10)  # client timeout for builds/imports
+    #: how often the disk watchdog measures an idle sandbox (engines without storage-opt);
+    #: it measures sooner when a sandbox's usage grows towards its quota
+    disk_poll_s: float = Field(default=0.5, gt=0)
+    #: the janitor (workers, `envfactory up`) removes sandboxes of dead owners this often
+    janitor_period_s: float = Field(default=120.0, gt=0)
+    #: sandboxes owned by another host are removed only once this old (their owner's
+    #: liveness cannot be checked from here)
+    janitor_foreign_ttl_s: float = Field(default=86_400.0, gt=0)
 
 
 class TemporalSettings(_Sub):

@@ -140,6 +140,8 @@ def observation(res: ExecResult) -> str:
         notes.append("[output truncated]")
     if res.timed_out:
         notes.append("[timed out]")
+    elif res.disk_exceeded:
+        notes.append("[stopped: past the sandbox's disk quota]")
     elif res.exit_code != 0:
         notes.append(f"[exit code {res.exit_code}]")
     return "\n".join([text.rstrip("\n"), *notes]).strip("\n")

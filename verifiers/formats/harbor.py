@@ -63,6 +63,8 @@ class _Environment(_Loose):
     cpus: float = Field(default=1.0, gt=0)
     memory_mb: int | None = Field(default=None, ge=64)
     memory: str | None = None  # Harbor's deprecated "2G" form
+    storage_mb: int | None = Field(default=None, ge=16)  # → limits.disk_mb
+    storage: str | None = None  # Harbor's deprecated "10G" form
     allow_internet: bool | None = None
 
 
@@ -233,6 +235,8 @@ def _limits(config: dict[str, Any], opts: EnvfactoryOptions) -> Limits:
     memory = env.memory_mb or (_memory_mb(env.memory) if env.memory else 2048)
     values: dict[str, Any] = {"cpus": env.cpus, "memory_mb": memory}
     values["network"] = bool(env.allow_internet)  # absent: no network (our default)
+    if env.storage_mb or env.storage:  # absent: our default disk quota
+        values["disk_mb"] = env.storage_mb or _memory_mb(env.storage or "", field="storage")
     if opts.exec_timeout_s or agent.timeout_sec:
         values["exec_timeout_s"] = opts.exec_timeout_s or math.ceil(agent.timeout_sec or 0)
     if opts.pids:
@@ -240,13 +244,14 @@ def _limits(config: dict[str, Any], opts: EnvfactoryOptions) -> Limits:
     return Limits(**values)
 
 
-def _memory_mb(text: str) -> int:
+def _memory_mb(text: str, field: str = "memory") -> int:
+    """MiB in a Harbor size ("2G", "512M"); `field` names the key in the error."""
     size = text.strip().upper()
     scale = {"G": 1024, "M": 1, "K": 1 / 1024}
     try:
         return int(float(size[:-1]) * scale[size[-1]])
     except (KeyError, ValueError, IndexError):
         raise InvalidTask(
-            f"task.toml [environment].memory = {text!r} is not a size like '2G' or '512M'",
-            hint="use memory_mb = 2048",
+            f"task.toml [environment].{field} = {text!r} is not a size like '2G' or '512M'",
+            hint=f"use {field}_mb = {2048 if field == 'memory' else 10240}",
         ) from None

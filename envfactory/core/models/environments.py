@@ -52,6 +52,9 @@ class Limits(Model):
     cpus: float = Field(default=1.0, gt=0)
     memory_mb: int = Field(default=1024, ge=64)
     pids: int = Field(default=256, ge=16)
+    #: what the sandbox may write (its writable layer and volumes), MiB; past it the
+    #: sandbox is stopped and the exec reports `disk_exceeded` (docs/verifiers.md, "Disk")
+    disk_mb: int = Field(default=4096, ge=16)
     exec_timeout_s: int = Field(default=120, ge=1)
     network: bool = False
     capabilities: CapabilityProfile = "root-work"

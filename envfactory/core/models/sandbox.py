@@ -18,11 +18,13 @@ class ExecResult(Model):
     truncated: bool = False  # output exceeded the cap and was cut
     timed_out: bool = False  # the hard timeout killed it
     oom_killed: bool = False
+    #: the sandbox's writable layer passed `Limits.disk_mb`: it was stopped and removed
+    disk_exceeded: bool = False
     duration_s: float = 0.0
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
+        return self.exit_code == 0 and not self.timed_out and not self.disk_exceeded
 
 
 class PathChange(Model):
