@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from envfactory.core.errors import EnvFactoryError, TrainerConfigError
 
 app = typer.Typer(
     help=(
@@ -37,7 +39,7 @@ def _pack_setup(opts: dict[str, Any]) -> tuple[Any, int, tuple[int, ...]]:
     try:
         from envfactory.packs import Pack  # type: ignore[import-not-found]
     except ImportError as err:
-        raise typer.BadParameter(
+        raise TrainerConfigError(
             f"--pack needs the packs package (envfactory.packs), which is missing here: {err}"
         ) from err
     from envfactory.trainer.environments import PackEnvironment
@@ -66,7 +68,7 @@ def _build_trainer(opts: dict[str, Any]) -> Any:
     is_tiny = opts["model"] == "tiny"
     if is_tiny:
         limit_cpu_threads(1)
-    config = TrainerConfig(
+    config = TrainerConfig.from_options(
         algorithm=opts["algorithm"],
         batch_size=opts["batch_size"],
         group_size=opts["group_size"] if opts["algorithm"] == "grpo" else 1,
@@ -128,6 +130,22 @@ def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
     }
 
 
+def _check_options(opts: dict[str, Any]) -> None:
+    if (opts["synthetic"] is None) == (opts["pack"] is None):
+        raise TrainerConfigError("give exactly one of --synthetic NAME or --pack PATH")
+    if opts["algorithm"] not in ("sao", "pg", "grpo"):
+        raise TrainerConfigError(f"--algorithm must be sao, pg or grpo, not {opts['algorithm']!r}")
+
+
+def _fail(err: EnvFactoryError, as_json: bool) -> NoReturn:
+    if as_json:
+        payload = {"error": type(err).__name__, "message": err.message, "hint": err.hint}
+        typer.echo(json.dumps(payload))
+    else:
+        typer.echo(f"error: {err}", err=True)
+    raise typer.Exit(1)
+
+
 @app.callback(invoke_without_command=True)
 def train(
     synthetic: str = typer.Option(
@@ -156,17 +174,14 @@ def train(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object for machines."),
 ) -> None:
     """Train on --synthetic NAME or --pack PATH and plot the curves."""
-    if (synthetic is None) == (pack is None):
-        raise typer.BadParameter("give exactly one of --synthetic NAME or --pack PATH")
-    if algorithm not in ("sao", "pg", "grpo"):
-        raise typer.BadParameter(f"--algorithm must be sao, pg or grpo, not {algorithm!r}")
     console = Console(stderr=json_out)
     opts = dict(locals())
     opts["json"] = json_out
     try:
+        _check_options(opts)
         summary = _run(opts, console)
-    except (ValueError, FileNotFoundError) as err:
-        raise typer.BadParameter(str(err)) from err
+    except EnvFactoryError as err:
+        _fail(err, json_out)
     if json_out:
         typer.echo(json.dumps(summary))
     else:

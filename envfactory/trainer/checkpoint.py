@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from envfactory.core.errors import TrainerError
 from envfactory.trainer.loop import Trainer
 from envfactory.trainer.metrics import StepMetrics
 from envfactory.trainer.trajectory import Trajectory
@@ -61,7 +62,10 @@ def load_checkpoint(trainer: Trainer, directory: Path) -> Trainer:
     """Restore ``trainer`` (built with the same config and model shape) in place."""
     path = directory / STATE_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {directory} (expected {STATE_FILE})")
+        raise TrainerError(
+            f"no checkpoint at {directory} (expected {STATE_FILE})",
+            hint="train without --resume first, or point --out at an earlier run",
+        )
     state = torch.load(path, weights_only=False)
     learner = trainer.learner
     trainer.policy.load_state_dict(state["policy"])

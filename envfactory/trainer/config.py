@@ -13,10 +13,11 @@ grpo   sync batches, G>1   group-standardised reward   PPO-clip
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from envfactory.core.errors import TrainerConfigError
 from envfactory.trainer.critic import DEFAULT_FREEZE_PATTERNS, CriticConfig
 from envfactory.trainer.losses import DIS_PRESETS, DISConfig
 
@@ -77,11 +78,17 @@ class TrainerConfig(BaseModel):
         # enough for the next batch while the trainer works on this one
         return self.buffer_capacity or 2 * self.batch_size
 
+    @classmethod
+    def from_options(cls, **options: Any) -> TrainerConfig:
+        """Validate at the edge: every problem, by field, in one ``TrainerConfigError``."""
+        try:
+            return cls(**options)
+        except ValidationError as err:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}"
+                for e in err.errors()
+            )
+            raise TrainerConfigError(f"invalid trainer config: {problems}") from None
+
     def critic_config(self) -> CriticConfig:
-        return CriticConfig(
-            lr=self.value_lr,
-            updates_per_step=self.critic_updates,
-            warmup_steps=self.critic_warmup_steps,
-            freeze_patterns=self.freeze_patterns,
-            max_grad_norm=self.max_grad_norm,
-        )
+        return CriticConfig(lr=self.value_lr, freeze_patterns=self.freeze_patterns)

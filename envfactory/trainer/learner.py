@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
+from envfactory.core.errors import TrainerError
 from envfactory.trainer.config import TrainerConfig
 from envfactory.trainer.critic import Critic, explained_variance, value_loss
 from envfactory.trainer.gae import group_advantages, skip_observation_gae
@@ -54,7 +55,7 @@ def collate(trajectories: list[Trajectory], device: torch.device) -> Batch:
         lp[i, :n] = torch.tensor([x if x is not None else 0.0 for x in t.rollout_logprobs])
         ver[i, :n] = torch.tensor([v if v is not None else -1 for v in t.policy_versions])
     if act[:, 0].any():
-        raise ValueError(
+        raise TrainerError(
             "the first token of a trajectory must be an observation (it has no context)"
         )
     return Batch(

@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
+from envfactory.core.errors import TrainerError
 from envfactory.trainer.buffer import BufferClosed, TrajectoryBuffer
 from envfactory.trainer.config import TrainerConfig
 from envfactory.trainer.critic import build_critic
@@ -42,7 +43,7 @@ from envfactory.trainer.trajectory import Trajectory
 StepCallback = Callable[[StepMetrics], None]
 
 
-class RolloutError(RuntimeError):
+class RolloutError(TrainerError):
     """A rollout worker crashed (environment or engine); the cause is chained."""
 
 
@@ -178,7 +179,10 @@ class Trainer:
             return self.buffer.take(self.config.batch_size, self.version)
         except BufferClosed:
             failure, self._failure = self._failure, None
-            raise RolloutError(f"a rollout worker failed: {failure!r}") from failure
+            raise RolloutError(
+                f"a rollout worker failed: {failure!r}",
+                hint="the cause is chained below; fix the environment or engine and resume",
+            ) from failure
 
     def _fresh_buffer(self) -> TrajectoryBuffer:
         # keeps trajectories restored from a checkpoint or left from an earlier run()

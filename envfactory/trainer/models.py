@@ -23,6 +23,7 @@ from transformers import (
     Qwen2ForCausalLM,
 )
 
+from envfactory.core.errors import TrainerConfigError
 from envfactory.trainer.environments import ByteCodec, Codec, HFCodec
 
 
@@ -73,9 +74,9 @@ def load_policy(model: str, spec: TinyModelSpec, seed: int) -> PreTrainedModel:
         return build_tiny_model(spec, seed)
     path = Path(model)
     if not path.is_dir():
-        raise FileNotFoundError(
-            f"model {model!r} is neither 'tiny' nor a local checkpoint directory "
-            "(nothing is downloaded: pass a path written by save_pretrained)"
+        raise TrainerConfigError(
+            f"--model {model!r} is neither 'tiny' nor a local checkpoint directory",
+            hint="nothing is downloaded: pass a directory written by save_pretrained",
         )
     return AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32)
 

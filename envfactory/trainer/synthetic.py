@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from envfactory.core.errors import TrainerConfigError
 from envfactory.trainer.environments import Environment, StepResult
 
 BOS, SEP, EOS = 0, 1, 2
@@ -54,8 +55,8 @@ def get_task(name: str) -> SyntheticTask:
     try:
         return TASKS[name]
     except KeyError:
-        raise ValueError(
-            f"unknown synthetic task {name!r}; choose one of {sorted(TASKS)}"
+        raise TrainerConfigError(
+            f"unknown synthetic task {name!r}", hint=f"choose one of {', '.join(sorted(TASKS))}"
         ) from None
 
 

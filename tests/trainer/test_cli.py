@@ -57,3 +57,23 @@ def test_train_needs_exactly_one_source():
     result = runner.invoke(app, ["--steps", "1"])
     assert result.exit_code != 0
     assert "exactly one of --synthetic" in result.output
+
+
+def test_an_unknown_task_exits_1_naming_it_and_the_choices_and_writes_nothing(tmp_path):
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["--synthetic", "nope", "--out", str(out), "--json"])
+    assert result.exit_code == 1
+    error = json.loads(result.stdout.strip().splitlines()[-1])
+    assert error["error"] == "TrainerConfigError"
+    assert "'nope'" in error["message"] and "two_turn_recall" in error["hint"]
+    assert not out.exists()
+
+
+def test_an_inconsistent_config_names_the_field_and_exits_1(tmp_path):
+    result = runner.invoke(
+        app,
+        ["--synthetic", "echo", "--algorithm", "grpo", "--group-size", "3", "--batch-size", "8",
+         "--out", str(tmp_path / "run")],
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "batch_size must be a multiple of group_size" in result.output

@@ -27,12 +27,13 @@ from typing import Any
 import httpx
 import torch
 
+from envfactory.core.errors import RolloutEngineError
 from envfactory.trainer.engines.base import Generation, SamplingParams
 
 _FINISH = {"stop": "stop", "length": "length", "abort": "aborted"}
 
 
-class SGLangError(RuntimeError):
+class SGLangError(RolloutEngineError):
     """The server refused or failed a request; the message carries its answer."""
 
 
