@@ -2,8 +2,11 @@
 
 Mount with ``main_app.add_typer(train.app, name="train")``: the work is done in the
 callback, so ``envfactory train --synthetic two_turn_recall --model tiny --steps 60``
-runs directly. Writes ``metrics.jsonl``, ``curves.png`` and a checkpoint under
-``--out`` and prints the plot's path (``--json``: one JSON object instead).
+runs directly. Writes ``metrics.jsonl``, ``curves.png``, a checkpoint and the policy
+as a Hugging Face model directory (``model/``, servable by SGLang) under ``--out`` and
+prints the plot's path (``--json``: one JSON object instead). ``--engine sglang
+--sglang-url URL`` rolls out on a running SGLang server (same host: weights travel as
+tensor handles) instead of the in-process torch engine.
 torch is imported lazily, inside the command, so the rest of the CLI works without
 the ``trainer`` extra.
 """
@@ -27,7 +30,8 @@ app = typer.Typer(
         "Examples:\n\n"
         "  envfactory train --synthetic two_turn_recall --model tiny --steps 80\n\n"
         "  envfactory train --pack out/packs/my-pack --model tiny --steps 5 --json\n\n"
-        "  envfactory train --synthetic echo --algorithm grpo --steps 20 --out runs/grpo"
+        "  envfactory train --synthetic echo --algorithm grpo --steps 20 --out runs/grpo\n\n"
+        "  envfactory train --synthetic echo --engine sglang --sglang-url http://127.0.0.1:30000"
     ),
     no_args_is_help=False,
 )
@@ -82,7 +86,16 @@ def _build_trainer(opts: dict[str, Any]) -> Any:
         seed=opts["seed"],
     )
     policy = load_policy(opts["model"], TinyModelSpec(vocab_size=vocab), opts["seed"])
-    return Trainer(config, policy, env_factory)
+    return Trainer(config, policy, env_factory, engine=_engine(opts))
+
+
+def _engine(opts: dict[str, Any]) -> Any:
+    """``None`` (the trainer's own torch engine) or an SGLang client."""
+    if opts["engine"] == "torch":
+        return None
+    from envfactory.trainer.engines import SGLangEngine
+
+    return SGLangEngine(opts["sglang_url"])
 
 
 def _train_with_progress(trainer: Any, steps: int, console: Console, quiet: bool) -> None:
@@ -113,6 +126,7 @@ def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
         load_checkpoint(trainer, out / "checkpoint")
     _train_with_progress(trainer, opts["steps"], console, quiet=opts["json"])
     save_checkpoint(trainer, out / "checkpoint")
+    trainer.policy.save_pretrained(out / "model")
     (out / "metrics.jsonl").write_text("".join(m.model_dump_json() + "\n" for m in trainer.history))
     title = f"{trainer.config.algorithm} on {opts['synthetic'] or opts['pack']}"
     plot = plot_metrics(trainer.history, out / "curves.png", title=title)
@@ -126,6 +140,8 @@ def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
         "plot": str(plot),
         "metrics": str(out / "metrics.jsonl"),
         "checkpoint": str(out / "checkpoint"),
+        "model": str(out / "model"),
+        "engine": opts["engine"],
         "last": last.model_dump(),
     }
 
@@ -135,6 +151,14 @@ def _check_options(opts: dict[str, Any]) -> None:
         raise TrainerConfigError("give exactly one of --synthetic NAME or --pack PATH")
     if opts["algorithm"] not in ("sao", "pg", "grpo"):
         raise TrainerConfigError(f"--algorithm must be sao, pg or grpo, not {opts['algorithm']!r}")
+    if opts["engine"] not in ("torch", "sglang"):
+        raise TrainerConfigError(f"--engine must be torch or sglang, not {opts['engine']!r}")
+    if (opts["engine"] == "sglang") != bool(opts["sglang_url"]):
+        raise TrainerConfigError(
+            "--engine sglang and --sglang-url URL go together",
+            hint="start a server (python -m sglang.launch_server --model-path DIR "
+            "--skip-tokenizer-init) and pass its URL, or leave both out for the torch engine",
+        )
 
 
 def _fail(err: EnvFactoryError, as_json: bool) -> NoReturn:
@@ -168,6 +192,15 @@ def train(
     max_turns: int = typer.Option(8, "--max-turns", min=1, help="Turns per pack episode."),
     max_new_tokens: int = typer.Option(
         64, "--max-new-tokens", min=1, help="Tokens per pack action."
+    ),
+    engine: str = typer.Option(
+        "torch", "--engine", help="Rollout engine: torch (in-process) or sglang (a server)."
+    ),
+    sglang_url: str = typer.Option(
+        None,
+        "--sglang-url",
+        envvar="ENVFACTORY_SGLANG_URL",
+        help="Base URL of a running SGLang server on this host (with --engine sglang).",
     ),
     seed: int = typer.Option(0, "--seed"),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint if present."),

@@ -80,6 +80,10 @@ class Trainer:
         self.config = config
         self.policy = policy
         self.env_factory = env_factory
+        if engine is not None:
+            # an external engine (an SGLang server) serves the trainer's weights from the
+            # first token on, under version 0, whatever it loaded at start
+            engine.update_weights(policy, 0)
         self.engine = engine or TorchEngine(policy, seed=config.seed)
         critic, critic_opt = (None, None)
         if config.uses_critic:
