@@ -5,7 +5,9 @@ The learner scores in fp32. The rollout engine is one of:
 - ``--sglang-url URL``: a running SGLang server (on a GPU machine: typically bf16)
   serving the same weights as ``--model`` (``benchmarks/gpu_check.sh`` sets that up);
 - otherwise the in-process torch engine in ``--engine-dtype`` (fp32 or bf16, CPU),
-  on ``--model`` or a fresh tiny model.
+  on ``--model`` or fresh tiny models: one with the default init (std 0.02: nearly
+  uniform next-token distributions) and one with std 0.3 (peaked ones, closer to a
+  trained model's), since bf16 error grows with the logits' scale.
 
 Prints mean / max |Δ log π|, the signed mean, the fraction of tokens each DIS preset
 masks on numerics alone, and generated tokens/s. One run, small by default: on two
@@ -27,10 +29,13 @@ from envfactory.trainer.engines import SamplingParams  # noqa: E402
 from envfactory.trainer.mismatch import MismatchReport, measure_mismatch, random_prompts  # noqa: E402
 from envfactory.trainer.models import TinyModelSpec, build_tiny_model, limit_cpu_threads  # noqa: E402
 
+TINY_INIT_STDS = (0.02, 0.3)
 
-def _learner(model: str | None, device: str) -> torch.nn.Module:
+
+def _learner(model: str | None, device: str, init_std: float = 0.02) -> torch.nn.Module:
     if model is None:
-        policy = build_tiny_model(TinyModelSpec(vocab_size=64, max_positions=512), seed=0)
+        spec = TinyModelSpec(vocab_size=64, max_positions=512, init_std=init_std)
+        policy = build_tiny_model(spec, seed=0)
     else:
         from transformers import AutoModelForCausalLM
 
@@ -51,8 +56,10 @@ def _engine(args: argparse.Namespace, learner: torch.nn.Module):  # type: ignore
 def _print(label: str, report: MismatchReport) -> None:
     masked = "  ".join(f"{k} {v:.4f}" for k, v in report.masked.items())
     print(
-        f"{label}: {report.tokens} tokens  mean|Δlogp| {report.mean_abs:.3e}  "
+        f"{label}: {report.tokens} tokens\n"
+        f"  |Δlogp| mean {report.mean_abs:.3e}  p99 {report.p99_abs:.3e}  "
         f"max {report.max_abs:.3e}  signed mean {report.mean_signed:+.3e}\n"
+        f"  ratio range [{report.ratio_min:.4f}, {report.ratio_max:.4f}]\n"
         f"  DIS masked on numerics alone: {masked}\n"
         f"  generation: {report.tokens_per_s:.1f} tokens/s over {report.seconds:.1f} s"
     )
@@ -71,22 +78,24 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     limit_cpu_threads(1)
-    learner = _learner(args.model, args.learner_device)
-    vocab = int(learner.config.vocab_size)
-    prompts = random_prompts(args.prompts, args.prompt_len, vocab, seed=0)
-    engine = _engine(args, learner)
-    report = measure_mismatch(
-        engine, learner, prompts, SamplingParams(args.new_tokens), args.concurrency
-    )
-    label = (
-        f"sglang ({args.sglang_url}) vs fp32 learner"
-        if args.sglang_url
-        else f"torch {args.engine_dtype} engine vs fp32 learner (CPU)"
-    )
-    if args.json:
-        print(json.dumps({"label": label, **report.__dict__}))
-    else:
-        _print(label, report)
+    stds = TINY_INIT_STDS if args.model is None and not args.sglang_url else (None,)
+    for std in stds:
+        learner = _learner(args.model, args.learner_device, std or 0.02)
+        vocab = int(learner.config.vocab_size)
+        prompts = random_prompts(args.prompts, args.prompt_len, vocab, seed=0)
+        engine = _engine(args, learner)
+        params = SamplingParams(args.new_tokens)
+        report = measure_mismatch(engine, learner, prompts, params, args.concurrency)
+        label = (
+            f"sglang ({args.sglang_url}) vs fp32 learner"
+            if args.sglang_url
+            else f"torch {args.engine_dtype} engine vs fp32 learner (CPU)"
+            + (f", tiny model init std {std}" if std else "")
+        )
+        if args.json:
+            print(json.dumps({"label": label, **report.__dict__}))
+        else:
+            _print(label, report)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ engine, scores the same tokens with the learner (fp32 log-softmax, ``token_logpr
 and reports, over every generated token:
 
 - ``mean_abs`` / ``max_abs``: |log π_learner − log π_rollout|;
-- ``mean_signed``: the same without the absolute value (a systematic bias);
+- ``p99_abs``: the 99th percentile of |Δ|, and ``ratio_min`` / ``ratio_max``: how close
+  the worst tokens come to the DIS window's edges;
+- ``mean_signed``: the same difference without the absolute value (a systematic bias);
 - ``masked``: per DIS preset, the fraction of tokens whose ratio falls outside the
   window, i.e. training signal DIS throws away on numerics alone;
 - ``tokens_per_s``: generated tokens per wall second of the sampling phase.
@@ -36,7 +38,10 @@ class MismatchReport:
     tokens: int
     mean_abs: float
     max_abs: float
+    p99_abs: float
     mean_signed: float
+    ratio_min: float
+    ratio_max: float
     masked: dict[str, float]
     seconds: float
     tokens_per_s: float
@@ -96,7 +101,10 @@ def measure_mismatch(
         tokens=n,
         mean_abs=float(diff.abs().mean()),
         max_abs=float(diff.abs().max()),
+        p99_abs=float(torch.quantile(diff.abs(), 0.99)),
         mean_signed=float(diff.mean()),
+        ratio_min=float(ratio.min()),
+        ratio_max=float(ratio.max()),
         masked=masked,
         seconds=seconds,
         tokens_per_s=n / max(seconds, 1e-9),

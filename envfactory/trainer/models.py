@@ -4,7 +4,10 @@ Invariant: the trainer's log πθ and the torch rollout engine's recorded logpro
 from the same function (``token_logprobs``) in fp32 at the same temperature. DIS
 divides by the rollout probability, so a trainer/engine numerics gap would show up as
 a spurious importance ratio; sharing the code keeps the gap at float rounding
-(measured by the ``logprob_mismatch`` metric, asserted ≤ 1e-7 in the tests).
+(measured by the ``logprob_mismatch`` metric, asserted ≤ 1e-7 in the tests). That
+number says only that one fp32 code path agrees with itself: a bf16 engine feeding the
+fp32 learner is another matter, measured by ``mismatch.py`` and
+``benchmarks/precision_mismatch.py`` (CPU) and ``benchmarks/gpu_check.sh`` (SGLang).
 
 Tiny models are built from a config with random init: nothing is downloaded.
 """
@@ -38,6 +41,7 @@ class TinyModelSpec:
     num_heads: int = 4
     num_kv_heads: int = 2
     max_positions: int = 256
+    init_std: float = 0.02  # larger: peakier next-token distributions
 
 
 def build_tiny_model(spec: TinyModelSpec, seed: int) -> PreTrainedModel:
@@ -50,6 +54,7 @@ def build_tiny_model(spec: TinyModelSpec, seed: int) -> PreTrainedModel:
         num_attention_heads=spec.num_heads,
         num_key_value_heads=spec.num_kv_heads,
         max_position_embeddings=spec.max_positions,
+        initializer_range=spec.init_std,
         tie_word_embeddings=False,
         attn_implementation="eager",  # type: ignore[call-arg]  # a PretrainedConfig kwarg
         bos_token_id=None,
