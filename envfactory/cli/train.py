@@ -29,6 +29,7 @@ app = typer.Typer(
         "GRPO / plain-PG baselines, on a synthetic task or an exported pack.\n\n"
         "Examples:\n\n"
         "  envfactory train --synthetic two_turn_recall --model tiny --steps 80\n\n"
+        "  envfactory train --synthetic graded_recall --steps 40   # the critic matters here\n\n"
         "  envfactory train --pack out/packs/my-pack --model tiny --steps 5 --json\n\n"
         "  envfactory train --synthetic echo --algorithm grpo --steps 20 --out runs/grpo\n\n"
         "  envfactory train --synthetic echo --engine sglang --sglang-url http://127.0.0.1:30000"
@@ -110,7 +111,11 @@ def _train_with_progress(trainer: Any, steps: int, console: Console, quiet: bool
         bar = progress.add_task("train", total=steps, info="")
 
         def on_step(m: Any) -> None:
-            info = f"reward {m.reward_mean:.2f}  mask {m.mask_fraction:.2f}  idle {m.trainer_idle_fraction:.2f}"
+            ev = "-" if m.explained_variance is None else f"{m.explained_variance:.2f}"
+            info = (
+                f"reward {m.reward_mean:.2f}  value EV {ev}  mask {m.mask_fraction:.2f}  "
+                f"idle {m.trainer_idle_fraction:.2f}"
+            )
             progress.update(bar, advance=1, info=info)
 
         trainer.run(steps, on_step=on_step)
@@ -137,6 +142,7 @@ def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
         "policy_version": trainer.version,
         "reward_first": trainer.history[0].reward_mean,
         "reward_last": last.reward_mean,
+        "explained_variance_after_warmup": _ev_after_warmup(trainer),
         "plot": str(plot),
         "metrics": str(out / "metrics.jsonl"),
         "checkpoint": str(out / "checkpoint"),
@@ -144,6 +150,16 @@ def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
         "engine": opts["engine"],
         "last": last.model_dump(),
     }
+
+
+def _ev_after_warmup(trainer: Any) -> float | None:
+    """Mean critic explained variance over the steps that updated the policy."""
+    values = [
+        m.explained_variance
+        for m in trainer.history
+        if m.policy_updated and m.explained_variance is not None
+    ]
+    return sum(values) / len(values) if values else None
 
 
 def _check_options(opts: dict[str, Any]) -> None:
@@ -173,7 +189,9 @@ def _fail(err: EnvFactoryError, as_json: bool) -> NoReturn:
 @app.callback(invoke_without_command=True)
 def train(
     synthetic: str = typer.Option(
-        None, "--synthetic", help="Built-in task: echo, two_turn_recall, three_turn_recall."
+        None,
+        "--synthetic",
+        help="Built-in task: echo, two_turn_recall, three_turn_recall, graded_recall.",
     ),
     pack: Path = typer.Option(None, "--pack", help="An exported environment pack directory."),
     model: str = typer.Option(
@@ -187,7 +205,9 @@ def train(
     batch_size: int = typer.Option(32, "--batch-size", min=1),
     group_size: int = typer.Option(4, "--group-size", min=2, help="G for grpo."),
     lr: float = typer.Option(None, "--lr", help="Policy LR (default 3e-3 tiny, 1e-6 otherwise)."),
-    warmup: int = typer.Option(2, "--warmup", min=0, help="Critic-only warm-up steps."),
+    warmup: int = typer.Option(
+        10, "--warmup", min=0, help="Critic-only warm-up steps (the paper's 10; capped at steps-1)."
+    ),
     workers: int = typer.Option(2, "--workers", min=1, help="Rollout worker threads."),
     max_turns: int = typer.Option(8, "--max-turns", min=1, help="Turns per pack episode."),
     max_new_tokens: int = typer.Option(

@@ -2,9 +2,10 @@
 
 SAO's critic replaces the group baseline. Three properties from the paper (the loop
 and the learner own K and the warm-up; this module owns the network and the freeze):
-- frozen attention: parameters whose names match the freeze patterns (attention by
-  default) never change; only MLP/MoE projections, norms, embeddings and the head
-  train. A pattern that matches no parameter is an error, because a silent no-op
+- frozen attention: parameters whose names match the freeze patterns never change.
+  The default follows the paper ("only MoE/MLP projections of the critic train"):
+  attention, embeddings and norms are frozen; the MLP projections and the new value
+  head train. A pattern that matches no parameter is an error, because a silent no-op
   freeze would train the whole critic while the config claims otherwise;
 - "faster value": K = 2 critic updates per policy update (``TrainerConfig.critic_updates``);
 - its own learning rate, separate from the policy's.
@@ -25,7 +26,7 @@ from transformers import PreTrainedModel
 
 from envfactory.core.errors import TrainerConfigError
 
-DEFAULT_FREEZE_PATTERNS: tuple[str, ...] = (r"\.self_attn\.",)
+DEFAULT_FREEZE_PATTERNS: tuple[str, ...] = (r"\.self_attn\.", r"embed_tokens\.", r"norm\.")
 
 
 class FreezePatternError(TrainerConfigError):

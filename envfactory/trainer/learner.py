@@ -9,6 +9,12 @@ updated on this batch, as in PPO/VAPO):
 3. K critic updates on the value targets (critic-only while warming up);
 4. one policy update with the algorithm's loss, unless the critic is warming up.
 
+Explained variance is measured on the values of step 2, before the critic has seen
+this batch: 1 − Var(R − V) / Var(R) with R the λ_critic = 1 return (the episode's
+reward, γ = 1) on every action token. It says how much of the reward's spread the
+baseline the advantages actually used removes; measured after the K updates it would
+be an in-sample fit.
+
 The policy version increments only when the policy changed; the caller syncs weights.
 """
 
@@ -125,9 +131,10 @@ class Learner:
                 adv[i] = score
         return adv.masked_fill(~batch.action_mask, 0.0)
 
-    def _critic_updates(self, batch: Batch, returns: torch.Tensor) -> tuple[float, float, float]:
+    def _critic_updates(self, batch: Batch, returns: torch.Tensor) -> tuple[float, float]:
+        """K value updates; returns (last value loss, last critic grad norm)."""
         assert self.critic is not None and self.critic_optimizer is not None
-        loss_value, grad_norm, values = math.nan, 0.0, None
+        loss_value, grad_norm = math.nan, 0.0
         for _ in range(self.config.critic_updates):
             values = self.critic(batch.input_ids, batch.attention_mask)
             loss = value_loss(values, returns, batch.action_mask)
@@ -137,9 +144,7 @@ class Learner:
             grad_norm = float(torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm))
             self.critic_optimizer.step()
             loss_value = float(loss.detach())
-        assert values is not None
-        ev = explained_variance(values.detach(), returns, batch.action_mask)
-        return loss_value, ev, grad_norm
+        return loss_value, grad_norm
 
     def _policy_loss(self, logp: torch.Tensor, batch: Batch, adv: torch.Tensor) -> LossOutput:
         cfg = self.config
@@ -154,8 +159,9 @@ class Learner:
         mask = batch.action_mask
         v_loss, ev, c_norm = math.nan, math.nan, 0.0
         if self.critic is not None:
-            adv, returns, _ = self._gae_targets(batch)
-            v_loss, ev, c_norm = self._critic_updates(batch, returns)
+            adv, returns, values = self._gae_targets(batch)
+            ev = explained_variance(values, returns, mask)  # before the critic sees the batch
+            v_loss, c_norm = self._critic_updates(batch, returns)
         else:
             adv = self._group_advantages(batch)
         if self.config.normalize_advantages and mask.sum() > 1:
