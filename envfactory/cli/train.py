@@ -165,8 +165,10 @@ def _ev_after_warmup(trainer: Any) -> float | None:
 def _check_options(opts: dict[str, Any]) -> None:
     if (opts["synthetic"] is None) == (opts["pack"] is None):
         raise TrainerConfigError("give exactly one of --synthetic NAME or --pack PATH")
-    if opts["algorithm"] not in ("sao", "pg", "grpo"):
-        raise TrainerConfigError(f"--algorithm must be sao, pg or grpo, not {opts['algorithm']!r}")
+    if opts["algorithm"] not in ("sao", "mean_baseline", "pg", "grpo"):
+        raise TrainerConfigError(
+            f"--algorithm must be sao, mean_baseline, pg or grpo, not {opts['algorithm']!r}"
+        )
     if opts["engine"] not in ("torch", "sglang"):
         raise TrainerConfigError(f"--engine must be torch or sglang, not {opts['engine']!r}")
     if (opts["engine"] == "sglang") != bool(opts["sglang_url"]):
@@ -201,7 +203,9 @@ def train(
     out: Path = typer.Option(
         Path(".envfactory/train"), "--out", help="Where metrics, plots and checkpoints go."
     ),
-    algorithm: str = typer.Option("sao", "--algorithm", help="sao | pg | grpo"),
+    algorithm: str = typer.Option(
+        "sao", "--algorithm", help="sao | mean_baseline | pg | grpo (see docs/trainer.md)"
+    ),
     batch_size: int = typer.Option(32, "--batch-size", min=1),
     group_size: int = typer.Option(4, "--group-size", min=2, help="G for grpo."),
     lr: float = typer.Option(None, "--lr", help="Policy LR (default 3e-3 tiny, 1e-6 otherwise)."),

@@ -40,6 +40,7 @@ def save_checkpoint(trainer: Trainer, directory: Path) -> Path:
         "critic_optimizer": (
             learner.critic_optimizer.state_dict() if learner.critic_optimizer is not None else None
         ),
+        "mean_baseline": learner.baseline,
         "version": trainer.version,
         "step": trainer.step,
         "next_prompt": trainer.next_prompt,
@@ -74,6 +75,7 @@ def load_checkpoint(trainer: Trainer, directory: Path) -> Trainer:
         learner.critic.load_state_dict(state["critic"])
         assert learner.critic_optimizer is not None
         learner.critic_optimizer.load_state_dict(state["critic_optimizer"])
+    learner.baseline = state.get("mean_baseline")
     trainer.version = state["version"]
     trainer.step = state["step"]
     trainer.next_prompt = state["next_prompt"]

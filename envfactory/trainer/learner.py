@@ -5,7 +5,8 @@ updated on this batch, as in PPO/VAPO):
 
 1. collate right-padded tensors; position 0 and padding are never action tokens;
 2. advantages: skip-observation GAE from critic values (sao, pg; returns use
-   λ_critic) or group-standardised rewards (grpo);
+   λ_critic), group-standardised rewards (grpo), or reward minus a running mean of
+   earlier batches' rewards (mean_baseline; the mean moves after the advantages);
 3. K critic updates on the value targets (critic-only while warming up);
 4. one policy update with the algorithm's loss, unless the critic is warming up.
 
@@ -101,6 +102,7 @@ class Learner:
         self.config = config
         self.optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=0.0)
         self.device = next(policy.parameters()).device
+        self.baseline: float | None = None  # mean_baseline's running mean of rewards
 
     def _gae_targets(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         assert self.critic is not None
@@ -131,6 +133,17 @@ class Learner:
                 adv[i] = score
         return adv.masked_fill(~batch.action_mask, 0.0)
 
+    def _mean_baseline_advantages(self, batch: Batch) -> torch.Tensor:
+        rewards = torch.tensor([t.reward for t in batch.trajectories], device=self.device)
+        mean = float(rewards.mean())
+        baseline = mean if self.baseline is None else self.baseline
+        decay = self.config.baseline_decay
+        self.baseline = (
+            mean if self.baseline is None else decay * self.baseline + (1 - decay) * mean
+        )
+        adv = (rewards - baseline)[:, None].expand(batch.action_mask.shape)
+        return adv.masked_fill(~batch.action_mask, 0.0)
+
     def _critic_updates(self, batch: Batch, returns: torch.Tensor) -> tuple[float, float]:
         """K value updates; returns (last value loss, last critic grad norm)."""
         assert self.critic is not None and self.critic_optimizer is not None
@@ -148,7 +161,7 @@ class Learner:
 
     def _policy_loss(self, logp: torch.Tensor, batch: Batch, adv: torch.Tensor) -> LossOutput:
         cfg = self.config
-        if cfg.algorithm == "sao":
+        if cfg.algorithm in ("sao", "mean_baseline"):
             return dis_loss(logp, batch.rollout_logp, adv, batch.action_mask, cfg.dis)
         if cfg.algorithm == "pg":
             return pg_loss(logp, batch.rollout_logp, adv, batch.action_mask)
@@ -162,6 +175,8 @@ class Learner:
             adv, returns, values = self._gae_targets(batch)
             ev = explained_variance(values, returns, mask)  # before the critic sees the batch
             v_loss, c_norm = self._critic_updates(batch, returns)
+        elif self.config.algorithm == "mean_baseline":
+            adv = self._mean_baseline_advantages(batch)
         else:
             adv = self._group_advantages(batch)
         if self.config.normalize_advantages and mask.sum() > 1:

@@ -22,15 +22,18 @@ policy q = (turns + 1) / vocab, so rewards are frequent from the first step (abo
 0.37 on average for the default 3 turns and 2 symbols), and the credit of an episode
 lies on its checked turns, not its free ones.
 
-``SlowEnvironment`` adds a per-step delay drawn from any sampler: the benchmark uses
-it to give rollouts heavy-tailed latencies.
+``SlowEnvironment`` gives rollouts the latency of real agent environments: each
+episode draws a speed from a log-normal (a heavy tail of slow episodes), and its
+k-th step takes k times the episode's base delay (later turns carry longer contexts
+and more work), so an episode of n steps waits ~n²/2 base delays: long trajectories
+are the slow ones.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from envfactory.core.errors import TrainerConfigError
@@ -168,17 +171,29 @@ class GradedRecallEnvironment:
 
 
 class SlowEnvironment:
-    """Wraps an environment; each step first sleeps ``delay()`` seconds."""
+    """Wraps an environment; step k of an episode sleeps k × the episode's base delay.
 
-    def __init__(self, inner: Environment, delay: Callable[[], float]) -> None:
+    The base delay is ``median_s × exp(sigma × z)``, z standard normal, drawn at every
+    reset from a generator seeded by the episode's seed (reproducible across runs, and
+    independent of the environment's own draws)."""
+
+    def __init__(self, inner: Environment, median_s: float, sigma: float = 1.5) -> None:
         self._inner = inner
-        self._delay = delay
+        self._median = median_s
+        self._sigma = sigma
+        self._base = 0.0
+        self._steps = 0
 
     def reset(self, seed: int) -> tuple[int, ...]:
+        self._base = self._median * math.exp(
+            self._sigma * random.Random(f"latency:{seed}").gauss(0.0, 1.0)
+        )
+        self._steps = 0
         return self._inner.reset(seed)
 
     def step(self, action: tuple[int, ...]) -> StepResult:
-        time.sleep(max(0.0, self._delay()))
+        self._steps += 1
+        time.sleep(self._base * self._steps)
         return self._inner.step(action)
 
     def close(self) -> None:
