@@ -2,8 +2,11 @@
 
 Mount with ``main_app.add_typer(train.app, name="train")``: the work is done in the
 callback, so ``envfactory train --synthetic two_turn_recall --model tiny --steps 60``
-runs directly. Writes ``metrics.jsonl``, ``curves.png`` and a checkpoint under
-``--out`` and prints the plot's path (``--json``: one JSON object instead).
+runs directly. Writes ``metrics.jsonl``, ``curves.png``, a checkpoint and the policy
+as a Hugging Face model directory (``model/``, servable by SGLang) under ``--out`` and
+prints the plot's path (``--json``: one JSON object instead). ``--engine sglang
+--sglang-url URL`` rolls out on a running SGLang server (same host: weights travel as
+tensor handles) instead of the in-process torch engine.
 torch is imported lazily, inside the command, so the rest of the CLI works without
 the ``trainer`` extra.
 """
@@ -12,11 +15,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from envfactory.core.errors import EnvFactoryError, TrainerConfigError
 
 app = typer.Typer(
     help=(
@@ -24,8 +29,10 @@ app = typer.Typer(
         "GRPO / plain-PG baselines, on a synthetic task or an exported pack.\n\n"
         "Examples:\n\n"
         "  envfactory train --synthetic two_turn_recall --model tiny --steps 80\n\n"
+        "  envfactory train --synthetic graded_recall --steps 40   # the critic matters here\n\n"
         "  envfactory train --pack out/packs/my-pack --model tiny --steps 5 --json\n\n"
-        "  envfactory train --synthetic echo --algorithm grpo --steps 20 --out runs/grpo"
+        "  envfactory train --synthetic echo --algorithm grpo --steps 20 --out runs/grpo\n\n"
+        "  envfactory train --synthetic echo --engine sglang --sglang-url http://127.0.0.1:30000"
     ),
     no_args_is_help=False,
 )
@@ -40,7 +47,7 @@ def _open_pack(path: Path) -> Any:
         from envfactory.packs import Pack  # type: ignore[import-not-found]
         from envfactory.packs.signing import TrustedKeys
     except ImportError as err:
-        raise typer.BadParameter(
+        raise TrainerConfigError(
             f"--pack needs the packs package (envfactory.packs), which is missing here: {err}"
         ) from err
     from envfactory.core.errors import EnvFactoryError
@@ -81,7 +88,7 @@ def _build_trainer(opts: dict[str, Any]) -> Any:
     is_tiny = opts["model"] == "tiny"
     if is_tiny:
         limit_cpu_threads(1)
-    config = TrainerConfig(
+    config = TrainerConfig.from_options(
         algorithm=opts["algorithm"],
         batch_size=opts["batch_size"],
         group_size=opts["group_size"] if opts["algorithm"] == "grpo" else 1,
@@ -95,7 +102,16 @@ def _build_trainer(opts: dict[str, Any]) -> Any:
         seed=opts["seed"],
     )
     policy = load_policy(opts["model"], TinyModelSpec(vocab_size=vocab), opts["seed"])
-    return Trainer(config, policy, env_factory)
+    return Trainer(config, policy, env_factory, engine=_engine(opts))
+
+
+def _engine(opts: dict[str, Any]) -> Any:
+    """``None`` (the trainer's own torch engine) or an SGLang client."""
+    if opts["engine"] == "torch":
+        return None
+    from envfactory.trainer.engines import SGLangEngine
+
+    return SGLangEngine(opts["sglang_url"])
 
 
 def _train_with_progress(trainer: Any, steps: int, console: Console, quiet: bool) -> None:
@@ -110,7 +126,11 @@ def _train_with_progress(trainer: Any, steps: int, console: Console, quiet: bool
         bar = progress.add_task("train", total=steps, info="")
 
         def on_step(m: Any) -> None:
-            info = f"reward {m.reward_mean:.2f}  mask {m.mask_fraction:.2f}  idle {m.trainer_idle_fraction:.2f}"
+            ev = "-" if m.explained_variance is None else f"{m.explained_variance:.2f}"
+            info = (
+                f"reward {m.reward_mean:.2f}  value EV {ev}  mask {m.mask_fraction:.2f}  "
+                f"idle {m.trainer_idle_fraction:.2f}"
+            )
             progress.update(bar, advance=1, info=info)
 
         trainer.run(steps, on_step=on_step)
@@ -126,6 +146,7 @@ def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
         load_checkpoint(trainer, out / "checkpoint")
     _train_with_progress(trainer, opts["steps"], console, quiet=opts["json"])
     save_checkpoint(trainer, out / "checkpoint")
+    trainer.policy.save_pretrained(out / "model")
     (out / "metrics.jsonl").write_text("".join(m.model_dump_json() + "\n" for m in trainer.history))
     title = f"{trainer.config.algorithm} on {opts['synthetic'] or opts['pack']}"
     plot = plot_metrics(trainer.history, out / "curves.png", title=title)
@@ -136,17 +157,58 @@ def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
         "policy_version": trainer.version,
         "reward_first": trainer.history[0].reward_mean,
         "reward_last": last.reward_mean,
+        "explained_variance_after_warmup": _ev_after_warmup(trainer),
         "plot": str(plot),
         "metrics": str(out / "metrics.jsonl"),
         "checkpoint": str(out / "checkpoint"),
+        "model": str(out / "model"),
+        "engine": opts["engine"],
         "last": last.model_dump(),
     }
+
+
+def _ev_after_warmup(trainer: Any) -> float | None:
+    """Mean critic explained variance over the steps that updated the policy."""
+    values = [
+        m.explained_variance
+        for m in trainer.history
+        if m.policy_updated and m.explained_variance is not None
+    ]
+    return sum(values) / len(values) if values else None
+
+
+def _check_options(opts: dict[str, Any]) -> None:
+    if (opts["synthetic"] is None) == (opts["pack"] is None):
+        raise TrainerConfigError("give exactly one of --synthetic NAME or --pack PATH")
+    if opts["algorithm"] not in ("sao", "mean_baseline", "pg", "grpo"):
+        raise TrainerConfigError(
+            f"--algorithm must be sao, mean_baseline, pg or grpo, not {opts['algorithm']!r}"
+        )
+    if opts["engine"] not in ("torch", "sglang"):
+        raise TrainerConfigError(f"--engine must be torch or sglang, not {opts['engine']!r}")
+    if (opts["engine"] == "sglang") != bool(opts["sglang_url"]):
+        raise TrainerConfigError(
+            "--engine sglang and --sglang-url URL go together",
+            hint="start a server (python -m sglang.launch_server --model-path DIR "
+            "--skip-tokenizer-init) and pass its URL, or leave both out for the torch engine",
+        )
+
+
+def _fail(err: EnvFactoryError, as_json: bool) -> NoReturn:
+    if as_json:
+        payload = {"error": type(err).__name__, "message": err.message, "hint": err.hint}
+        typer.echo(json.dumps(payload))
+    else:
+        typer.echo(f"error: {err}", err=True)
+    raise typer.Exit(1)
 
 
 @app.callback(invoke_without_command=True)
 def train(
     synthetic: str = typer.Option(
-        None, "--synthetic", help="Built-in task: echo, two_turn_recall, three_turn_recall."
+        None,
+        "--synthetic",
+        help="Built-in task: echo, two_turn_recall, three_turn_recall, graded_recall.",
     ),
     pack: Path = typer.Option(None, "--pack", help="An exported environment pack directory."),
     model: str = typer.Option(
@@ -156,33 +218,43 @@ def train(
     out: Path = typer.Option(
         Path(".envfactory/train"), "--out", help="Where metrics, plots and checkpoints go."
     ),
-    algorithm: str = typer.Option("sao", "--algorithm", help="sao | pg | grpo"),
+    algorithm: str = typer.Option(
+        "sao", "--algorithm", help="sao | mean_baseline | pg | grpo (see docs/trainer.md)"
+    ),
     batch_size: int = typer.Option(32, "--batch-size", min=1),
     group_size: int = typer.Option(4, "--group-size", min=2, help="G for grpo."),
     lr: float = typer.Option(None, "--lr", help="Policy LR (default 3e-3 tiny, 1e-6 otherwise)."),
-    warmup: int = typer.Option(2, "--warmup", min=0, help="Critic-only warm-up steps."),
+    warmup: int = typer.Option(
+        10, "--warmup", min=0, help="Critic-only warm-up steps (the paper's 10; capped at steps-1)."
+    ),
     workers: int = typer.Option(2, "--workers", min=1, help="Rollout worker threads."),
     max_turns: int = typer.Option(8, "--max-turns", min=1, help="Turns per pack episode."),
     max_new_tokens: int = typer.Option(
         64, "--max-new-tokens", min=1, help="Tokens per pack action."
+    ),
+    engine: str = typer.Option(
+        "torch", "--engine", help="Rollout engine: torch (in-process) or sglang (a server)."
+    ),
+    sglang_url: str = typer.Option(
+        None,
+        "--sglang-url",
+        envvar="ENVFACTORY_SGLANG_URL",
+        help="Base URL of a running SGLang server on this host (with --engine sglang).",
     ),
     seed: int = typer.Option(0, "--seed"),
     resume: bool = typer.Option(False, "--resume", help="Continue from OUT/checkpoint if present."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object for machines."),
 ) -> None:
     """Train on --synthetic NAME or --pack PATH and plot the curves."""
-    if (synthetic is None) == (pack is None):
-        raise typer.BadParameter("give exactly one of --synthetic NAME or --pack PATH")
-    if algorithm not in ("sao", "pg", "grpo"):
-        raise typer.BadParameter(f"--algorithm must be sao, pg or grpo, not {algorithm!r}")
     console = Console(stderr=json_out)
     opts = dict(locals())
     opts["json"] = json_out
     opts["opened"] = _open_pack(pack) if pack is not None else None  # before torch loads
     try:
+        _check_options(opts)
         summary = _run(opts, console)
-    except (ValueError, FileNotFoundError) as err:
-        raise typer.BadParameter(str(err)) from err
+    except EnvFactoryError as err:
+        _fail(err, json_out)
     if json_out:
         typer.echo(json.dumps(summary))
     else:

@@ -17,7 +17,10 @@
     ├── AgentError              LLM endpoint or agent loop failure
     │   ├── AgentRetryable      429 / 5xx / timeout — retry with backoff
     │   └── BudgetExhausted     turn / token / wall-time budget spent (terminal)
-    └── TrainerError            trainer misconfiguration or failure
+    └── TrainerError            trainer failure (a rollout worker crashed, a checkpoint is bad)
+        ├── TrainerConfigError  a trainer option, model path or task name is wrong; terminal
+        └── RolloutEngineError  the rollout engine (an SGLang server) refused or failed a
+                                request; retryable
 
 A failed gate, a shortcut finding or a broken environment is a *result*, not an
 exception. `retryable` tells the activity layer how to translate an error.
@@ -145,4 +148,14 @@ class BudgetExhausted(AgentError):
 
 
 class TrainerError(EnvFactoryError):
-    """Trainer misconfiguration or failure."""
+    """Trainer failure: a rollout worker crashed, a checkpoint cannot be read."""
+
+
+class TrainerConfigError(TrainerError):
+    """A trainer option, model path, task name or freeze pattern is wrong."""
+
+
+class RolloutEngineError(TrainerError):
+    """The rollout engine refused or failed a request (server down, bad weights)."""
+
+    retryable = True

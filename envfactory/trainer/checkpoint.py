@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from envfactory.core.errors import TrainerError
 from envfactory.trainer.loop import Trainer
 from envfactory.trainer.metrics import StepMetrics
 from envfactory.trainer.trajectory import Trajectory
@@ -39,6 +40,7 @@ def save_checkpoint(trainer: Trainer, directory: Path) -> Path:
         "critic_optimizer": (
             learner.critic_optimizer.state_dict() if learner.critic_optimizer is not None else None
         ),
+        "mean_baseline": learner.baseline,
         "version": trainer.version,
         "step": trainer.step,
         "next_prompt": trainer.next_prompt,
@@ -61,7 +63,10 @@ def load_checkpoint(trainer: Trainer, directory: Path) -> Trainer:
     """Restore ``trainer`` (built with the same config and model shape) in place."""
     path = directory / STATE_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {directory} (expected {STATE_FILE})")
+        raise TrainerError(
+            f"no checkpoint at {directory} (expected {STATE_FILE})",
+            hint="train without --resume first, or point --out at an earlier run",
+        )
     state = torch.load(path, weights_only=False)
     learner = trainer.learner
     trainer.policy.load_state_dict(state["policy"])
@@ -70,6 +75,7 @@ def load_checkpoint(trainer: Trainer, directory: Path) -> Trainer:
         learner.critic.load_state_dict(state["critic"])
         assert learner.critic_optimizer is not None
         learner.critic_optimizer.load_state_dict(state["critic_optimizer"])
+    learner.baseline = state.get("mean_baseline")
     trainer.version = state["version"]
     trainer.step = state["step"]
     trainer.next_prompt = state["next_prompt"]

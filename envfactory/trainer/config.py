@@ -2,25 +2,33 @@
 
 Algorithms share one code path and differ only in three switches:
 
-=====  ==================  ==========================  ===================
-name   sampling            advantage                   policy loss
-=====  ==================  ==========================  ===================
-sao    async, G = 1        critic + skip-obs GAE       DIS
-pg     async, G = 1        critic + skip-obs GAE       plain PG (no DIS)
-grpo   sync batches, G>1   group-standardised reward   PPO-clip
-=====  ==================  ==========================  ===================
+=============  ==================  ==========================  ===================
+name           sampling            advantage                   policy loss
+=============  ==================  ==========================  ===================
+sao            async, G = 1        critic + skip-obs GAE       DIS
+mean_baseline  async, G = 1        reward − running mean       DIS
+pg             async, G = 1        critic + skip-obs GAE       plain PG (no DIS)
+grpo           sync batches, G>1   group-standardised reward   PPO-clip
+=============  ==================  ==========================  ===================
+
+``mean_baseline`` is the paper's "running-mean baseline" ablation: SAO with the critic
+replaced by an exponential moving average of past rewards (``baseline_decay``).
+``grpo_async`` keeps GRPO's groups but drops the batch barrier: each rollout worker
+plays the G rollouts of one prompt and hands the group to the buffer as soon as it is
+complete, like SAO hands over single trajectories.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from envfactory.core.errors import TrainerConfigError
 from envfactory.trainer.critic import DEFAULT_FREEZE_PATTERNS, CriticConfig
 from envfactory.trainer.losses import DIS_PRESETS, DISConfig
 
-Algorithm = Literal["sao", "pg", "grpo"]
+Algorithm = Literal["sao", "mean_baseline", "pg", "grpo"]
 
 
 class TrainerConfig(BaseModel):
@@ -36,6 +44,8 @@ class TrainerConfig(BaseModel):
     freeze_patterns: tuple[str, ...] = DEFAULT_FREEZE_PATTERNS
     dis_preset: Literal["reasoning", "coding"] = "reasoning"
     ppo_clip: float = 0.2
+    baseline_decay: float = 0.9
+    grpo_async: bool = False
     gamma: float = 1.0
     lam: float = 0.95
     lam_critic: float = 1.0
@@ -60,6 +70,10 @@ class TrainerConfig(BaseModel):
             raise ValueError(f"{self.algorithm} is single-rollout: group_size must be 1")
         if self.batch_size % self.group_size:
             raise ValueError("batch_size must be a multiple of group_size")
+        if self.grpo_async and self.algorithm != "grpo":
+            raise ValueError("grpo_async applies to algorithm grpo only")
+        if not 0.0 <= self.baseline_decay < 1.0:
+            raise ValueError("baseline_decay must be in [0, 1)")
         if self.critic_updates < 1 or self.sync_lag < 0 or self.max_staleness < 0:
             raise ValueError("critic_updates >= 1, sync_lag >= 0 and max_staleness >= 0")
         return self
@@ -77,11 +91,17 @@ class TrainerConfig(BaseModel):
         # enough for the next batch while the trainer works on this one
         return self.buffer_capacity or 2 * self.batch_size
 
+    @classmethod
+    def from_options(cls, **options: Any) -> TrainerConfig:
+        """Validate at the edge: every problem, by field, in one ``TrainerConfigError``."""
+        try:
+            return cls(**options)
+        except ValidationError as err:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}"
+                for e in err.errors()
+            )
+            raise TrainerConfigError(f"invalid trainer config: {problems}") from None
+
     def critic_config(self) -> CriticConfig:
-        return CriticConfig(
-            lr=self.value_lr,
-            updates_per_step=self.critic_updates,
-            warmup_steps=self.critic_warmup_steps,
-            freeze_patterns=self.freeze_patterns,
-            max_grad_norm=self.max_grad_norm,
-        )
+        return CriticConfig(lr=self.value_lr, freeze_patterns=self.freeze_patterns)

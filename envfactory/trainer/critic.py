@@ -1,11 +1,13 @@
 """The critic: a copy of the policy's decoder with a scalar value head.
 
-SAO's critic replaces the group baseline. Three properties from the paper:
-- frozen attention: parameters whose names match the freeze patterns (attention by
-  default) never change; only MLP/MoE projections, norms, embeddings and the head
-  train. A pattern that matches no parameter is an error, because a silent no-op
+SAO's critic replaces the group baseline. Three properties from the paper (the loop
+and the learner own K and the warm-up; this module owns the network and the freeze):
+- frozen attention: parameters whose names match the freeze patterns never change.
+  The default follows the paper ("only MoE/MLP projections of the critic train"):
+  attention, embeddings and norms are frozen; the MLP projections and the new value
+  head train. A pattern that matches no parameter is an error, because a silent no-op
   freeze would train the whole critic while the config claims otherwise;
-- "faster value": ``updates_per_step`` (K = 2) critic updates per policy update;
+- "faster value": K = 2 critic updates per policy update (``TrainerConfig.critic_updates``);
 - its own learning rate, separate from the policy's.
 
 Frozen parameters are excluded from the optimizer and have ``requires_grad=False``,
@@ -22,21 +24,19 @@ from dataclasses import dataclass
 import torch
 from transformers import PreTrainedModel
 
-DEFAULT_FREEZE_PATTERNS: tuple[str, ...] = (r"\.self_attn\.",)
+from envfactory.core.errors import TrainerConfigError
+
+DEFAULT_FREEZE_PATTERNS: tuple[str, ...] = (r"\.self_attn\.", r"embed_tokens\.", r"norm\.")
 
 
-class FreezePatternError(ValueError):
+class FreezePatternError(TrainerConfigError):
     """A freeze pattern matched no parameter name."""
 
 
 @dataclass(frozen=True)
 class CriticConfig:
     lr: float = 5e-6
-    updates_per_step: int = 2
-    warmup_steps: int = 10
     freeze_patterns: tuple[str, ...] = DEFAULT_FREEZE_PATTERNS
-    value_loss_coef: float = 1.0
-    max_grad_norm: float = 1.0
 
 
 class Critic(torch.nn.Module):
@@ -73,7 +73,8 @@ def freeze_by_patterns(module: torch.nn.Module, patterns: Sequence[str]) -> list
         if not hits:
             sample = ", ".join(names[:6])
             raise FreezePatternError(
-                f"freeze pattern {pattern!r} matches no parameter; names look like: {sample}, ..."
+                f"freeze pattern {pattern!r} matches no parameter of the critic",
+                hint=f"parameter names look like: {sample}, ...",
             )
         frozen.update(hits)
     for name, param in module.named_parameters():

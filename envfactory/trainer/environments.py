@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from envfactory.core.errors import TrainerError
+
 
 @dataclass(frozen=True)
 class StepResult:
@@ -113,7 +115,7 @@ class PackEnvironment:
 
     def step(self, action: tuple[int, ...]) -> StepResult:
         if self._episode is None:
-            raise RuntimeError("step() before reset()")
+            raise TrainerError("PackEnvironment.step() called before reset()")
         self._turns += 1
         text = self._codec.decode(action)
         finished = self._done_marker in text

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from envfactory.core.errors import TrainerError
+
 
 def skip_observation_gae(
     rewards: Sequence[float],
@@ -29,7 +31,7 @@ def skip_observation_gae(
     """Return (advantages, returns) per token; ``None`` on observation tokens."""
     n = len(rewards)
     if len(values) != n or len(action_mask) != n:
-        raise ValueError("rewards, values and action_mask must have the same length")
+        raise TrainerError("rewards, values and action_mask must have the same length")
     advantages: list[float | None] = [None] * n
     returns: list[float | None] = [None] * n
     next_value = 0.0
@@ -37,7 +39,7 @@ def skip_observation_gae(
     for t in range(n - 1, -1, -1):
         if not action_mask[t]:
             if rewards[t] != 0.0:
-                raise ValueError(f"observation token {t} carries reward {rewards[t]}")
+                raise TrainerError(f"observation token {t} carries reward {rewards[t]}")
             continue  # the bridge: next_value/next_adv still refer to the next action token
         delta = rewards[t] + gamma * next_value - values[t]
         next_adv = delta + gamma * lam * next_adv
@@ -65,7 +67,7 @@ def plain_gae(
 def group_advantages(rewards: Sequence[float], eps: float = 1e-6) -> list[float]:
     """GRPO: each trajectory's reward standardised within its group of G rollouts."""
     if len(rewards) < 2:
-        raise ValueError("a group baseline needs G > 1 rollouts of the same prompt")
+        raise TrainerError("a group baseline needs G > 1 rollouts of the same prompt")
     mean = sum(rewards) / len(rewards)
     var = sum((r - mean) ** 2 for r in rewards) / len(rewards)
     std = var**0.5

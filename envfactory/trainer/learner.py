@@ -5,9 +5,16 @@ updated on this batch, as in PPO/VAPO):
 
 1. collate right-padded tensors; position 0 and padding are never action tokens;
 2. advantages: skip-observation GAE from critic values (sao, pg; returns use
-   λ_critic) or group-standardised rewards (grpo);
+   λ_critic), group-standardised rewards (grpo), or reward minus a running mean of
+   earlier batches' rewards (mean_baseline; the mean moves after the advantages);
 3. K critic updates on the value targets (critic-only while warming up);
 4. one policy update with the algorithm's loss, unless the critic is warming up.
+
+Explained variance is measured on the values of step 2, before the critic has seen
+this batch: 1 − Var(R − V) / Var(R) with R the λ_critic = 1 return (the episode's
+reward, γ = 1) on every action token. It says how much of the reward's spread the
+baseline the advantages actually used removes; measured after the K updates it would
+be an in-sample fit.
 
 The policy version increments only when the policy changed; the caller syncs weights.
 """
@@ -20,6 +27,7 @@ from dataclasses import dataclass
 
 import torch
 
+from envfactory.core.errors import TrainerError
 from envfactory.trainer.config import TrainerConfig
 from envfactory.trainer.critic import Critic, explained_variance, value_loss
 from envfactory.trainer.gae import group_advantages, skip_observation_gae
@@ -54,7 +62,7 @@ def collate(trajectories: list[Trajectory], device: torch.device) -> Batch:
         lp[i, :n] = torch.tensor([x if x is not None else 0.0 for x in t.rollout_logprobs])
         ver[i, :n] = torch.tensor([v if v is not None else -1 for v in t.policy_versions])
     if act[:, 0].any():
-        raise ValueError(
+        raise TrainerError(
             "the first token of a trajectory must be an observation (it has no context)"
         )
     return Batch(
@@ -94,6 +102,7 @@ class Learner:
         self.config = config
         self.optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=0.0)
         self.device = next(policy.parameters()).device
+        self.baseline: float | None = None  # mean_baseline's running mean of rewards
 
     def _gae_targets(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         assert self.critic is not None
@@ -124,9 +133,21 @@ class Learner:
                 adv[i] = score
         return adv.masked_fill(~batch.action_mask, 0.0)
 
-    def _critic_updates(self, batch: Batch, returns: torch.Tensor) -> tuple[float, float, float]:
+    def _mean_baseline_advantages(self, batch: Batch) -> torch.Tensor:
+        rewards = torch.tensor([t.reward for t in batch.trajectories], device=self.device)
+        mean = float(rewards.mean())
+        baseline = mean if self.baseline is None else self.baseline
+        decay = self.config.baseline_decay
+        self.baseline = (
+            mean if self.baseline is None else decay * self.baseline + (1 - decay) * mean
+        )
+        adv = (rewards - baseline)[:, None].expand(batch.action_mask.shape)
+        return adv.masked_fill(~batch.action_mask, 0.0)
+
+    def _critic_updates(self, batch: Batch, returns: torch.Tensor) -> tuple[float, float]:
+        """K value updates; returns (last value loss, last critic grad norm)."""
         assert self.critic is not None and self.critic_optimizer is not None
-        loss_value, grad_norm, values = math.nan, 0.0, None
+        loss_value, grad_norm = math.nan, 0.0
         for _ in range(self.config.critic_updates):
             values = self.critic(batch.input_ids, batch.attention_mask)
             loss = value_loss(values, returns, batch.action_mask)
@@ -136,13 +157,11 @@ class Learner:
             grad_norm = float(torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm))
             self.critic_optimizer.step()
             loss_value = float(loss.detach())
-        assert values is not None
-        ev = explained_variance(values.detach(), returns, batch.action_mask)
-        return loss_value, ev, grad_norm
+        return loss_value, grad_norm
 
     def _policy_loss(self, logp: torch.Tensor, batch: Batch, adv: torch.Tensor) -> LossOutput:
         cfg = self.config
-        if cfg.algorithm == "sao":
+        if cfg.algorithm in ("sao", "mean_baseline"):
             return dis_loss(logp, batch.rollout_logp, adv, batch.action_mask, cfg.dis)
         if cfg.algorithm == "pg":
             return pg_loss(logp, batch.rollout_logp, adv, batch.action_mask)
@@ -153,8 +172,11 @@ class Learner:
         mask = batch.action_mask
         v_loss, ev, c_norm = math.nan, math.nan, 0.0
         if self.critic is not None:
-            adv, returns, _ = self._gae_targets(batch)
-            v_loss, ev, c_norm = self._critic_updates(batch, returns)
+            adv, returns, values = self._gae_targets(batch)
+            ev = explained_variance(values, returns, mask)  # before the critic sees the batch
+            v_loss, c_norm = self._critic_updates(batch, returns)
+        elif self.config.algorithm == "mean_baseline":
+            adv = self._mean_baseline_advantages(batch)
         else:
             adv = self._group_advantages(batch)
         if self.config.normalize_advantages and mask.sum() > 1:

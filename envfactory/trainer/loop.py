@@ -1,7 +1,8 @@
 """The training loop: single-rollout asynchronous (SAO, PG) or synchronous groups (GRPO).
 
 Asynchronous mode: ``rollout_workers`` threads each play one episode per prompt and
-put the finished trajectory into the buffer at once; the trainer takes a batch as
+put the finished trajectory into the buffer at once (asynchronous GRPO: the G
+rollouts of one prompt, handed over as one group when all are done); the trainer takes a batch as
 soon as ``batch_size`` fresh trajectories are there, updates, and pushes the new
 weights to the engine. Workers never wait for each other, so one slow episode delays
 only itself. Synchronous mode (GRPO): each step launches ``batch_size / G`` prompts ×
@@ -28,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
+from envfactory.core.errors import TrainerError
 from envfactory.trainer.buffer import BufferClosed, TrajectoryBuffer
 from envfactory.trainer.config import TrainerConfig
 from envfactory.trainer.critic import build_critic
@@ -42,7 +44,7 @@ from envfactory.trainer.trajectory import Trajectory
 StepCallback = Callable[[StepMetrics], None]
 
 
-class RolloutError(RuntimeError):
+class RolloutError(TrainerError):
     """A rollout worker crashed (environment or engine); the cause is chained."""
 
 
@@ -79,6 +81,10 @@ class Trainer:
         self.config = config
         self.policy = policy
         self.env_factory = env_factory
+        if engine is not None:
+            # an external engine (an SGLang server) serves the trainer's weights from the
+            # first token on, under version 0, whatever it loaded at start
+            engine.update_weights(policy, 0)
         self.engine = engine or TorchEngine(policy, seed=config.seed)
         critic, critic_opt = (None, None)
         if config.uses_critic:
@@ -128,9 +134,9 @@ class Trainer:
         env = self.env_factory()
         try:
             while not stop.is_set():
-                traj = self._episode(env, self._take_prompt(), stop=stop)
-                if traj is not None:
-                    self.buffer.put((traj,))
+                item = self._produce(env, stop)
+                if item is not None:
+                    self.buffer.put(item)
         except BufferClosed:
             return
         except BaseException as err:
@@ -140,10 +146,21 @@ class Trainer:
         finally:
             env.close()
 
+    def _produce(self, env: Environment, stop: threading.Event) -> tuple[Trajectory, ...] | None:
+        """One buffer item: a trajectory, or a complete group for asynchronous GRPO."""
+        seed = self._take_prompt()
+        if self.config.algorithm != "grpo":
+            traj = self._episode(env, seed, stop=stop)
+            return None if traj is None else (traj,)
+        group = [self._episode(env, seed, f"g{seed}", stop) for _ in range(self.config.group_size)]
+        complete = [t for t in group if t is not None]
+        # a group with a missing member has no valid baseline
+        return tuple(complete) if len(complete) == len(group) else None
+
     def run(self, steps: int, on_step: StepCallback | None = None) -> list[StepMetrics]:
         """Train ``steps`` more steps; returns this call's metrics (also in ``history``)."""
         self._started = time.perf_counter() - (self.history[-1].wall_s if self.history else 0.0)
-        if self.config.algorithm == "grpo":
+        if self.config.algorithm == "grpo" and not self.config.grpo_async:
             return self._run_sync(steps, on_step)
         return self._run_async(steps, on_step)
 
@@ -178,7 +195,10 @@ class Trainer:
             return self.buffer.take(self.config.batch_size, self.version)
         except BufferClosed:
             failure, self._failure = self._failure, None
-            raise RolloutError(f"a rollout worker failed: {failure!r}") from failure
+            raise RolloutError(
+                f"a rollout worker failed: {failure!r}",
+                hint="the cause is chained below; fix the environment or engine and resume",
+            ) from failure
 
     def _fresh_buffer(self) -> TrajectoryBuffer:
         # keeps trajectories restored from a checkpoint or left from an earlier run()

@@ -10,7 +10,10 @@ DIS, direct double-sided importance sampling (MISSION.md, SAO section)::
 
 ``π_rollout`` is the logprob the rollout engine recorded when it sampled the token;
 no π_old is recomputed. Tokens outside the window are *masked* (weight 0), never
-clipped, so a boundary value such as r = 1 − ε_l exactly is masked.
+clipped, so a boundary value such as r = 1 − ε_l exactly is masked. "Exactly" is
+meant in the ratio's own dtype: the bounds are the decimal 1 − ε_l and 1 + ε_h
+rounded once to that dtype (in float64, ``1.0 - 0.8`` is 0.19999999999999996, which
+would keep r = 0.2; ``dis_bounds`` computes 0.2).
 
 Normaliser N: the number of action tokens in the batch, kept or masked. Masked tokens
 therefore still count in the denominator: when many tokens fall outside the window
@@ -22,8 +25,11 @@ policy gradient (sg(r)·∇log π = ∇r).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 import torch
+
+from envfactory.core.errors import TrainerConfigError
 
 
 @dataclass(frozen=True)
@@ -35,7 +41,11 @@ class DISConfig:
 
     def __post_init__(self) -> None:
         if not (0.0 < self.eps_low <= 1.0) or self.eps_high <= 0.0:
-            raise ValueError("DIS needs 0 < eps_low <= 1 and eps_high > 0")
+            raise TrainerConfigError(
+                f"DIS window needs 0 < eps_low <= 1 and eps_high > 0, got "
+                f"eps_low={self.eps_low}, eps_high={self.eps_high}",
+                hint="use a preset: reasoning (0.3, 5.0) or coding (0.8, 3.0)",
+            )
 
 
 DIS_PRESETS: dict[str, DISConfig] = {
@@ -51,12 +61,31 @@ class LossOutput:
     loss: torch.Tensor
     keep_fraction: float
     mask_fraction: float
-    mean_ratio: float
+
+
+def _nearest(value: Decimal, dtype: torch.dtype) -> torch.Tensor:
+    """The ``dtype`` number nearest to the exact decimal ``value`` (one rounding)."""
+    guess = torch.tensor(float(value), dtype=torch.float64).to(dtype)
+    candidates = (
+        torch.nextafter(guess, torch.tensor(-torch.inf, dtype=dtype)),
+        guess,
+        torch.nextafter(guess, torch.tensor(torch.inf, dtype=dtype)),
+    )
+    return min(candidates, key=lambda c: abs(Decimal(float(c)) - value))
+
+
+def dis_bounds(config: DISConfig, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """(1 − ε_l, 1 + ε_h) as the ``dtype`` numbers nearest to the decimal bounds."""
+    one = Decimal(1)
+    low = _nearest(one - Decimal(repr(config.eps_low)), dtype)
+    high = _nearest(one + Decimal(repr(config.eps_high)), dtype)
+    return low, high
 
 
 def dis_keep_mask(ratio: torch.Tensor, config: DISConfig) -> torch.Tensor:
     """Tokens whose ratio lies strictly inside the window (NaN and inf are masked)."""
-    return (ratio > 1.0 - config.eps_low) & (ratio < 1.0 + config.eps_high)
+    low, high = dis_bounds(config, ratio.dtype)
+    return (ratio > low.to(ratio.device)) & (ratio < high.to(ratio.device))
 
 
 def _action_count(action_mask: torch.Tensor) -> torch.Tensor:
@@ -86,9 +115,7 @@ def dis_loss(
     n = _action_count(action_mask)
     loss = -(weight * advantages.to(torch.float32) * logp).masked_fill(~action_mask, 0.0).sum() / n
     kept = float(keep.sum()) / float(n)
-    return LossOutput(
-        loss, kept, 1.0 - kept, float(ratio[action_mask].mean()) if action_mask.any() else 1.0
-    )
+    return LossOutput(loss, kept, 1.0 - kept)
 
 
 def pg_loss(
@@ -98,12 +125,11 @@ def pg_loss(
     action_mask: torch.Tensor,
 ) -> LossOutput:
     """Plain policy gradient: − Σ Â · log πθ / N; treats every token as on-policy."""
+    del rollout_logp  # the signature matches the other losses; PG never looks at it
     logp = logp.to(torch.float32)
-    ratio = _ratio(logp, rollout_logp.to(torch.float32), action_mask)
     n = _action_count(action_mask)
     loss = -(advantages.to(torch.float32) * logp).masked_fill(~action_mask, 0.0).sum() / n
-    mean_ratio = float(ratio[action_mask].mean()) if action_mask.any() else 1.0
-    return LossOutput(loss, 1.0, 0.0, mean_ratio)
+    return LossOutput(loss, 1.0, 0.0)
 
 
 def ppo_clip_loss(
@@ -124,5 +150,4 @@ def ppo_clip_loss(
     # "masked" here means: clipped, so the token gives no gradient
     active = (unclipped <= clipped) & action_mask
     kept = float(active.sum()) / float(n)
-    mean_ratio = float(ratio.detach()[action_mask].mean()) if action_mask.any() else 1.0
-    return LossOutput(loss, kept, 1.0 - kept, mean_ratio)
+    return LossOutput(loss, kept, 1.0 - kept)

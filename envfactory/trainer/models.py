@@ -4,7 +4,10 @@ Invariant: the trainer's log πθ and the torch rollout engine's recorded logpro
 from the same function (``token_logprobs``) in fp32 at the same temperature. DIS
 divides by the rollout probability, so a trainer/engine numerics gap would show up as
 a spurious importance ratio; sharing the code keeps the gap at float rounding
-(measured by the ``logprob_mismatch`` metric, asserted ≤ 1e-7 in the tests).
+(measured by the ``logprob_mismatch`` metric, asserted ≤ 1e-7 in the tests). That
+number says only that one fp32 code path agrees with itself: a bf16 engine feeding the
+fp32 learner is another matter, measured by ``mismatch.py`` and
+``benchmarks/precision_mismatch.py`` (CPU) and ``benchmarks/gpu_check.sh`` (SGLang).
 
 Tiny models are built from a config with random init: nothing is downloaded.
 """
@@ -23,6 +26,7 @@ from transformers import (
     Qwen2ForCausalLM,
 )
 
+from envfactory.core.errors import TrainerConfigError
 from envfactory.trainer.environments import ByteCodec, Codec, HFCodec
 
 
@@ -37,6 +41,7 @@ class TinyModelSpec:
     num_heads: int = 4
     num_kv_heads: int = 2
     max_positions: int = 256
+    init_std: float = 0.02  # larger: peakier next-token distributions
 
 
 def build_tiny_model(spec: TinyModelSpec, seed: int) -> PreTrainedModel:
@@ -49,6 +54,7 @@ def build_tiny_model(spec: TinyModelSpec, seed: int) -> PreTrainedModel:
         num_attention_heads=spec.num_heads,
         num_key_value_heads=spec.num_kv_heads,
         max_position_embeddings=spec.max_positions,
+        initializer_range=spec.init_std,
         tie_word_embeddings=False,
         attn_implementation="eager",  # type: ignore[call-arg]  # a PretrainedConfig kwarg
         bos_token_id=None,
@@ -73,9 +79,9 @@ def load_policy(model: str, spec: TinyModelSpec, seed: int) -> PreTrainedModel:
         return build_tiny_model(spec, seed)
     path = Path(model)
     if not path.is_dir():
-        raise FileNotFoundError(
-            f"model {model!r} is neither 'tiny' nor a local checkpoint directory "
-            "(nothing is downloaded: pass a path written by save_pretrained)"
+        raise TrainerConfigError(
+            f"--model {model!r} is neither 'tiny' nor a local checkpoint directory",
+            hint="nothing is downloaded: pass a directory written by save_pretrained",
         )
     return AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32)
 

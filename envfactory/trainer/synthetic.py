@@ -8,17 +8,35 @@ uniformly random policy over the vocabulary scores (1/vocab)^turns, so learning 
 visible from a near-zero start; the answer of turn t depends on the environment's
 reply to turn t − 1, so a policy that ignores observations cannot succeed.
 
-``SlowEnvironment`` adds a per-step delay drawn from any sampler: the benchmark uses
-it to give rollouts heavy-tailed latencies.
+``graded_recall`` is the task where the value function matters. Each prompt has a
+visible difficulty: a level d (0..turns, uniform over seeds) says how many of the
+episode's turns are *checked* (the last d); the others are free (any answer passes).
+A wrong answer on a checked turn ends the episode with reward 0; surviving every turn
+gives 1. Observations and answers share one token family: token ``O(s, r)`` shows
+symbol s and r, the number of checked turns still ahead (this one included), and an
+answer names the symbol of the ``O`` token it is (its r is ignored). So the success
+probability of a state is q^r for a policy that names a symbol right with
+probability q: it varies with the prompt (r starts at d) and moves within the episode,
+which a constant baseline cannot follow and a critic can. Under a uniformly random
+policy q = (turns + 1) / vocab, so rewards are frequent from the first step (about
+0.37 on average for the default 3 turns and 2 symbols), and the credit of an episode
+lies on its checked turns, not its free ones.
+
+``SlowEnvironment`` gives rollouts the latency of real agent environments: each
+episode draws a speed from a log-normal (a heavy tail of slow episodes), and its
+k-th step takes k times the episode's base delay (later turns carry longer contexts
+and more work), so an episode of n steps waits ~n²/2 base delays: long trajectories
+are the slow ones.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
+from envfactory.core.errors import TrainerConfigError
 from envfactory.trainer.environments import Environment, StepResult
 
 BOS, SEP, EOS = 0, 1, 2
@@ -31,12 +49,17 @@ class SyntheticTask:
     turns: int
     n_symbols: int
     description: str
+    graded: bool = False
 
     @property
     def vocab_size(self) -> int:
+        if self.graded:
+            return FIRST_SYMBOL + self.n_symbols * (self.turns + 1)
         return FIRST_SYMBOL + self.n_symbols
 
     def make(self) -> Environment:
+        if self.graded:
+            return GradedRecallEnvironment(self.turns, self.n_symbols)
         return RecallEnvironment(self.turns, self.n_symbols)
 
 
@@ -46,6 +69,13 @@ TASKS: dict[str, SyntheticTask] = {
         SyntheticTask("echo", 1, 4, "one turn: repeat the symbol shown"),
         SyntheticTask("two_turn_recall", 2, 4, "two turns: repeat each symbol as it is shown"),
         SyntheticTask("three_turn_recall", 3, 4, "three turns of the same game"),
+        SyntheticTask(
+            "graded_recall",
+            3,
+            2,
+            "three turns, a visible difficulty: the last d are checked (see the module doc)",
+            graded=True,
+        ),
     )
 }
 
@@ -54,8 +84,8 @@ def get_task(name: str) -> SyntheticTask:
     try:
         return TASKS[name]
     except KeyError:
-        raise ValueError(
-            f"unknown synthetic task {name!r}; choose one of {sorted(TASKS)}"
+        raise TrainerConfigError(
+            f"unknown synthetic task {name!r}", hint=f"choose one of {', '.join(sorted(TASKS))}"
         ) from None
 
 
@@ -92,18 +122,78 @@ class RecallEnvironment:
         return None
 
 
-class SlowEnvironment:
-    """Wraps an environment; each step first sleeps ``delay()`` seconds."""
+class GradedRecallEnvironment:
+    """See the module docstring; one action token per turn is read, extra ones ignored."""
 
-    def __init__(self, inner: Environment, delay: Callable[[], float]) -> None:
-        self._inner = inner
-        self._delay = delay
+    def __init__(self, turns: int, n_symbols: int) -> None:
+        self._turns = turns
+        self._n = n_symbols
+        self._rng = random.Random(0)
+        self._level = 0
+        self._turn = 0
+        self._shown = 0
+
+    def token(self, symbol: int, remaining: int) -> int:
+        return FIRST_SYMBOL + symbol * (self._turns + 1) + remaining
+
+    def symbol_of(self, token: int) -> int | None:
+        index = token - FIRST_SYMBOL
+        if 0 <= index < self._n * (self._turns + 1):
+            return index // (self._turns + 1)
+        return None
+
+    def remaining_checks(self) -> int:
+        """Checked turns from the current one to the end (the last ``level`` are checked)."""
+        return min(self._level, self._turns - self._turn)
+
+    def _observe(self) -> int:
+        self._shown = self._rng.randrange(self._n)
+        return self.token(self._shown, self.remaining_checks())
 
     def reset(self, seed: int) -> tuple[int, ...]:
+        self._rng = random.Random(seed)
+        self._level = self._rng.randrange(self._turns + 1)
+        self._turn = 0
+        return (BOS, self._observe())
+
+    def step(self, action: tuple[int, ...]) -> StepResult:
+        checked = self.remaining_checks() == self._turns - self._turn
+        right = bool(action) and self.symbol_of(action[0]) == self._shown
+        self._turn += 1
+        if checked and not right:
+            return StepResult((), True, 0.0)
+        if self._turn >= self._turns:
+            return StepResult((), True, 1.0)
+        return StepResult((SEP, self._observe()), False)
+
+    def close(self) -> None:
+        return None
+
+
+class SlowEnvironment:
+    """Wraps an environment; step k of an episode sleeps k × the episode's base delay.
+
+    The base delay is ``median_s × exp(sigma × z)``, z standard normal, drawn at every
+    reset from a generator seeded by the episode's seed (reproducible across runs, and
+    independent of the environment's own draws)."""
+
+    def __init__(self, inner: Environment, median_s: float, sigma: float = 1.5) -> None:
+        self._inner = inner
+        self._median = median_s
+        self._sigma = sigma
+        self._base = 0.0
+        self._steps = 0
+
+    def reset(self, seed: int) -> tuple[int, ...]:
+        self._base = self._median * math.exp(
+            self._sigma * random.Random(f"latency:{seed}").gauss(0.0, 1.0)
+        )
+        self._steps = 0
         return self._inner.reset(seed)
 
     def step(self, action: tuple[int, ...]) -> StepResult:
-        time.sleep(max(0.0, self._delay()))
+        self._steps += 1
+        time.sleep(self._base * self._steps)
         return self._inner.step(action)
 
     def close(self) -> None:

@@ -15,6 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from envfactory.core.errors import TrainerError
+
 FinishReason = Literal["env_done", "max_turns", "length", "aborted"]
 
 
@@ -111,7 +113,7 @@ class TrajectoryBuilder:
         self, token_ids: tuple[int, ...], logprobs: tuple[float, ...], versions: tuple[int, ...]
     ) -> None:
         if not (len(token_ids) == len(logprobs) == len(versions)):
-            raise ValueError("an action needs one logprob and one policy version per token")
+            raise TrainerError("an action needs one logprob and one policy version per token")
         self._tokens.extend(token_ids)
         self._mask.extend([True] * len(token_ids))
         self._logprobs.extend(logprobs)

@@ -3,16 +3,22 @@
 It speaks the shapes of SGLang's ``http_server.py``: ``/generate`` answers ``text``,
 ``output_ids`` and ``meta_info`` with ``output_token_logprobs`` as
 ``[logprob, token_id, null]`` triples, ``finish_reason`` as ``{"type": ...}`` and the
-serving ``weight_version``; ``/update_weights_from_disk`` loads a Hugging Face
-checkpoint directory and answers ``success`` / ``message`` / ``num_paused_requests``;
+``weight_version`` the server holds when it answers; ``/update_weights_from_tensor``
+decodes ``serialized_named_tensors`` as SGLang does (base64, then a pickle whose
+tensors are shared-memory or CUDA IPC handles), loads them by parameter name and
+takes the request's ``weight_version``; ``/update_weight_version`` renames the
+weights; ``/model_info`` (and the older ``/get_model_info``) reports the version;
 ``/pause_generation`` holds new generations until ``/continue_generation``.
-Sampling and logprobs come from a real model (a TorchEngine), so what the client
-receives is what a model computed, not canned numbers.
+The version starts as ``"default"``, SGLang's own default. Sampling and logprobs come
+from a real model (a TorchEngine), so what the client receives is what a model
+computed, not canned numbers.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import pickle
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,9 +32,11 @@ from envfactory.trainer.engines import SamplingParams, TorchEngine
 class FakeSGLangServer:
     def __init__(self, model_path: str, seed: int = 0) -> None:
         model = AutoModelForCausalLM.from_pretrained(model_path)
+        self.model_path = model_path
         self.engine = TorchEngine(model, seed=seed)
         self.weight_version = "default"
         self.calls: list[str] = []
+        self.tensor_payloads: list[int] = []  # entries (TP ranks) per weight update
         self.waiting = 0
         self._resumed = threading.Event()
         self._resumed.set()
@@ -63,6 +71,8 @@ class FakeSGLangServer:
             stop_token_ids=tuple(sp.get("stop_token_ids") or ()),
         )
         gen = self.engine.generate(list(body["input_ids"]), params)
+        with self._lock:
+            version = self.weight_version  # as SGLang: the version when the answer is built
         if gen.finish_reason == "stop":
             finish = {"type": "stop", "matched": gen.token_ids[-1]}
         else:
@@ -73,7 +83,7 @@ class FakeSGLangServer:
             "prompt_tokens": len(body["input_ids"]),
             "completion_tokens": len(gen.token_ids),
             "cached_tokens": 0,
-            "weight_version": self.weight_version,
+            "weight_version": version,
         }
         if body.get("return_logprob"):
             meta["output_token_logprobs"] = [
@@ -81,36 +91,40 @@ class FakeSGLangServer:
             ]
         return 200, {"text": "", "output_ids": list(gen.token_ids), "meta_info": meta}
 
-    def update_weights_from_disk(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def update_weights_from_tensor(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        entries = body.get("serialized_named_tensors") or []
+        self.tensor_payloads.append(len(entries))
         try:
-            model = AutoModelForCausalLM.from_pretrained(body["model_path"])
-        except OSError as err:
-            return 400, {
-                "success": False,
-                "message": f"Failed to load weights: {err}",
-                "num_paused_requests": 0,
-            }
-        self.engine.update_weights(model, self.engine.version + 1)
-        message = "Succeeded to update model weights."
+            named = pickle.loads(base64.b64decode(entries[0], validate=True))
+            self.engine.load_weights(dict(named), self.engine.version + 1)
+        except (IndexError, ValueError, KeyError, pickle.UnpicklingError) as err:
+            return 400, {"success": False, "message": f"Failed to update weights: {err}"}
         if body.get("weight_version") is not None:
             self.weight_version = body["weight_version"]
-            message += f" Weight version updated to {self.weight_version}."
-        return 200, {"success": True, "message": message, "num_paused_requests": 0}
+        return 200, {"success": True, "message": "Succeeded to update model weights."}
+
+    def model_info(self) -> dict[str, Any]:
+        return {"model_path": self.model_path, "is_generation": True,
+                "weight_version": self.weight_version}  # fmt: skip
 
     def _route(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         self.calls.append(path)
         if method == "POST" and path == "/generate":
             return self.generate(body)
-        if method == "POST" and path == "/update_weights_from_disk":
-            return self.update_weights_from_disk(body)
+        if method == "POST" and path == "/update_weights_from_tensor":
+            return self.update_weights_from_tensor(body)
+        if method == "POST" and path == "/update_weight_version":
+            self.weight_version = str(body["new_version"])
+            return 200, {"success": True, "new_version": self.weight_version,
+                         "message": f"Weight version updated to {self.weight_version}"}  # fmt: skip
+        if method == "GET" and path in ("/model_info", "/get_model_info"):
+            return 200, self.model_info()
         if method == "POST" and path == "/pause_generation":
             self._resumed.clear()
             return 200, {"message": "Generation paused successfully.", "status": "ok"}
         if method == "POST" and path == "/continue_generation":
             self._resumed.set()
             return 200, {"message": "Generation continued successfully.", "status": "ok"}
-        if method == "GET" and path == "/get_weight_version":
-            return 200, {"weight_version": self.weight_version}
         return 404, {"detail": "Not Found"}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

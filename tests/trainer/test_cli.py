@@ -57,3 +57,61 @@ def test_train_needs_exactly_one_source():
     result = runner.invoke(app, ["--steps", "1"])
     assert result.exit_code != 0
     assert "exactly one of --synthetic" in result.output
+
+
+def test_an_unknown_task_exits_1_naming_it_and_the_choices_and_writes_nothing(tmp_path):
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["--synthetic", "nope", "--out", str(out), "--json"])
+    assert result.exit_code == 1
+    error = json.loads(result.stdout.strip().splitlines()[-1])
+    assert error["error"] == "TrainerConfigError"
+    assert "'nope'" in error["message"] and "two_turn_recall" in error["hint"]
+    assert not out.exists()
+
+
+def test_an_inconsistent_config_names_the_field_and_exits_1(tmp_path):
+    result = runner.invoke(
+        app,
+        ["--synthetic", "echo", "--algorithm", "grpo", "--group-size", "3", "--batch-size", "8",
+         "--out", str(tmp_path / "run")],
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "batch_size must be a multiple of group_size" in result.output
+
+
+def test_train_rolls_out_on_an_sglang_server_and_syncs_it_from_tensors(tmp_path):
+    from envfactory.trainer.models import TinyModelSpec, build_tiny_model
+    from envfactory.trainer.synthetic import get_task
+
+    from .fake_sglang import FakeSGLangServer
+
+    # the server starts from *other* weights: the trainer pushes its own at start
+    served = tmp_path / "served"
+    build_tiny_model(TinyModelSpec(vocab_size=get_task("echo").vocab_size), seed=9).save_pretrained(
+        served
+    )
+    out = tmp_path / "run"
+    with FakeSGLangServer(str(served)) as server:
+        result = runner.invoke(
+            app,
+            ["--synthetic", "echo", "--steps", "2", "--warmup", "0", "--batch-size", "8",
+             "--engine", "sglang", "--sglang-url", server.url, "--out", str(out), "--json"],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["engine"] == "sglang" and summary["policy_version"] == 2
+    assert server.weight_version == "2"
+    assert server.calls.count("/update_weights_from_tensor") == 3  # start + 2 updates
+    assert "/update_weights_from_disk" not in server.calls
+    mismatch = summary["last"]["logprob_mismatch"]
+    assert mismatch is None or mismatch <= 1e-6
+    assert (out / "model" / "config.json").is_file()
+
+
+def test_engine_sglang_without_a_url_is_refused_with_how_to_start_one(tmp_path):
+    result = runner.invoke(
+        app, ["--synthetic", "echo", "--engine", "sglang", "--out", str(tmp_path / "r")],
+        env={"ENVFACTORY_SGLANG_URL": ""},
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "--sglang-url" in result.output and "sglang.launch_server" in result.output

@@ -2,6 +2,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from envfactory.core.errors import TrainerError
 from envfactory.trainer.gae import group_advantages, plain_gae, skip_observation_gae
 
 TOKENS = "a a o o a a".split()
@@ -24,7 +25,7 @@ def test_lambda_095_matches_the_hand_computed_reference():
 
 
 def test_a_reward_on_an_observation_token_is_refused():
-    with pytest.raises(ValueError, match="observation token 2"):
+    with pytest.raises(TrainerError, match="observation token 2"):
         skip_observation_gae([0, 0, 1.0, 0, 0, 1.0], VALUES, MASK, 1.0, 1.0)
 
 
@@ -54,5 +55,5 @@ def test_group_advantages_standardise_within_the_group():
     scores = group_advantages([1.0, 0.0, 0.0, 1.0])
     assert scores == pytest.approx([1.0, -1.0, -1.0, 1.0], abs=1e-5)
     assert group_advantages([1.0, 1.0]) == [0.0, 0.0]
-    with pytest.raises(ValueError):
+    with pytest.raises(TrainerError):
         group_advantages([1.0])

@@ -87,6 +87,66 @@ def test_grpo_trains_on_complete_groups_of_the_same_prompt():
     assert all(m.staleness_max == 0 for m in history)
 
 
+def test_async_grpo_trains_on_whole_groups_while_another_group_is_stuck():
+    gate = threading.Event()
+    slow = GatedEnvironment(gate)
+    counter = itertools.count()
+
+    def factory():
+        return slow if next(counter) == 0 else RecallEnvironment(TASK.turns, TASK.n_symbols)
+
+    config = tiny_config(
+        algorithm="grpo", group_size=4, batch_size=8, grpo_async=True, rollout_workers=2
+    )
+    trainer = tiny_trainer(config, env_factory=factory)
+    seen = []
+    original = trainer.learner.step
+
+    def spy(batch, version, step_index):
+        seen.append(batch)
+        return original(batch, version, step_index)
+
+    trainer.learner.step = spy  # an observer on our own object, not a patch of behaviour
+
+    def after_step(metrics):
+        if metrics.step == 1:  # two updates while one worker's group was stuck
+            assert slow.entered.is_set() and not gate.is_set()
+            gate.set()
+
+    trainer.run(2, on_step=after_step)
+    assert gate.is_set()
+    for batch in seen:
+        groups = {}
+        for t in batch:
+            groups.setdefault(t.group_id, []).append(t.prompt_id)
+        assert len(groups) == 2 and all(len(m) == 4 and len(set(m)) == 1 for m in groups.values())
+
+
+def test_the_running_mean_baseline_replaces_the_critic():
+    trainer = tiny_trainer(tiny_config(algorithm="mean_baseline", baseline_decay=0.9))
+    assert trainer.learner.critic is None
+    history = trainer.run(2)
+    assert all(m.policy_updated and m.explained_variance is None for m in history)
+    r1, r2 = (m.reward_mean for m in history)
+    assert trainer.learner.baseline == pytest.approx(0.9 * r1 + 0.1 * r2)
+
+
+def test_a_slow_environment_waits_longer_on_later_steps():
+    import time
+
+    from envfactory.trainer.synthetic import SlowEnvironment
+
+    env = SlowEnvironment(RecallEnvironment(3, 4), median_s=0.02, sigma=0.0)
+    env.reset(0)
+    waits = []
+    for _ in range(3):
+        started = time.perf_counter()
+        env.step((3,))
+        waits.append(time.perf_counter() - started)
+    # sleep never returns early: lower bounds hold on any machine
+    assert waits[0] >= 0.02 and waits[2] >= 0.06
+
+
 def test_metrics_report_mismatch_masking_staleness_and_idle_time(tmp_path):
     trainer = tiny_trainer(tiny_config())
     history = trainer.run(3)

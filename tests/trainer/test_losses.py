@@ -3,9 +3,11 @@ import math
 import pytest
 import torch
 
+from envfactory.core.errors import TrainerConfigError
 from envfactory.trainer.losses import (
     DIS_PRESETS,
     DISConfig,
+    dis_bounds,
     dis_keep_mask,
     dis_loss,
     pg_loss,
@@ -19,6 +21,35 @@ def test_boundary_ratios_are_masked_and_inner_ones_kept():
     ratios = torch.tensor([1.0, 0.7, 6.0, 0.69, 5.99])
     keep = dis_keep_mask(ratios, DISConfig(eps_low=0.3, eps_high=5.0))
     assert keep.tolist() == [True, False, False, False, True]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("preset", sorted(DIS_PRESETS))
+def test_a_ratio_exactly_on_either_bound_is_masked_in_float32_and_float64(preset, dtype):
+    # regression: in float64, 1.0 - 0.8 is 0.19999999999999996, so r = 0.2 was kept
+    config = DIS_PRESETS[preset]
+    low = torch.tensor(float(f"{1 - config.eps_low:.10f}"), dtype=dtype)
+    high = torch.tensor(1 + config.eps_high, dtype=dtype)
+    inf = torch.tensor(torch.inf, dtype=dtype)
+    ratios = torch.stack(
+        [
+            low,
+            high,
+            torch.nextafter(low, inf),  # one ulp inside
+            torch.nextafter(high, -inf),
+            torch.nextafter(low, -inf),  # one ulp outside
+            torch.nextafter(high, inf),
+        ]
+    )
+    assert dis_keep_mask(ratios, config).tolist() == [False, False, True, True, False, False]
+
+
+def test_the_float64_coding_bounds_are_the_decimal_numbers():
+    low, high = dis_bounds(DIS_PRESETS["coding"], torch.float64)
+    assert float(low) == 0.2 and float(high) == 4.0
+    assert dis_keep_mask(
+        torch.tensor([0.2], dtype=torch.float64), DIS_PRESETS["coding"]
+    ).tolist() == [False]
 
 
 def test_presets_match_the_paper():
@@ -93,6 +124,6 @@ def test_nonfinite_ratios_are_masked_not_propagated():
     assert logp.grad.tolist() == [[0.0, 0.0]]
 
 
-def test_an_impossible_window_is_refused():
-    with pytest.raises(ValueError):
+def test_an_impossible_window_is_refused_with_the_values_named():
+    with pytest.raises(TrainerConfigError, match="eps_low=0.0"):
         DISConfig(eps_low=0.0, eps_high=1.0)

@@ -1,5 +1,6 @@
 import pytest
 
+from envfactory.core.errors import TrainerError
 from envfactory.trainer.trajectory import Trajectory, TrajectoryBuilder
 
 
@@ -37,7 +38,7 @@ def test_a_trajectory_without_action_tokens_is_refused():
 
 
 def test_an_action_needs_one_logprob_per_token():
-    with pytest.raises(ValueError):
+    with pytest.raises(TrainerError):
         TrajectoryBuilder("p").add_action((1, 2), (-0.1,), (0, 0))
 
 

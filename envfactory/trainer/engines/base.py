@@ -15,6 +15,8 @@ from typing import Literal, Protocol, runtime_checkable
 
 import torch
 
+from envfactory.core.errors import RolloutEngineError
+
 EngineFinish = Literal["stop", "length", "aborted"]
 
 
@@ -34,7 +36,10 @@ class Generation:
 
     def __post_init__(self) -> None:
         if len(self.token_ids) != len(self.logprobs):
-            raise ValueError("an engine must return one logprob per generated token")
+            raise RolloutEngineError(
+                f"the engine returned {len(self.token_ids)} tokens but "
+                f"{len(self.logprobs)} logprobs (one per generated token is required)"
+            )
 
 
 @runtime_checkable

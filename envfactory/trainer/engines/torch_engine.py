@@ -4,7 +4,10 @@ It keeps its *own* copy of the weights: the trainer updates its model freely and
 engine changes only on ``update_weights``, exactly like a separate inference server.
 Each token is sampled from a full forward over the prefix (no KV cache) and the
 recorded logprob is that distribution's, computed by the same fp32 log-softmax as
-``models.token_logprobs``: the rollout/train mismatch stays at float rounding.
+``models.token_logprobs``: in fp32 the rollout/train mismatch stays at float
+rounding. ``dtype=torch.bfloat16`` runs the engine's copy in bf16 (weights cast on
+every sync, logits upcast to fp32 before the softmax) like a bf16 inference server
+feeding an fp32 learner: the cross-precision mismatch ``mismatch.py`` measures.
 Without a KV cache a segment costs O(L²); fine for the CPU/test path, and the
 SGLang engine is the one for long GPU rollouts.
 
@@ -23,8 +26,16 @@ from envfactory.trainer.engines.base import Generation, SamplingParams
 
 
 class TorchEngine:
-    def __init__(self, model: torch.nn.Module, seed: int, version: int = 0) -> None:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        seed: int,
+        version: int = 0,
+        dtype: torch.dtype | None = None,
+    ) -> None:
         self._model = copy.deepcopy(model).eval()
+        if dtype is not None:
+            self._model.to(dtype)
         for param in self._model.parameters():
             param.requires_grad_(False)
         self._lock = threading.Lock()
@@ -67,11 +78,19 @@ class TorchEngine:
                     break
             return Generation(tuple(tokens), tuple(logprobs), finish, self._version)  # type: ignore[arg-type]
 
-    @torch.no_grad()
     def update_weights(self, model: torch.nn.Module, version: int) -> None:
-        state = model.state_dict()
+        self.load_weights(dict(model.named_parameters()), version)
+
+    @torch.no_grad()
+    def load_weights(self, named: dict[str, torch.Tensor], version: int) -> None:
+        """Copy ``named`` parameters in (cast to the engine's dtype), between segments."""
+        params = dict(self._model.named_parameters())
+        unknown = sorted(set(named) - set(params))
+        if unknown:
+            raise KeyError(f"unknown parameters {unknown[:3]}")
         with self._lock:
-            self._model.load_state_dict(state)
+            for name, tensor in named.items():
+                params[name].copy_(tensor)
             self._version = version
 
     def pause(self) -> None:
