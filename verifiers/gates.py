@@ -60,6 +60,7 @@ from envfactory.core.models import (
     Step,
     StepFailure,
     Verifier,
+    VerifyScope,
 )
 from sandboxes.protocol import Sandbox, SandboxEngine
 
@@ -276,7 +277,7 @@ class _GateRunner:
         if self._settled_badly():
             return
         by = {p.name: p for p in probes}
-        if self.spec.verify_scope == "workspace" and self.primary == "envfactory":
+        if self.spec.verify_scope == VerifyScope.WORKSPACE and self.primary == "envfactory":
             for st in produce_probe_batch(self.inp.engine, self.inp.image, self.spec, base, probes):
                 self._on_state(
                     st, CheckKind.PROBE, 0, by[st.name.split(":", 1)[1].split("@", 1)[0]]
@@ -365,7 +366,7 @@ class _GateRunner:
         """Probes built from what the reference solution produced, applied to the oracle."""
         if self.oracle is None or self.primary != "envfactory" or not self.probes:
             return
-        if self.spec.verify_scope != "workspace":
+        if self.spec.verify_scope != VerifyScope.WORKSPACE:
             return
         self.noop_ready.wait()
         if self.noop is None:
@@ -404,7 +405,7 @@ class _GateRunner:
     def _harbor_prepared(self, recipe: tuple[Replay, ...], *, kill: bool = False) -> PreparedState:
         image = self.inp.verify_image or self.inp.image
         replay = (*recipe, kill_replay()) if kill and recipe else recipe
-        return PreparedState(image, "full-state", replay=replay, semantics="harbor")
+        return PreparedState(image, VerifyScope.FULL_STATE, replay=replay, semantics="harbor")
 
     # -- scheduling -----------------------------------------------------------------------
 
@@ -447,7 +448,7 @@ class _GateRunner:
             keep = st.kind in (StateKind.ORACLE, StateKind.PARTIAL, StateKind.PRISTINE)
             return self._harbor_prepared(st.recipe, kill=not keep)
         prepared = st.prepared
-        if prepared.scope == "full-state" and self.expected:
+        if prepared.scope == VerifyScope.FULL_STATE and self.expected:
             kept = tuple(t for t in prepared.tamper if t.path not in self.expected)
             prepared = replace(prepared, tamper=kept, expected=self.expected)
         if self.inp.verify_image:

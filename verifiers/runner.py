@@ -52,7 +52,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from envfactory.core.errors import SandboxBroken, SandboxFileNotFound
-from envfactory.core.models import EnvironmentSpec, ExecResult, PathChange, Semantics, Verifier
+from envfactory.core.models import (
+    EnvironmentSpec,
+    ExecResult,
+    PathChange,
+    Semantics,
+    Verifier,
+    VerifyScope,
+)
 from envfactory.core.models.base import Model
 from sandboxes.protocol import Sandbox, SandboxEngine
 
@@ -99,7 +106,7 @@ class PreparedState:
     """What one state contributes to its verifications, extracted once."""
 
     image: str  # every verification container starts from this image
-    scope: str  # "workspace" | "full-state"
+    scope: VerifyScope
     workspace: tuple[tuple[str, bytes | None], ...] = ()  # path → its tar (None: absent)
     tamper: tuple[PathChange, ...] = ()
     replay: tuple[Replay, ...] = ()  # re-creates the state on `image` (gate states)
@@ -136,12 +143,14 @@ def prepare_state(
     known = state_diff is not None
     notes = () if known else ("could not list the state's changes: tamper evidence unknown",)
     tamper = tamper_changes(state_diff or (), spec.workspace_paths)
-    if spec.verify_scope == "full-state":
-        return PreparedState(state_image, "full-state", (), tamper, (), notes, known)
+    if spec.verify_scope == VerifyScope.FULL_STATE:
+        return PreparedState(state_image, VerifyScope.FULL_STATE, (), tamper, (), notes, known)
     workspace = (
         extract_workspace(engine, state_image, spec) if state_image != pristine_image else ()
     )
-    return PreparedState(pristine_image, "workspace", tuple(workspace), tamper, (), notes, known)
+    return PreparedState(
+        pristine_image, VerifyScope.WORKSPACE, tuple(workspace), tamper, (), notes, known
+    )
 
 
 def extract_workspace(
@@ -182,7 +191,7 @@ def verify_prepared(
     harbor = prepared.semantics == "harbor"
     if (
         not harbor
-        and prepared.scope == "full-state"
+        and prepared.scope == VerifyScope.FULL_STATE
         and (prepared.tamper or not prepared.tamper_known)
     ):
         why = "full-state scope: tamper evidence present, reward is 0 (verifier not run)"

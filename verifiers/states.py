@@ -33,6 +33,7 @@ from envfactory.core.models import (
     StateRef,
     Step,
     StepFailure,
+    VerifyScope,
 )
 from sandboxes.protocol import Sandbox, SandboxEngine
 
@@ -75,7 +76,7 @@ def pristine_state(engine: SandboxEngine, image: str, spec: EnvironmentSpec) -> 
     probe that leaves the workspace as it was is recognised as the same verification."""
     t0 = time.monotonic()
     prepared = prepare_state(engine, state_image=image, pristine_image=image, spec=spec)
-    if spec.verify_scope == "workspace":
+    if spec.verify_scope == VerifyScope.WORKSPACE:
         prepared = replace(prepared, workspace=tuple(extract_workspace(engine, image, spec)))
     ref = StateRef(image=image, kind=StateKind.PRISTINE, label="no-op", env_id=spec.id)
     return ProducedState("no-op", StateKind.PRISTINE, prepared, (), (), ref, time.monotonic() - t0)
@@ -119,7 +120,7 @@ def capture(
     """Capture the sandbox's current filesystem as a state (see module docstring).
 
     Callers that want a diff warm `statediff.pristine_listing` before starting `box`."""
-    full = spec.verify_scope == "full-state"
+    full = spec.verify_scope == VerifyScope.FULL_STATE
     diff = live_diff(engine, box, pristine, spec) if (want_diff or full) else ()
     notes = (
         () if diff is not None else ("could not list the state's changes: tamper evidence unknown",)
@@ -127,11 +128,11 @@ def capture(
     tamper = tamper_changes(diff or (), spec.workspace_paths)
     if full:
         return PreparedState(
-            pristine, "full-state", (), tamper, recipe, notes, diff is not None
+            pristine, VerifyScope.FULL_STATE, (), tamper, recipe, notes, diff is not None
         ), diff or ()
     workspace = tuple(workspace_from(box, spec.workspace_paths))
     return PreparedState(
-        pristine, "workspace", workspace, tamper, (), notes, diff is not None
+        pristine, VerifyScope.WORKSPACE, workspace, tamper, (), notes, diff is not None
     ), diff or ()
 
 
@@ -154,7 +155,7 @@ def produce_chain(
     t0 = time.monotonic()
     log: list[str] = []
     recipe: tuple[Replay, ...] = ()
-    if want_diff or spec.verify_scope == "full-state":
+    if want_diff or spec.verify_scope == VerifyScope.FULL_STATE:
         pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot
     box = engine.start(
         pristine, limits=spec.limits, purpose="gate-state", network=spec.limits.network
@@ -238,7 +239,7 @@ def produce_probe(
     t0 = time.monotonic()
     recipe = (*base.recipe, probe_replay(probe, spec, semantics))
     names = [f"{base.name} step {i + 1}" for i in range(len(base.recipe))] + [f"probe {probe.name}"]
-    if spec.verify_scope == "full-state":
+    if spec.verify_scope == VerifyScope.FULL_STATE:
         pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot
     box = engine.start(
         pristine, limits=spec.limits, purpose="gate-probe", network=spec.limits.network
@@ -278,7 +279,7 @@ def produce_probe_batch(
     hijack the tools other probes use run last, so each probe's workspace is what it
     would leave on a clean copy of `base` — at a fraction of a container per probe.
     """
-    assert spec.verify_scope == "workspace"
+    assert spec.verify_scope == VerifyScope.WORKSPACE
     t0 = time.monotonic()
     box = engine.start(
         pristine, limits=spec.limits, purpose="gate-probe", network=spec.limits.network
@@ -295,7 +296,7 @@ def produce_probe_batch(
                 ["/bin/sh", "-c", script], timeout=spec.limits.exec_timeout_s, user="root"
             )
             workspace = tuple(workspace_from(box, spec.workspace_paths))
-            prepared = PreparedState(pristine, "workspace", workspace, (), (), ())
+            prepared = PreparedState(pristine, VerifyScope.WORKSPACE, workspace, (), (), ())
             log = (
                 ()
                 if res.ok

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envfactory.core.errors import SandboxFileNotFound
-from envfactory.core.models import EnvironmentSpec, Verifier
+from envfactory.core.models import EnvironmentSpec, Verifier, VerifyScope
 from sandboxes.protocol import SandboxEngine
 
 from . import archives
@@ -154,7 +154,7 @@ def solver_writable(path: str, spec: EnvironmentSpec) -> bool:
         for ws in spec.workspace_paths
     ):
         return True
-    return spec.verify_scope == "full-state" and category_of(path) is None
+    return spec.verify_scope == VerifyScope.FULL_STATE and category_of(path) is None
 
 
 def trace_surface(

@@ -1,6 +1,8 @@
-"""Activities: thin async wrappers that run one `PipelineServices` method each.
+"""Activities: one thin async wrapper per `PipelineServices` method, built from the table.
 
-Everything Temporal-specific about doing work lives here, once:
+Which activities exist, what each takes and returns and which queue runs it is declared
+once, in activity_table.py; this module only adds what is Temporal-specific about doing
+the work, once for all of them:
 - the blocking service method runs in a worker thread pool, while a background task
   heartbeats for the whole call — including the method's own cleanup (`finally` blocks
   that remove containers), so a slow cleanup never trips the heartbeat timeout and
@@ -13,7 +15,7 @@ Everything Temporal-specific about doing work lives here, once:
   type, a pydantic `ValidationError` is bad input (terminal), anything else is retried
   under the workflow's bounded retry policy.
 
-Activity names are constants so fake activities in tests register under the same names.
+Fake services in tests go behind these same activities, under the same names.
 """
 
 from __future__ import annotations
@@ -30,48 +32,9 @@ from temporalio.exceptions import ApplicationError
 
 from envfactory.core.errors import EnvFactoryError
 
+from .activity_table import ACTIVITIES, ActivityDef
 from .services import PipelineServices
-from .types import (
-    AgentInput,
-    BuiltEnv,
-    DecisionInput,
-    DecisionRecorded,
-    EnvInput,
-    GateOutcome,
-    GatesInput,
-    MineInput,
-    MineOutcome,
-    Published,
-    PublishInput,
-    ResearchInput,
-    ReviewStateInput,
-    ReviewStateOutcome,
-    ScoreInput,
-    ScoreOutcome,
-    SpecRef,
-    StatusInput,
-    TrajectoryRef,
-    VerifierInput,
-    VerifierRef,
-)
-
-RESEARCH = "research"
-BUILD = "build_environment"
-RUN_AGENT = "run_agent"
-SYNTHESIZE_VERIFIER = "synthesize_verifier"
-RUN_GATES = "run_gates"
-SCORE = "score_trajectories"
-MINE = "mine_shortcuts"
-RECORD_DECISION = "record_decision"
-REVIEW_STATE = "review_state"
-SET_STATUS = "set_env_status"
-PUBLISH = "publish_environment"
-
-#: which queue each activity runs on: LLM loops on `agents`, pure Docker work on `sandbox`
-AGENT_ACTIVITIES = (RESEARCH, RUN_AGENT, SYNTHESIZE_VERIFIER)
-SANDBOX_ACTIVITIES = (
-    BUILD, RUN_GATES, SCORE, MINE, RECORD_DECISION, REVIEW_STATE, SET_STATUS, PUBLISH,
-)  # fmt: skip
+from .types import Queue
 
 In = TypeVar("In")
 Out = TypeVar("Out")
@@ -100,7 +63,8 @@ async def _heartbeat_forever(interval: float) -> None:
 
 
 class PipelineActivities:
-    """Register `activities()` on a worker; each method is one activity."""
+    """Register `activities()` on a worker: one activity per table entry, each running
+    its service method through `_call`."""
 
     def __init__(self, services: PipelineServices, *, max_threads: int = 8) -> None:
         self.services = services
@@ -109,17 +73,25 @@ class PipelineActivities:
     def close(self) -> None:
         self._pool.shutdown(wait=True)
 
-    def activities(self, names: tuple[str, ...] | None = None) -> list[Callable[..., Any]]:
-        """The bound activity methods, optionally only those named (one queue's share)."""
-        by_name = {
-            RESEARCH: self.research, BUILD: self.build_environment, RUN_AGENT: self.run_agent,
-            SYNTHESIZE_VERIFIER: self.synthesize_verifier, RUN_GATES: self.run_gates,
-            SCORE: self.score_trajectories, MINE: self.mine_shortcuts,
-            RECORD_DECISION: self.record_decision, REVIEW_STATE: self.review_state,
-            SET_STATUS: self.set_env_status,
-            PUBLISH: self.publish_environment,
-        }  # fmt: skip
-        return [fn for name, fn in by_name.items() if names is None or name in names]
+    def activities(self, queue: Queue | None = None) -> list[Callable[..., Any]]:
+        """The activities, optionally only those of one queue (that worker's share)."""
+        return [self._activity(a) for a in ACTIVITIES if queue is None or a.queue == queue]
+
+    def _activity(self, entry: ActivityDef[Any, Any]) -> Callable[..., Any]:
+        method = getattr(self.services, entry.method, None)
+        if not callable(method):
+            raise TypeError(
+                f"{type(self.services).__name__} has no method {entry.method}() "
+                f"for the {entry.name!r} activity (see workflows/services.py)"
+            )
+
+        async def run(inp: Any) -> Any:
+            return await self._call(method, inp)
+
+        # Temporal reads the argument and result types from the annotations
+        run.__annotations__ = {"inp": entry.input, "return": entry.output}
+        run.__name__ = run.__qualname__ = entry.method
+        return activity.defn(name=entry.name)(run)
 
     async def _call(self, fn: Callable[[In], Out], inp: In) -> Out:
         beat = asyncio.create_task(_heartbeat_forever(_heartbeat_interval()))
@@ -135,47 +107,3 @@ class PipelineActivities:
             raise to_application_error(err) from err
         finally:
             beat.cancel()
-
-    @activity.defn(name=RESEARCH)
-    async def research(self, inp: ResearchInput) -> SpecRef:
-        return await self._call(self.services.research, inp)
-
-    @activity.defn(name=BUILD)
-    async def build_environment(self, inp: EnvInput) -> BuiltEnv:
-        return await self._call(self.services.build, inp)
-
-    @activity.defn(name=RUN_AGENT)
-    async def run_agent(self, inp: AgentInput) -> TrajectoryRef:
-        return await self._call(self.services.run_agent, inp)
-
-    @activity.defn(name=SYNTHESIZE_VERIFIER)
-    async def synthesize_verifier(self, inp: VerifierInput) -> VerifierRef:
-        return await self._call(self.services.synthesize_verifier, inp)
-
-    @activity.defn(name=RUN_GATES)
-    async def run_gates(self, inp: GatesInput) -> GateOutcome:
-        return await self._call(self.services.run_gates, inp)
-
-    @activity.defn(name=SCORE)
-    async def score_trajectories(self, inp: ScoreInput) -> ScoreOutcome:
-        return await self._call(self.services.score, inp)
-
-    @activity.defn(name=MINE)
-    async def mine_shortcuts(self, inp: MineInput) -> MineOutcome:
-        return await self._call(self.services.mine, inp)
-
-    @activity.defn(name=RECORD_DECISION)
-    async def record_decision(self, inp: DecisionInput) -> DecisionRecorded:
-        return await self._call(self.services.record_decision, inp)
-
-    @activity.defn(name=REVIEW_STATE)
-    async def review_state(self, inp: ReviewStateInput) -> ReviewStateOutcome:
-        return await self._call(self.services.review_state, inp)
-
-    @activity.defn(name=SET_STATUS)
-    async def set_env_status(self, inp: StatusInput) -> None:
-        return await self._call(self.services.set_status, inp)
-
-    @activity.defn(name=PUBLISH)
-    async def publish_environment(self, inp: PublishInput) -> Published:
-        return await self._call(self.services.publish, inp)

@@ -22,7 +22,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from envfactory.core.errors import ConfigError
-from envfactory.core.models import Decision, ReviewItem, ReviewState
+from envfactory.core.models import ReviewItem
 from envfactory.core.settings import Settings, TemporalSettings
 
 from .pipeline import SynthesizeEnvironment
@@ -194,8 +194,7 @@ def api_sinks(settings: Settings, store: Any) -> tuple[Any, Any]:
         spec = await asyncio.to_thread(store.environments.get, item.env_id)
         if spec.seed_id is None:
             return  # an imported task: no pipeline waits for its review
-        verdict = Decision.CONFIRM if item.state == ReviewState.CONFIRMED else Decision.DISMISS
-        decision = ReviewDecision(item_id=item.id, decision=verdict,
+        decision = ReviewDecision(item_id=item.id, decision=item.state.decision,
                                   reviewer=item.reviewer or "unknown", comment=item.comment)  # fmt: skip
         await decide(await client(), synthesis_id(spec.seed_id), decision)
 

@@ -20,15 +20,8 @@ from pathlib import Path
 
 from envfactory.agents import ChatModel, Script, make_model
 from envfactory.core.errors import ConfigError
-from envfactory.core.models import AgentRole, TaskSeed
+from envfactory.core.models import PIPELINE_ROLES, AgentRole, TaskSeed
 from envfactory.core.settings import AgentSettings, AgentsSettings
-
-_ROLE_FIELD = {
-    AgentRole.RESEARCH: "research",
-    AgentRole.JUDGE: "judge",
-    AgentRole.VERIFIER: "verifier",
-    AgentRole.RED_TEAM: "red_team",
-}
 
 
 def slug(text: str) -> str:
@@ -36,7 +29,12 @@ def slug(text: str) -> str:
 
 
 def role_settings(agents: AgentsSettings, role: AgentRole) -> AgentSettings:
-    return getattr(agents, _ROLE_FIELD[role])
+    """`settings.agents.<role>`: each pipeline role has a section spelled as the role."""
+    if role not in PIPELINE_ROLES:
+        raise ConfigError(f"the {role.value} role has no model settings",
+                          hint=f"roles with settings: {', '.join(PIPELINE_ROLES)}")  # fmt: skip
+    settings: AgentSettings = getattr(agents, role.value)
+    return settings
 
 
 @dataclass
@@ -53,7 +51,9 @@ class ScriptBook:
                     script = Script.load(path)
                 except Exception:  # noqa: BLE001 — not every YAML file there is a script
                     continue
-                role = script.role.replace("_", "-")
+                role = _role_of(script)
+                if role is None:
+                    continue
                 keys = {script.seed, *path.relative_to(root).parent.parts} - {None, ""}
                 for key in keys:
                     entry = self._index.setdefault((slug(str(key)), role), (path, []))
@@ -69,9 +69,17 @@ class ScriptBook:
             f"no {role.value} script for seed {seed.title!r} ({seed.id}) under "
             f"{', '.join(map(str, self.roots)) or 'no scripts directory'}",
             hint="add a script whose `seed:` is the seed's title, or set "
-            f"ENVFACTORY_AGENTS__{_ROLE_FIELD[role].upper()}__BACKEND=openai; "
+            f"ENVFACTORY_AGENTS__{role.value.upper()}__BACKEND=openai; "
             f"scripts exist for: {', '.join(known) or 'nothing'}",
         )
+
+
+def _role_of(script: Script) -> str | None:
+    """The role a script is for, as the index spells it (None: no pipeline role)."""
+    try:
+        return AgentRole(script.role).value  # also reads the old spelling "red-team"
+    except ValueError:
+        return None
 
 
 @dataclass

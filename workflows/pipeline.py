@@ -31,43 +31,43 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from envfactory.core.models import Decision, EnvStatus, ReviewState
+    from envfactory.core.models import AgentRole, CheckKind, EnvStatus, GateFailure, ReviewState
 
-    from . import activities as acts
+    from . import activity_table as acts
     from .steps import Steps, failure
     from .types import (
         AgentInput,
+        AgentKind,
         AgentRun,
-        BuiltEnv,
         DecisionInput,
         DecisionRecorded,
         EnvInput,
         GateOutcome,
         GatesInput,
         MineInput,
-        MineOutcome,
         PipelineStatus,
-        Published,
         PublishInput,
         ResearchInput,
         ReviewDecision,
         ReviewStateInput,
-        ReviewStateOutcome,
         ScoreInput,
-        ScoreOutcome,
-        SpecRef,
         Stage,
         StatusInput,
         SynthesisInput,
         SynthesisResult,
-        TrajectoryRef,
         VerifierInput,
-        VerifierRef,
     )
 
-def _hard_reasons(gate: GateOutcome) -> tuple[str, ...]:
+
+def _hard_failures(gate: GateOutcome) -> tuple[GateFailure, ...]:
     """Gate failures that need no human: everything but shortcut probes (those go to review)."""
-    return tuple(r for r in gate.reasons if not r.startswith("probe "))
+    return tuple(f for f in gate.failures if f.check_kind != CheckKind.PROBE)
+
+
+def _trajectory_id(workflow_id: str, kind: AgentKind, index: int) -> str:
+    """Decided here, so a retried attempt overwrites its trajectory. Ids are hyphenated
+    (`synthesize-<seed>-red-team-0`), as runs before the role spelling was one named them."""
+    return f"{workflow_id}-{kind.value.replace('_', '-')}-{index}"
 
 
 @workflow.defn(name="SynthesizeEnvironment")
@@ -93,7 +93,6 @@ class SynthesizeEnvironment(Steps):
             recorded = await self.act(
                 acts.RECORD_DECISION,
                 DecisionInput(env_id=self._status.env_id or "", decision=decision),
-                DecisionRecorded,
             )
         except ActivityError as err:
             raise failure("recording the decision", err) from err
@@ -155,13 +154,11 @@ class SynthesizeEnvironment(Steps):
     async def _pipeline(self, inp: SynthesisInput) -> SynthesisResult:
         self._stage("research")
         env_id = "env-" + workflow.info().run_id.replace("-", "")[:12]
-        spec = await self.act(
-            acts.RESEARCH, ResearchInput(seed_id=inp.seed_id, env_id=env_id), SpecRef, agents=True
-        )
+        spec = await self.act(acts.RESEARCH, ResearchInput(seed_id=inp.seed_id, env_id=env_id))
         self._set(env_id=spec.env_id)
         self._log(f"research: {spec.env_id} v{spec.version}, {spec.reference_steps} step(s)")
         self._stage("build")
-        built = await self.act(acts.BUILD, EnvInput(env_id=spec.env_id), BuiltEnv)
+        built = await self.act(acts.BUILD, EnvInput(env_id=spec.env_id))
         self._log(f"build: {built.image[:19]}{' (cached)' if built.cached else ''}")
         await self._record_status(EnvStatus.BUILT)
         self._stage("agents")
@@ -170,13 +167,17 @@ class SynthesizeEnvironment(Steps):
 
     async def _run_agents(self, env_id: str) -> None:
         wid = workflow.info().workflow_id
-        plan = [("judge", i) for i in range(self.config.judges)]
-        plan += [("red-team", i) for i in range(self.config.red_team)]
+        plan: list[tuple[AgentKind, int]] = [
+            (AgentRole.JUDGE, i) for i in range(self.config.judges)
+        ]
+        plan += [(AgentRole.RED_TEAM, i) for i in range(self.config.red_team)]
         inputs = [
-            AgentInput(env_id=env_id, kind=kind, index=i, trajectory_id=f"{wid}-{kind}-{i}")
+            AgentInput(
+                env_id=env_id, kind=kind, index=i, trajectory_id=_trajectory_id(wid, kind, i)
+            )
             for kind, i in plan
         ]
-        calls = [self.act(acts.RUN_AGENT, a, TrajectoryRef, agents=True) for a in inputs]
+        calls = [self.act(acts.RUN_AGENT, a) for a in inputs]
         results = await asyncio.gather(*calls, return_exceptions=True)
         runs = []
         for a, res in zip(inputs, results, strict=True):
@@ -190,7 +191,9 @@ class SynthesizeEnvironment(Steps):
             if isinstance(res, BaseException):
                 self._log(f"{a.kind} {a.index}: failed ({failure(a.kind, res).message})")
         self._set(agents=tuple(runs))
-        judge_errors = [r for a, r in zip(inputs, results, strict=True) if a.kind == "judge"]
+        judge_errors = [
+            r for a, r in zip(inputs, results, strict=True) if a.kind == AgentRole.JUDGE
+        ]
         if all(isinstance(r, ActivityError) for r in judge_errors):
             # no judge even ran to the end: that is a broken pipeline, not an unproven task
             raise judge_errors[0]  # type: ignore[misc]
@@ -203,9 +206,9 @@ class SynthesizeEnvironment(Steps):
         for rnd in range(self.config.max_patch_rounds + 1):
             self._set(round=rnd)
             gate = await self._verifier_and_gates(env_id, rnd, feedback)
-            hard = _hard_reasons(gate)
+            hard = _hard_failures(gate)
             if hard:
-                feedback, reasons = hard, hard
+                feedback = reasons = tuple(f.reason for f in hard)
                 continue
             solve_rate = await self._score(env_id, gate.verifier_version)
             if solve_rate == 0:
@@ -234,8 +237,6 @@ class SynthesizeEnvironment(Steps):
             acts.SYNTHESIZE_VERIFIER,
             VerifierInput(env_id=env_id, gate_reasons=feedback,
                           confirmed_finding_ids=tuple(self._confirmed), round=rnd),
-            VerifierRef,
-            agents=True,
         )  # fmt: skip
         self._set(verifier_version=verifier.version)
         self._log(f"verifier: v{verifier.version} (round {rnd})")
@@ -244,7 +245,6 @@ class SynthesizeEnvironment(Steps):
             acts.RUN_GATES,
             GatesInput(env_id=env_id, verifier_version=verifier.version,
                        repeats=self.config.repeats),
-            GateOutcome,
         )  # fmt: skip
         self._set(gate_report_id=gate.report_id, gate_passed=gate.passed, gate_reasons=gate.reasons)
         self._log(f"gates: {'passed' if gate.passed else 'failed'} ({gate.report_id})")
@@ -256,13 +256,12 @@ class SynthesizeEnvironment(Steps):
         scored = await self.act(
             acts.SCORE,
             ScoreInput(env_id=env_id, verifier_version=verifier_version, trajectory_ids=ids),
-            ScoreOutcome,
         )
         runs = tuple(
             r.model_copy(update={"reward": scored.rewards.get(r.trajectory_id)})
             for r in self._status.agents
         )
-        judges = [r for r in runs if r.kind == "judge"]
+        judges = [r for r in runs if r.kind == AgentRole.JUDGE]
         rate = sum(1 for r in judges if r.reward == 1) / max(1, self.config.judges)
         self._set(agents=runs, solve_rate=rate)
         self._log(f"scoring: judge solve rate {rate:.2f}")
@@ -274,7 +273,6 @@ class SynthesizeEnvironment(Steps):
         mined = await self.act(
             acts.MINE,
             MineInput(env_id=env_id, gate_report_id=gate.report_id, trajectory_ids=rewarded),
-            MineOutcome,
         )
         self._log(f"mining: {len(mined.finding_ids)} finding(s), {len(mined.open_items)} open")
         if not mined.open_items:
@@ -295,14 +293,12 @@ class SynthesizeEnvironment(Steps):
         asked = tuple(i for i in self._open if i not in self._pending)
         if not asked:
             return
-        known = await self.act(
-            acts.REVIEW_STATE, ReviewStateInput(env_id=env_id, item_ids=asked), ReviewStateOutcome
-        )
+        known = await self.act(acts.REVIEW_STATE, ReviewStateInput(env_id=env_id, item_ids=asked))
         for recorded, reviewer in zip(known.decided, known.reviewers, strict=True):
             if recorded.item_id in self._pending:
                 continue  # an update for it is in flight and will apply it
-            verdict = Decision.CONFIRM if recorded.state == ReviewState.CONFIRMED else Decision.DISMISS
-            self._apply(recorded, ReviewDecision(item_id=recorded.item_id, decision=verdict,
+            self._apply(recorded, ReviewDecision(item_id=recorded.item_id,
+                                                 decision=recorded.state.decision,
                                                  reviewer=reviewer, comment="from the store"))  # fmt: skip
 
     async def _publish(self, seed_id: str, env_id: str, gate: GateOutcome) -> SynthesisResult:
@@ -311,7 +307,6 @@ class SynthesizeEnvironment(Steps):
             acts.PUBLISH,
             PublishInput(env_id=env_id, verifier_version=gate.verifier_version,
                          gate_report_id=gate.report_id),
-            Published,
         )  # fmt: skip
         if not published.published:
             return await self._reject(seed_id, published.reasons)
@@ -326,7 +321,7 @@ class SynthesizeEnvironment(Steps):
     ) -> None:
         env_id = self._status.env_id or ""
         inp = StatusInput(env_id=env_id, status=status, reasons=reasons, solve_rate=rate)
-        await self.act(acts.SET_STATUS, inp, type(None))
+        await self.act(acts.SET_STATUS, inp)
 
     # -- status bookkeeping -----------------------------------------------------------
 

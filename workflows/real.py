@@ -146,11 +146,10 @@ class RealServices:
         except NotFound:
             pass
         spec = self._spec(inp.env_id)
-        role = AgentRole.JUDGE if inp.kind == "judge" else AgentRole.RED_TEAM
-        rt = self._rt(role, self._seed_of(spec))
+        rt = self._rt(inp.kind, self._seed_of(spec))
         box = self.agents_engine.start(self._image(spec), limits=spec.limits, purpose=inp.kind)
         try:
-            if role == AgentRole.JUDGE:
+            if inp.kind == AgentRole.JUDGE:
                 res = asyncio.run(run_judge(JudgeInput.from_spec(spec), rt=rt, sandbox=box))
             else:
                 res = asyncio.run(run_red_team(RedTeamInput.from_spec(spec), rt=rt, sandbox=box))
@@ -203,8 +202,8 @@ class RealServices:
         probes = tuple(c.name for c in report.checks if c.kind == CheckKind.PROBE and not c.passed)
         return t.GateOutcome(
             report_id=str(report_id), verifier_version=verifier.version,
-            passed=report.verdict.value == "passed", reasons=report.reasons, failed_probes=probes,
-            verdict=report.outcome,
+            passed=report.verdict == GateVerdict.PASSED, failures=report.failures,
+            failed_probes=probes, verdict=report.outcome,
         )  # fmt: skip
 
     def _gates(self, spec: EnvironmentSpec, verifier: Verifier, repeats: int) -> GateReport:
@@ -285,8 +284,7 @@ class RealServices:
                                              auth=AuthMethod.WORKFLOW_UPDATE)  # fmt: skip
         except Conflict:
             item = self.store.reviews.get(d.item_id)
-            wanted = ReviewState.CONFIRMED if d.decision.value == "confirm" else ReviewState.DISMISSED
-            if item.state != wanted:  # decided the other way already: that decision stands
+            if item.state != d.decision.state:  # decided the other way already: it stands
                 raise
         return t.DecisionRecorded(item_id=item.id, finding_id=item.finding_id, state=item.state)
 

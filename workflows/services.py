@@ -1,9 +1,10 @@
 """The seam between Temporal and the rest of envfactory: one plain method per box.
 
-`PipelineActivities` (activities.py) wraps each method as an activity: heartbeats, error
-translation and thread hand-off live there, once. An implementation of this protocol is
-plain, synchronous Python over the store, the sandbox engine, the agents and the
-verifiers (see `workflows.real`), and can be called from a test without Temporal.
+Each method is one activity: its entry in activity_table.py names it, and
+`PipelineActivities` (activities.py) wraps it — heartbeats, error translation and thread
+hand-off live there, once. An implementation of this protocol is plain, synchronous
+Python over the store, the sandbox engine, the agents and the verifiers (see
+`workflows.real`), and can be called from a test without Temporal.
 
 Contract for every method:
 - it stores its output (store rows + artifact keys) before it returns, and returns ids;
@@ -17,73 +18,51 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .types import (
-    AgentInput,
-    BuiltEnv,
-    DecisionInput,
-    DecisionRecorded,
-    EnvInput,
-    GateOutcome,
-    GatesInput,
-    MineInput,
-    MineOutcome,
-    Published,
-    PublishInput,
-    ResearchInput,
-    ReviewStateInput,
-    ReviewStateOutcome,
-    ScoreInput,
-    ScoreOutcome,
-    SpecRef,
-    StatusInput,
-    TrajectoryRef,
-    VerifierInput,
-    VerifierRef,
-)
+from . import types as t
 
 
 class PipelineServices(Protocol):
-    def research(self, inp: ResearchInput) -> SpecRef:
+    def research(self, inp: t.ResearchInput) -> t.SpecRef:
         """Seed → a stored EnvironmentSpec (InvalidSeed when the seed is unusable)."""
         ...
 
-    def build(self, inp: EnvInput) -> BuiltEnv:
+    def build(self, inp: t.EnvInput) -> t.BuiltEnv:
         """Build the environment image and record it on the spec."""
         ...
 
-    def run_agent(self, inp: AgentInput) -> TrajectoryRef:
-        """A judge or red-team attempt from the instruction alone; trajectory stored."""
+    def run_agent(self, inp: t.AgentInput) -> t.TrajectoryRef:
+        """A judge or red team attempt from the instruction alone; trajectory stored."""
         ...
 
-    def synthesize_verifier(self, inp: VerifierInput) -> VerifierRef:
+    def synthesize_verifier(self, inp: t.VerifierInput) -> t.VerifierRef:
         """A new verifier version from instruction + criteria (+ evidence), never the solution."""
         ...
 
-    def run_gates(self, inp: GatesInput) -> GateOutcome:
+    def run_gates(self, inp: t.GatesInput) -> t.GateOutcome:
         """Oracle / no-op / unsolved / probes / regressions; the report is stored."""
         ...
 
-    def score(self, inp: ScoreInput) -> ScoreOutcome:
+    def score(self, inp: t.ScoreInput) -> t.ScoreOutcome:
         """Verify each trajectory's final state; rewards stored on the trajectories."""
         ...
 
-    def mine(self, inp: MineInput) -> MineOutcome:
+    def mine(self, inp: t.MineInput) -> t.MineOutcome:
         """Probe failures + trajectory shortcuts → findings and review items (deduplicated)."""
         ...
 
-    def record_decision(self, inp: DecisionInput) -> DecisionRecorded:
+    def record_decision(self, inp: t.DecisionInput) -> t.DecisionRecorded:
         """Store a review decision (Conflict if it was already decided differently)."""
         ...
 
-    def review_state(self, inp: ReviewStateInput) -> ReviewStateOutcome:
+    def review_state(self, inp: t.ReviewStateInput) -> t.ReviewStateOutcome:
         """Which of these review items the store already has decisions for."""
         ...
 
-    def set_status(self, inp: StatusInput) -> None:
+    def set_status(self, inp: t.StatusInput) -> None:
         """Record the environment's status (built, unproven, rejected, …)."""
         ...
 
-    def publish(self, inp: PublishInput) -> Published:
+    def publish(self, inp: t.PublishInput) -> t.Published:
         """guard() then mark published; a refusal is a result listing every reason."""
         ...
 

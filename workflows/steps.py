@@ -6,16 +6,18 @@ Deterministic workflow code (runs in the workflow sandbox): no I/O here.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from .activity_table import ActivityDef
     from .types import PipelineConfig
 
-T = TypeVar("T")
+In = TypeVar("In")
+Out = TypeVar("Out")
 
 
 class Steps:
@@ -23,16 +25,15 @@ class Steps:
 
     config: PipelineConfig
 
-    async def act(self, name: str, arg: Any, result_type: type[T], *, agents: bool = False) -> T:
+    async def act(self, activity: ActivityDef[In, Out], arg: In) -> Out:
+        """Run one activity of the table on its queue (activity_table.py)."""
         cfg = self.config
         return await workflow.execute_activity(
-            name,
+            activity.name,
             arg,
-            result_type=result_type,
-            task_queue=cfg.task_queue_agents if agents else cfg.task_queue_sandbox,
-            start_to_close_timeout=timedelta(
-                seconds=cfg.agent_timeout_s if agents else cfg.sandbox_timeout_s
-            ),
+            result_type=activity.output,
+            task_queue=cfg.task_queue(activity.queue),
+            start_to_close_timeout=timedelta(seconds=cfg.timeout_s(activity.queue)),
             heartbeat_timeout=timedelta(seconds=cfg.heartbeat_timeout_s),
             retry_policy=RetryPolicy(
                 initial_interval=timedelta(seconds=1),
@@ -52,5 +53,3 @@ def failure(stage: str, err: ActivityError) -> ApplicationError:
             f"{stage} failed: {cause.message}", type=cause.type, non_retryable=True
         )
     return ApplicationError(f"{stage} failed: {cause or err}", non_retryable=True)
-
-

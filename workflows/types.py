@@ -10,11 +10,19 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Literal
+from enum import StrEnum
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from envfactory.core.models import Decision, EnvStatus, ReviewState, TaskVerdict
+from envfactory.core.models import (
+    AgentRole,
+    Decision,
+    EnvStatus,
+    GateFailure,
+    ReviewState,
+    TaskVerdict,
+)
 
 
 class _In(BaseModel):
@@ -35,7 +43,15 @@ Stage = Literal[
     "done",
 ]
 Outcome = Literal["published", "unproven", "rejected"]
-AgentKind = Literal["judge", "red-team"]
+#: the roles that attempt a task from its instruction alone (their final states are scored)
+AgentKind = Literal[AgentRole.JUDGE, AgentRole.RED_TEAM]
+
+
+class Queue(StrEnum):
+    """The two task queues; `PipelineConfig` names them for one deployment."""
+
+    AGENTS = "agents"  # the workflows and the LLM-driven activities (hold sandboxes long)
+    SANDBOX = "sandbox"  # Docker-only work and store updates
 
 
 class PipelineConfig(_In):
@@ -53,8 +69,16 @@ class PipelineConfig(_In):
     #: while waiting for review, look in the store this often for decisions that were
     #: stored but never delivered to the workflow (e.g. the API's notify failed)
     review_poll_s: int = Field(default=60, ge=1)
-    task_queue_agents: str = "agents"
-    task_queue_sandbox: str = "sandbox"
+    task_queue_agents: str = Queue.AGENTS.value
+    task_queue_sandbox: str = Queue.SANDBOX.value
+
+    def task_queue(self, queue: Queue) -> str:
+        """This deployment's name for `queue`."""
+        return self.task_queue_agents if queue == Queue.AGENTS else self.task_queue_sandbox
+
+    def timeout_s(self, queue: Queue) -> int:
+        """Start-to-close timeout of an activity on `queue`."""
+        return self.agent_timeout_s if queue == Queue.AGENTS else self.sandbox_timeout_s
 
 
 # -- workflow inputs / status ---------------------------------------------------------
@@ -215,11 +239,27 @@ class GateOutcome(_In):
     report_id: str
     verifier_version: int
     passed: bool
-    reasons: tuple[str, ...] = ()
+    #: the report's failures as data: workflows decide on these (`reasons` is for humans)
+    failures: tuple[GateFailure, ...] = ()
     #: names of probe checks that earned reward (shortcut probes that fooled the verifier)
     failed_probes: tuple[str, ...] = ()
     #: the report's `outcome` (whose fault a failure is); None from older workers
     verdict: TaskVerdict | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _failures_from_old_reasons(cls, data: Any) -> Any:
+        """Histories recorded before failures were typed carry only the reason lines:
+        read them back into failures, so those histories replay to the same decisions."""
+        if isinstance(data, dict) and "reasons" in data:
+            data = dict(data)
+            reasons = data.pop("reasons")
+            data.setdefault("failures", [GateFailure.from_reason(r) for r in reasons])
+        return data
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return tuple(f.reason for f in self.failures)
 
 
 class ScoreInput(_In):

@@ -30,17 +30,14 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from envfactory.core.models import EnvStatus
 
-    from . import activities as acts
+    from . import activity_table as acts
     from .steps import Steps, failure
     from .types import (
-        BuiltEnv,
         EnvInput,
         GateOutcome,
         GatesInput,
         MineInput,
-        MineOutcome,
         Outcome,
-        Published,
         PublishInput,
         StatusInput,
         SynthesisResult,
@@ -72,19 +69,18 @@ class ValidateTasks(Steps):
     async def _one(self, env_id: str) -> SynthesisResult:
         try:
             self._set(env_id, stage="build")
-            await self.act(acts.BUILD, EnvInput(env_id=env_id), BuiltEnv)
-            await self.act(acts.SET_STATUS, StatusInput(env_id=env_id, status=EnvStatus.BUILT),
-                           type(None))  # fmt: skip
+            await self.act(acts.BUILD, EnvInput(env_id=env_id))
+            await self.act(acts.SET_STATUS, StatusInput(env_id=env_id, status=EnvStatus.BUILT))
             self._set(env_id, stage="gates")
             gate = await self.act(
-                acts.RUN_GATES, GatesInput(env_id=env_id, repeats=self.config.repeats), GateOutcome
+                acts.RUN_GATES, GatesInput(env_id=env_id, repeats=self.config.repeats)
             )
             self._set(env_id, stage="mining", verdict=gate.verdict,
                       gate_report_id=gate.report_id, reasons=gate.reasons)  # fmt: skip
             mined = await self.act(
-                acts.MINE, MineInput(env_id=env_id, gate_report_id=gate.report_id,
-                                     trajectory_ids=()), MineOutcome,
-            )  # fmt: skip
+                acts.MINE,
+                MineInput(env_id=env_id, gate_report_id=gate.report_id, trajectory_ids=()),
+            )
             self._set(env_id, finding_ids=mined.finding_ids, open_review_items=mined.open_items)
             result = await self._decide(env_id, gate)
         except ActivityError as err:
@@ -103,22 +99,22 @@ class ValidateTasks(Steps):
                 acts.PUBLISH,
                 PublishInput(env_id=env_id, verifier_version=gate.verifier_version,
                              gate_report_id=gate.report_id),
-                Published,
             )  # fmt: skip
             if pub.published:
                 return _result(env_id, gate, "published", ())
             return _result(env_id, gate, "rejected", pub.reasons)
         status = StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=gate.reasons)
-        await self.act(acts.SET_STATUS, status, type(None))
+        await self.act(acts.SET_STATUS, status)
         return _result(env_id, gate, "rejected", gate.reasons)
 
     async def _reject_quietly(self, env_id: str, reasons: tuple[str, ...]) -> None:
         """A task that could not be built or gated is rejected in the store too; if even
         that fails, the workflow result still carries the reason."""
         try:
-            await self.act(acts.SET_STATUS,
-                           StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=reasons),
-                           type(None))  # fmt: skip
+            await self.act(
+                acts.SET_STATUS,
+                StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=reasons),
+            )
         except ActivityError:
             workflow.logger.warning("could not mark %s rejected: %s", env_id, reasons)
 

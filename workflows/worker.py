@@ -2,8 +2,9 @@
 
 Queues (TemporalSettings): `agents` runs the workflows and the LLM-driven activities
 (research, agents, verifier writer); `sandbox` runs the Docker-only activities (builds,
-gates, scoring, mining, store updates). One process may serve both (the embedded
-default); on more machines, `envfactory worker --queue sandbox` per Docker host.
+gates, scoring, mining, store updates); each activity's queue is declared in its entry
+of activity_table.py. One process may serve both (the embedded default); on more
+machines, `envfactory worker --queue sandbox` per Docker host.
 
 A worker process is an edge: it builds its services from settings once, here, and
 hands them down. Tests pass their own services (a seam, not a patch).
@@ -23,11 +24,11 @@ from temporalio.worker import Worker
 from envfactory.core.errors import ConfigError
 from envfactory.core.settings import Settings, TemporalSettings
 
-from .activities import AGENT_ACTIVITIES, SANDBOX_ACTIVITIES, PipelineActivities
+from .activities import PipelineActivities
 from .client import connect, pipeline_config
 from .pipeline import SynthesizeEnvironment
 from .services import PipelineServices
-from .types import PipelineConfig
+from .types import PipelineConfig, Queue
 from .validate import ValidateTasks
 
 WORKFLOWS = [SynthesizeEnvironment, ValidateTasks]
@@ -46,27 +47,35 @@ def build_workers(
 
     `max_concurrent_agents` bounds the agents queue separately: an agent activity holds
     sandboxes for minutes (research two at once), so it must stay within the pool."""
-    wanted = list(queues or (config.task_queue_agents, config.task_queue_sandbox))
-    unknown = set(wanted) - {config.task_queue_agents, config.task_queue_sandbox}
-    if unknown:
-        known = f"{config.task_queue_agents!r}, {config.task_queue_sandbox!r}"
-        raise ValueError(f"unknown task queue(s) {sorted(unknown)}: use {known}")
     workers = []
-    for queue in wanted:
-        agents = queue == config.task_queue_agents
-        names = AGENT_ACTIVITIES if agents else SANDBOX_ACTIVITIES
+    for name, queue in _wanted(config, queues).items():
+        agents = queue == Queue.AGENTS
         workers.append(
             Worker(
                 client,
-                task_queue=queue,
+                task_queue=name,
                 workflows=WORKFLOWS if agents else [],
-                activities=activities.activities(names),
+                activities=activities.activities(queue),
                 max_concurrent_activities=(max_concurrent_agents or max_concurrent_activities)
                 if agents else max_concurrent_activities,
                 graceful_shutdown_timeout=timedelta(seconds=10),
             )
         )
     return workers
+
+
+def _wanted(config: PipelineConfig, queues: Sequence[str] | None) -> dict[str, Queue]:
+    """Task queue name → which queue it is, for the names asked for (default: both)."""
+    by_name = {config.task_queue(q): q for q in Queue}
+    if len(by_name) < len(Queue):
+        raise ValueError(
+            f"the agents and sandbox task queues must differ (both are {config.task_queue_agents!r})"
+        )
+    unknown = set(queues or ()) - set(by_name)
+    if unknown:
+        known = ", ".join(repr(name) for name in by_name)
+        raise ValueError(f"unknown task queue(s) {sorted(unknown)}: use {known}")
+    return {name: by_name[name] for name in (queues or by_name)}
 
 
 async def run_workers(workers: Sequence[Worker], stop: asyncio.Event | None = None) -> None:

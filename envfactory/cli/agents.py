@@ -18,6 +18,7 @@ from envfactory.agents import make_model, resolve_api_key
 from envfactory.agents.chat_server import LocalChatServer, replies_from_script
 from envfactory.agents.scripts import ROLES, available_seeds, load_script
 from envfactory.core.errors import EnvFactoryError
+from envfactory.core.models import AgentRole
 from envfactory.core.settings import load_settings
 
 app = typer.Typer(
@@ -26,7 +27,8 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
-Role = Literal["research", "judge", "verifier", "red_team"]
+#: a pipeline role, spelled as `AgentRole` spells it (typer offers these as the choices)
+Role = Literal[ROLES]  # type: ignore[valid-type]
 
 
 def _fail(exc: EnvFactoryError, as_json: bool) -> None:
@@ -56,7 +58,7 @@ def scripts(as_json: JsonOpt = False) -> None:
 @app.command("serve-script")
 def serve_script(
     seed: Annotated[str, typer.Argument(help="example seed name, e.g. sqlite-wal-crash-recovery")],
-    role: Annotated[Role, typer.Argument(help="research | judge | verifier | red_team")],
+    role: Annotated[Role, typer.Argument(help=" | ".join(ROLES))],
     seconds: Annotated[float, typer.Option(help="stop after this long (0: until Ctrl-C)")] = 0,
 ) -> None:
     """Serve a recorded script as a chat-completions endpoint on 127.0.0.1 (a random port).
@@ -81,7 +83,7 @@ def serve_script(
 
 @app.command("check-endpoint")
 def check_endpoint(
-    role: Annotated[Role, typer.Option(help="whose settings to use")] = "judge",
+    role: Annotated[Role, typer.Option(help="whose settings to use")] = AgentRole.JUDGE.value,
     as_json: JsonOpt = False,
 ) -> None:
     """Send one tiny chat request with a role's settings: is the model server reachable?

@@ -28,7 +28,7 @@ from rich.live import Live
 from rich.table import Table
 
 from envfactory.core.errors import EnvFactoryError
-from envfactory.core.models import Decision, TaskSeed
+from envfactory.core.models import PIPELINE_ROLES, Decision, TaskSeed
 from envfactory.core.settings import Settings, load_settings
 
 from .status import render
@@ -255,7 +255,7 @@ def demo(
     settings = load_settings()
     settings.home.mkdir(parents=True, exist_ok=True)
     console = Console()
-    backends = {r: getattr(settings.agents, r).backend for r in ("research", "judge", "verifier", "red_team")}
+    backends = {r: getattr(settings.agents, r).backend for r in PIPELINE_ROLES}
     console.print(f"agents: {', '.join(f'{r}={b}' for r, b in backends.items())}")
     try:
         with contextlib.ExitStack() as stack:

@@ -43,6 +43,7 @@ from envfactory.core.models import (
     PathChange,
     StateKind,
     Verifier,
+    VerifyScope,
 )
 from sandboxes.protocol import Sandbox, SandboxEngine
 
@@ -107,7 +108,7 @@ def capture_state(
     `Pack.open(..., capture=functools.partial(capture_state, evidence=True))`.
     """
     box.restart()
-    if spec.verify_scope == "workspace":
+    if spec.verify_scope == VerifyScope.WORKSPACE:
         from verifiers.states import capture
 
         prepared, diff = capture(

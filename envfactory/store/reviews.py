@@ -34,8 +34,6 @@ from envfactory.core.models import (
 from .repositories import _Repo, dump
 from .schema import ReviewDecisionRow, ReviewItemRow
 
-_OUTCOME = {Decision.CONFIRM: ReviewState.CONFIRMED, Decision.DISMISS: ReviewState.DISMISSED}
-
 
 def _item(row: ReviewItemRow) -> ReviewItem:
     return ReviewItem(
@@ -130,7 +128,7 @@ class ReviewRepo(_Repo):
         row = self._row(item_id, lock=True)
         before, now = _item(row), utcnow()
         _check_decidable(row, reviewer, now)
-        new_state = _OUTCOME[Decision(decision)]
+        new_state = Decision(decision).state
         res = self.s.execute(
             update(ReviewItemRow)
             .where(ReviewItemRow.id == item_id, ReviewItemRow.state == ReviewState.OPEN.value)

@@ -57,7 +57,10 @@ K1, K2, K3 = "1" * 64, "2" * 64, "3" * 64
 T0 = datetime(2026, 11, 29, 8, 30, 15, 123456, tzinfo=UTC)
 
 #: Models that are never stored on their own or inside a stored model, and why.
-NOT_STORED = {"ExecResult": "a transient sandbox exec result; gates keep rewards, not raw output"}
+NOT_STORED = {
+    "ExecResult": "a transient sandbox exec result; gates keep rewards, not raw output",
+    "GateFailure": "derived from a stored gate report's checks on every read, never stored",
+}
 
 
 def _state(kind: StateKind, label: str) -> StateRef:

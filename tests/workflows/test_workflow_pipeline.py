@@ -141,6 +141,24 @@ def test_hard_gate_failures_trigger_patch_rounds_with_the_reasons_then_publish(h
     assert rounds[1]["reasons"] == ["no-op no-op: expected 0, got [1, 1, 1]"]
 
 
+def test_a_failed_shortcut_probe_is_left_to_review_and_never_starts_a_patch_round(harness):
+    """The workflow decides on the failure's kind (a probe), not on its reason's wording."""
+    with harness(Scenario(probe_gate_failures=1)) as h:
+        result = h.result(h.start("seed-probe"))
+    assert len(h.services.calls("synthesize_verifier")) == 1
+    assert [c["call"] for c in h.services.calls()][-2:] == ["mine", "set_status"]
+    assert result.outcome == "rejected"  # nothing was confirmed to patch with: gates stand
+    assert result.reasons == ("probe reward-file@no-op: expected 0, got [1, 1, 1]",)
+
+
+def test_a_patch_round_is_told_only_the_hard_failures(harness):
+    with harness(Scenario(hard_gate_failures=1, probe_gate_failures=1)) as h:
+        result = h.result(h.start("seed-hard-and-probe"))
+    assert result.outcome == "published" and result.verifier_version == 2
+    rounds = h.services.calls("synthesize_verifier")
+    assert rounds[1]["reasons"] == ["no-op no-op: expected 0, got [1, 1, 1]"]
+
+
 def test_a_verifier_still_failing_after_the_last_patch_round_is_rejected(harness):
     with harness(Scenario(hard_gate_failures=9), max_patch_rounds=1) as h:
         result = h.result(h.start("seed-never"))

@@ -1,5 +1,8 @@
 """File-backed fake services: the same `PipelineServices` seam, no Docker and no model.
 
+They sit behind the real activities (`PipelineActivities`, built from the activity table),
+so every activity runs under its real name on its real queue.
+
 State lives in a directory, so a worker in another process (the kill test) and the test
 itself see the same store. Every call appends one line to `calls.jsonl`, which is how
 tests count executions ("nothing lost or duplicated"). Behaviour comes from
@@ -16,30 +19,16 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from envfactory.core.errors import Conflict, InvalidSeed, SandboxError
-from envfactory.core.models import ReviewState
-from workflows.types import (
-    AgentInput,
-    BuiltEnv,
-    DecisionInput,
-    DecisionRecorded,
-    EnvInput,
-    GateOutcome,
-    GatesInput,
-    MineInput,
-    MineOutcome,
-    Published,
-    PublishInput,
-    ResearchInput,
-    ReviewStateInput,
-    ReviewStateOutcome,
-    ScoreInput,
-    ScoreOutcome,
-    SpecRef,
-    StatusInput,
-    TrajectoryRef,
-    VerifierInput,
-    VerifierRef,
-)
+from envfactory.core.models import AgentRole, CheckKind, Decision, FailureKind, GateFailure
+from workflows import types as t
+
+#: the hard gate failure the fake gates report: the no-op state earned reward
+NOOP_ACCEPTED = GateFailure(kind=FailureKind.CHECK, check_kind=CheckKind.NOOP, check="no-op",
+                            reason="no-op no-op: expected 0, got [1, 1, 1]")  # fmt: skip
+#: a shortcut probe the fake gates report: a planted reward file earned reward (review's)
+PROBE_REWARDED = GateFailure(kind=FailureKind.CHECK, check_kind=CheckKind.PROBE,
+                             check="reward-file@no-op",
+                             reason="probe reward-file@no-op: expected 0, got [1, 1, 1]")  # fmt: skip
 
 
 class Scenario(BaseModel):
@@ -48,6 +37,7 @@ class Scenario(BaseModel):
     #: the red team finds a shortcut that verifier versions below this accept
     red_team_shortcut_until: int = 0
     hard_gate_failures: int = 0  # the first N verifier versions fail a hard gate
+    probe_gate_failures: int = 0  # the first N verifier versions fail a shortcut probe
     #: judges whose index is listed wait for `release-judge-<i>` before finishing
     blocking_judges: list[int] = []
     failing_envs: list[str] = []  # environments whose gates always fail (no-op accepted)
@@ -93,104 +83,107 @@ class FileServices:
 
     # -- PipelineServices ------------------------------------------------------------
 
-    def research(self, inp: ResearchInput) -> SpecRef:
+    def research(self, inp: t.ResearchInput) -> t.SpecRef:
         self._call("research", seed=inp.seed_id)
         if inp.seed_id in self.scenario.invalid_seeds:
             raise InvalidSeed("seed.yaml: description", "must not be empty",
                               hint="describe the expert workflow in markdown")  # fmt: skip
-        spec = SpecRef(env_id=inp.env_id, version=1, reference_steps=3)
+        spec = t.SpecRef(env_id=inp.env_id, version=1, reference_steps=3)
         self._put("specs", spec.env_id, spec)
         return spec
 
-    def build(self, inp: EnvInput) -> BuiltEnv:
+    def build(self, inp: t.EnvInput) -> t.BuiltEnv:
         self._call("build", env=inp.env_id)
         try:
             time.sleep(self.scenario.slow_build_s)
         finally:  # like removing a container: must finish even when the activity is cancelled
             time.sleep(self.scenario.slow_cleanup_s)
             self._call("build_cleanup", env=inp.env_id)
-        return BuiltEnv(env_id=inp.env_id, image="sha256:" + "0" * 64)
+        return t.BuiltEnv(env_id=inp.env_id, image="sha256:" + "0" * 64)
 
-    def run_agent(self, inp: AgentInput) -> TrajectoryRef:
+    def run_agent(self, inp: t.AgentInput) -> t.TrajectoryRef:
         self._call("run_agent", trajectory=inp.trajectory_id)
-        if inp.kind == "judge" and inp.index in self.scenario.crashing_judges:
+        if inp.kind == AgentRole.JUDGE and inp.index in self.scenario.crashing_judges:
             raise SandboxError("the Docker daemon went away")
-        if inp.kind == "judge" and inp.index in self.scenario.blocking_judges:
+        if inp.kind == AgentRole.JUDGE and inp.index in self.scenario.blocking_judges:
             release = self.root / f"release-judge-{inp.index}"
             (self.root / f"started-judge-{inp.index}-{os.getpid()}").touch()
             while not release.exists():
                 time.sleep(0.05)
         self._put("trajectories", inp.trajectory_id, {"kind": inp.kind, "index": inp.index})
-        return TrajectoryRef(trajectory_id=inp.trajectory_id, claimed_solved=True)
+        return t.TrajectoryRef(trajectory_id=inp.trajectory_id, claimed_solved=True)
 
-    def synthesize_verifier(self, inp: VerifierInput) -> VerifierRef:
+    def synthesize_verifier(self, inp: t.VerifierInput) -> t.VerifierRef:
         self._call("synthesize_verifier", round=inp.round, confirmed=list(inp.confirmed_finding_ids),
                    reasons=list(inp.gate_reasons))  # fmt: skip
         version = len(self.stored(f"verifiers-{inp.env_id}")) + 1
         self._put(f"verifiers-{inp.env_id}", f"v{version}", inp)
-        return VerifierRef(env_id=inp.env_id, version=version)
+        return t.VerifierRef(env_id=inp.env_id, version=version)
 
-    def run_gates(self, inp: GatesInput) -> GateOutcome:
+    def run_gates(self, inp: t.GatesInput) -> t.GateOutcome:
         self._call("run_gates", version=inp.verifier_version)
         version = inp.verifier_version or 1
         ok = version > self.scenario.hard_gate_failures and inp.env_id not in self.scenario.failing_envs
-        reasons = () if ok else ("no-op no-op: expected 0, got [1, 1, 1]",)
+        failures = () if ok else (NOOP_ACCEPTED,)
+        if version <= self.scenario.probe_gate_failures:
+            failures += (PROBE_REWARDED,)
         report = f"gate-{inp.env_id}-v{version}"
-        return GateOutcome(report_id=report, verifier_version=version, passed=ok, reasons=reasons)
+        return t.GateOutcome(report_id=report, verifier_version=version, passed=not failures,
+                             failures=failures)  # fmt: skip
 
-    def score(self, inp: ScoreInput) -> ScoreOutcome:
+    def score(self, inp: t.ScoreInput) -> t.ScoreOutcome:
         self._call("score", version=inp.verifier_version)
         rewards = {}
         for tid in inp.trajectory_ids:
-            t = self._get("trajectories", tid) or {}
-            if t.get("kind") == "judge":
-                rewards[tid] = self.scenario.judge_rewards[t["index"]]
+            traj = self._get("trajectories", tid) or {}
+            if traj.get("kind") == AgentRole.JUDGE:
+                rewards[tid] = self.scenario.judge_rewards[traj["index"]]
             else:
                 rewards[tid] = int(inp.verifier_version < self.scenario.red_team_shortcut_until)
-        return ScoreOutcome(rewards=rewards)
+        return t.ScoreOutcome(rewards=rewards)
 
-    def mine(self, inp: MineInput) -> MineOutcome:
+    def mine(self, inp: t.MineInput) -> t.MineOutcome:
         self._call("mine", trajectories=list(inp.trajectory_ids))
         findings, open_items = [], []
         for tid in inp.trajectory_ids:
-            if "red-team" not in tid:
+            if (self._get("trajectories", tid) or {}).get("kind") != AgentRole.RED_TEAM:
                 continue
             fid, item = f"find-{tid}", f"item-{tid}"
             findings.append(fid)
             if self._get("decisions", item) is None:
                 open_items.append(item)
-        return MineOutcome(finding_ids=tuple(findings), open_items=tuple(open_items))
+        return t.MineOutcome(finding_ids=tuple(findings), open_items=tuple(open_items))
 
-    def record_decision(self, inp: DecisionInput) -> DecisionRecorded:
+    def record_decision(self, inp: t.DecisionInput) -> t.DecisionRecorded:
         d = inp.decision
         self._call("record_decision", item=d.item_id, decision=d.decision.value)
         before = self._get("decisions", d.item_id)
         if before is not None and before["decision"] != d.decision.value:
             raise Conflict(f"review item {d.item_id} was already {before['decision']}ed")
         self._put("decisions", d.item_id, {"decision": d.decision.value, "reviewer": d.reviewer})
-        state = ReviewState.CONFIRMED if d.decision.value == "confirm" else ReviewState.DISMISSED
-        return DecisionRecorded(item_id=d.item_id, finding_id="find-" + d.item_id[5:], state=state)
+        return t.DecisionRecorded(item_id=d.item_id, finding_id="find-" + d.item_id[5:],
+                                state=d.decision.state)
 
-    def review_state(self, inp: ReviewStateInput) -> ReviewStateOutcome:
+    def review_state(self, inp: t.ReviewStateInput) -> t.ReviewStateOutcome:
         self._call("review_state", items=list(inp.item_ids))
         decided, reviewers = [], []
         for item in inp.item_ids:
             d = self._get("decisions", item)
             if d is not None:
-                state = ReviewState.CONFIRMED if d["decision"] == "confirm" else ReviewState.DISMISSED
-                decided.append(DecisionRecorded(item_id=item, finding_id="find-" + item[5:], state=state))
+                state = Decision(d["decision"]).state
+                decided.append(t.DecisionRecorded(item_id=item, finding_id="find-" + item[5:], state=state))
                 reviewers.append(d["reviewer"])
-        return ReviewStateOutcome(decided=tuple(decided), reviewers=tuple(reviewers))
+        return t.ReviewStateOutcome(decided=tuple(decided), reviewers=tuple(reviewers))
 
     def decide_in_store(self, item: str, decision: str, reviewer: str) -> None:
         """What the API does first: the decision is stored before anyone is told."""
         self._put("decisions", item, {"decision": decision, "reviewer": reviewer})
 
-    def set_status(self, inp: StatusInput) -> None:
+    def set_status(self, inp: t.StatusInput) -> None:
         self._call("set_status", env=inp.env_id, status=inp.status.value)
         self._put("status", inp.env_id, inp)
 
-    def publish(self, inp: PublishInput) -> Published:
+    def publish(self, inp: t.PublishInput) -> t.Published:
         self._call("publish", env=inp.env_id, version=inp.verifier_version)
         self._put("published", inp.env_id, inp)
-        return Published(env_id=inp.env_id, published=True)
+        return t.Published(env_id=inp.env_id, published=True)

@@ -25,8 +25,10 @@ from envfactory.core.models import (
     Limits,
     PartialSolution,
     Provenance,
+    Semantics,
     Step,
     Verifier,
+    VerifyScope,
 )
 
 from .dockerfile import final_workdir
@@ -118,14 +120,16 @@ def _assemble(found: Found) -> ImportedTask:
     )
 
 
-def _scope(found: Found, workspace: tuple[str, ...]) -> tuple[str, tuple, list[str]]:
+def _scope(
+    found: Found, workspace: tuple[str, ...]
+) -> tuple[VerifyScope, tuple[Semantics, ...], list[str]]:
     """Scope and semantics: declared in the task, else inferred from its tests (scope.py)."""
     opts = found.options
     choice = infer_scope(found.test_texts, workspace)
     scope = opts.verify_scope or choice.scope
     semantics = opts.semantics or choice.semantics
     notes = []
-    if opts.verify_scope is None and choice.scope != "workspace":
+    if opts.verify_scope is None and choice.scope != VerifyScope.WORKSPACE:
         notes.append(f"verify scope {scope} (inferred: {'; '.join(choice.reasons)})")
     if opts.semantics is None and "envfactory" not in semantics:
         notes.append(

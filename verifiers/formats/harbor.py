@@ -193,8 +193,8 @@ def _merge_scope(opts: EnvfactoryOptions, scope: VerifyScope | None) -> Envfacto
         return opts
     if opts.verify_scope is not None and opts.verify_scope != scope:
         raise InvalidTask(
-            f"task.toml: [verifier].verify_scope = {scope!r} but "
-            f"[envfactory].verify_scope = {opts.verify_scope!r}",
+            f"task.toml: [verifier].verify_scope = '{scope}' but "
+            f"[envfactory].verify_scope = '{opts.verify_scope}'",
             hint="keep one of the two (preferably [envfactory].verify_scope)",
         )
     return opts.model_copy(update={"verify_scope": scope})

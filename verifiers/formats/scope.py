@@ -78,11 +78,11 @@ def infer_scope(
         system += [f"{name}: {m}" for m in _matches(_ACCOUNT_PATTERNS, code)]
     if services:
         why = "its tests query a running service (" + ", ".join(_few(services)) + ")"
-        return ScopeChoice("full-state", ("harbor",), (why,))
+        return ScopeChoice(VerifyScope.FULL_STATE, ("harbor",), (why,))
     if system:
         why = "its tests read system state (" + ", ".join(_few(system)) + ")"
-        return ScopeChoice("full-state", ("envfactory", "harbor"), (why,))
-    return ScopeChoice("workspace", ("envfactory", "harbor"))
+        return ScopeChoice(VerifyScope.FULL_STATE, ("envfactory", "harbor"), (why,))
+    return ScopeChoice(VerifyScope.WORKSPACE, ("envfactory", "harbor"))
 
 
 def _without_comments(text: str) -> str:

@@ -78,7 +78,9 @@ async def run_red_team(inp: RedTeamInput, *, rt: RoleRuntime, sandbox: Sandbox) 
         sandbox=sandbox, workdir=inp.workdir, env_id=inp.env_id,
         finish=finish_tool(RedTeamFinish, on_finish, "End the attempt and report the shortcut."),
     )
-    state, diff, snap_err = await snapshot_final(sandbox, label="red-team", env_id=inp.env_id)
+    state, diff, snap_err = await snapshot_final(
+        sandbox, label=AgentRole.RED_TEAM.value, env_id=inp.env_id
+    )
     p = res.payload if res is not None else None
     summary = p.summary if p is not None else f"no finish: {spent}"
     traj, key = store_trajectory(rt.store, traj, final_state=state, diff=diff,

@@ -12,10 +12,12 @@ from __future__ import annotations
 from importlib import resources
 
 from envfactory.core.errors import NotFound
+from envfactory.core.models import PIPELINE_ROLES
 
 from ..scripted import Script
 
-ROLES = ("research", "judge", "verifier", "red_team")
+#: one script per pipeline role, named as the role is spelled (`red_team.yaml`)
+ROLES = tuple(role.value for role in PIPELINE_ROLES)
 
 
 def available_seeds() -> list[str]:

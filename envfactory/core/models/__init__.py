@@ -37,10 +37,19 @@ from .review import (
 )
 from .sandbox import ExecResult, PathChange, StateKind, StateRef
 from .seeds import Attachment, Constraints, TaskSeed
-from .trajectories import AgentRole, ToolCall, Trajectory, TrajectoryStep, Usage
+from .trajectories import (
+    PIPELINE_ROLES,
+    AgentRole,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+    Usage,
+)
 from .verifiers import (
     CheckKind,
+    FailureKind,
     GateCheck,
+    GateFailure,
     GateReport,
     GateVerdict,
     Mutant,
@@ -63,11 +72,14 @@ __all__ = [
     "CapabilityProfile",
     "PACK_SCHEMA_VERSION",
     "AgentRole",
+    "PIPELINE_ROLES",
     "ArtifactKey",
     "Attachment",
     "BuildContext",
     "BuildResult",
     "CheckKind",
+    "FailureKind",
+    "GateFailure",
     "Constraints",
     "Decision",
     "EnvStatus",

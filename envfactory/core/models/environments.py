@@ -10,7 +10,6 @@ from pydantic import Field
 
 from .base import ArtifactKey, Model, NonEmpty, utcnow
 
-VerifyScope = Literal["workspace", "full-state"]
 #: How much root may do in a sandbox (docs/verifiers.md, "Capability profiles"):
 #: ``root-work`` keeps what ordinary root work needs (package installs, users and groups,
 #: file ownership, ``su``); ``locked`` drops every capability.
@@ -21,6 +20,15 @@ CapabilityProfile = Literal["root-work", "locked"]
 #: (Harbor / Terminal-Bench), where ``/logs/verifier`` and everything else the solver
 #: could write is as the solver left it.
 Semantics = Literal["envfactory", "harbor"]
+
+
+class VerifyScope(StrEnum):
+    """How much of a saved state a verification sees (verifiers/runner.py, invariant 5)."""
+
+    #: a fresh container from the pristine image, with only the workspace paths copied in
+    WORKSPACE = "workspace"
+    #: the saved filesystem itself; any tamper evidence makes the reward 0
+    FULL_STATE = "full-state"
 
 
 class FileEntry(Model):
@@ -91,7 +99,7 @@ class EnvironmentSpec(Model):
     build: BuildContext
     workdir: str = "/workspace"
     workspace_paths: tuple[str, ...] = ("/workspace",)
-    verify_scope: VerifyScope = "workspace"
+    verify_scope: VerifyScope = VerifyScope.WORKSPACE
     reference_solution: tuple[Step, ...]
     partial_solutions: tuple[PartialSolution, ...] = ()
     limits: Limits = Limits()

@@ -43,10 +43,27 @@ class ReviewState(StrEnum):
     CONFIRMED = "confirmed"
     DISMISSED = "dismissed"
 
+    @property
+    def decision(self) -> Decision:
+        """The decision that put an item in this state (an open item has none)."""
+        for decision, state in _DECIDED.items():
+            if state == self:
+                return decision
+        raise ValueError(f"a review item in state {self.value!r} has no decision")
+
 
 class Decision(StrEnum):
     CONFIRM = "confirm"
     DISMISS = "dismiss"
+
+    @property
+    def state(self) -> ReviewState:
+        """The state an item is in once this decision is recorded."""
+        return _DECIDED[self]
+
+
+#: the one mapping between a decision and the state it leaves an item in
+_DECIDED = {Decision.CONFIRM: ReviewState.CONFIRMED, Decision.DISMISS: ReviewState.DISMISSED}
 
 
 class ReviewItem(Model):

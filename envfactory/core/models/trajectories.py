@@ -13,11 +13,25 @@ from .sandbox import PathChange, StateRef
 
 
 class AgentRole(StrEnum):
+    """Who acted. One spelling everywhere: the settings section (`settings.agents.<role>`,
+    ENVFACTORY_AGENTS__RED_TEAM__…), the scripts (`<seed>/<role>.yaml`), the prompts, the
+    CLI and the stored trajectories."""
+
     RESEARCH = "research"
     JUDGE = "judge"
     VERIFIER = "verifier"
-    RED_TEAM = "red-team"
+    RED_TEAM = "red_team"
     RL = "rl"
+
+    @classmethod
+    def _missing_(cls, value: object) -> AgentRole | None:
+        # trajectories and workflow histories stored before the spelling was one say
+        # "red-team"; they still read back
+        return cls.RED_TEAM if value == "red-team" else None
+
+
+#: the roles the pipeline runs, each with its own model settings and scripts
+PIPELINE_ROLES = (AgentRole.RESEARCH, AgentRole.JUDGE, AgentRole.VERIFIER, AgentRole.RED_TEAM)
 
 
 class ToolCall(Model):

@@ -134,6 +134,54 @@ class GateCheck(Model):
         return len(set(self.observed)) > 1
 
 
+class FailureKind(StrEnum):
+    """What kind of thing failed a gate report (`GateFailure.kind`)."""
+
+    CHECK = "check"  # a gate row failed: `check_kind` and `check` name it
+    REFERENCE_FAILED = "reference-failed"  # the reference solution did not run through
+    UNRUNNABLE = "verifier-unrunnable"  # the verifier needs something we cannot provide
+    MISSING_CHECK = "missing-check"  # a check every report needs was never run
+
+
+class GateFailure(Model):
+    """One reason a gate report failed, as data. Code decides on `kind` and `check_kind`
+    (a shortcut probe goes to review, anything else is the verifier's to fix); `reason`
+    is the same failure as a sentence for a human, written once, here."""
+
+    kind: FailureKind
+    check_kind: CheckKind | None = None  # the failing row's kind, or the missing check's
+    check: str | None = None  # the failing row's name ("oracle", "prefix-1", "reward-file@no-op")
+    semantics: Semantics = "envfactory"
+    flaky: bool = False
+    derived_rows: int = 0  # probe rows whose failure follows from this one's
+    reason: str
+
+    @classmethod
+    def from_reason(cls, reason: str) -> GateFailure:
+        """Read back a line of `GateReport.reasons`: only for payloads that carry nothing
+        else (workflow histories recorded before failures were typed). The line format is
+        written in this module, so its reading stays next to it."""
+        head = reason.partition(": ")[0]
+        word, _, rest = head.partition(" ")
+        if word in _CHECK_KINDS:
+            name, _, where = rest.partition(" [")
+            sem = "harbor" if where == "harbor]" else "envfactory"
+            return cls(kind=FailureKind.CHECK, check_kind=_CHECK_KINDS[word], check=name,
+                       semantics=sem, flaky=": flaky, " in reason, reason=reason)  # fmt: skip
+        missing = reason.removeprefix("no ").removesuffix(" check was run")
+        if missing in _CHECK_KINDS and missing != reason:
+            return cls(kind=FailureKind.MISSING_CHECK, check_kind=_CHECK_KINDS[missing],
+                       reason=reason)  # fmt: skip
+        if head == "verifier unrunnable":
+            return cls(kind=FailureKind.UNRUNNABLE, reason=reason)
+        if head.startswith("reference solution failed"):
+            return cls(kind=FailureKind.REFERENCE_FAILED, reason=reason)
+        raise ValueError(f"not a line of GateReport.reasons: {reason!r}")
+
+
+_CHECK_KINDS = {k.value: k for k in CheckKind}
+
+
 class GateReport(Model):
     env_id: str
     verifier_version: int
@@ -165,60 +213,73 @@ class GateReport(Model):
     def verdict(self) -> GateVerdict:
         return GateVerdict.PASSED if not self.reasons else GateVerdict.FAILED
 
+    @property
+    def failures(self) -> tuple[GateFailure, ...]:
+        """One failure per failing root cause under the task's first semantics (the runtime
+        its reward is for); rows derived from a cause are counted on its failure."""
+        primary = self.semantics[0] if self.semantics else "envfactory"
+        out = _row_failures(self.checks, primary)
+        if self.reference_failure is not None:
+            out.insert(0, _reference_failure(self.reference_failure))
+        out += [
+            GateFailure(kind=FailureKind.UNRUNNABLE, reason=f"verifier unrunnable: {what}")
+            for what in self.unrunnable
+        ]
+        for kind in (CheckKind.ORACLE, CheckKind.NOOP):
+            if not out and not any(c.kind == kind for c in self.checks):
+                out.append(GateFailure(kind=FailureKind.MISSING_CHECK, check_kind=kind,
+                                       reason=f"no {kind.value} check was run"))  # fmt: skip
+        return tuple(out)
+
     @computed_field  # type: ignore[prop-decorator]
     @property
     def reasons(self) -> tuple[str, ...]:
-        """One line per failing root cause under the task's first semantics (the runtime
-        its reward is for); rows derived from a cause are counted on its line."""
-        primary = self.semantics[0] if self.semantics else "envfactory"
-        out = _row_reasons(self.checks, primary)
-        if self.reference_failure is not None:
-            f = self.reference_failure
-            out.insert(
-                0,
-                f"reference solution failed at step {f.step}"
-                + (f" ({f.title})" if f.title else "")
-                + f": exit {f.exit_code}",
-            )
-        out += [f"verifier unrunnable: {what}" for what in self.unrunnable]
-        if not any(c.kind == CheckKind.ORACLE for c in self.checks) and not out:
-            out.append("no oracle check was run")
-        if not any(c.kind == CheckKind.NOOP for c in self.checks) and not out:
-            out.append("no no-op check was run")
-        return tuple(out)
+        """`failures` as one line each, for a human (decide on `failures`, never on these)."""
+        return tuple(f.reason for f in self.failures)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def other_runtime_reasons(self) -> tuple[str, ...]:
         """Failing rows under the task's other semantics (e.g. a verifier safe in
         envfactory's runtime but not in Harbor's): they block an export to that format."""
-        return tuple(r for sem in self.semantics[1:] for r in _row_reasons(self.checks, sem))
+        return tuple(
+            f.reason for sem in self.semantics[1:] for f in _row_failures(self.checks, sem)
+        )
 
     def safe_under(self, semantics: Semantics) -> bool:
         """Gated under `semantics` and nothing failed there (export guards ask this)."""
         if semantics not in self.semantics or self.outcome != TaskVerdict.PASSED:
             return False
-        return semantics == self.semantics[0] or not _row_reasons(self.checks, semantics)
+        return semantics == self.semantics[0] or not _row_failures(self.checks, semantics)
 
 
-def _row_reasons(checks: tuple[GateCheck, ...], semantics: str) -> list[str]:
+def _row_failures(checks: tuple[GateCheck, ...], semantics: Semantics) -> list[GateFailure]:
     rows = [c for c in checks if c.semantics == semantics]
     derived: dict[str, int] = {}
     for c in rows:
         if not c.passed and c.derived_from:
             derived[c.derived_from] = derived.get(c.derived_from, 0) + 1
-    return [
-        _reason(c) + (f" (and {derived[c.name]} probe rows on it)" if c.name in derived else "")
-        for c in rows
-        if not c.passed and not c.derived_from
-    ]
+    failing = [c for c in rows if not c.passed and not c.derived_from]
+    return [_row_failure(c, derived.get(c.name, 0)) for c in failing]
 
 
-def _reason(check: GateCheck) -> str:
+def _row_failure(check: GateCheck, derived_rows: int) -> GateFailure:
     where = "" if check.semantics == "envfactory" else f" [{check.semantics}]"
     if check.flaky:
-        return f"{check.kind.value} {check.name}{where}: flaky, rewards {list(check.observed)}"
-    return (
-        f"{check.kind.value} {check.name}{where}: expected {check.expected}, "
-        f"got {list(check.observed)}"
+        what = f"flaky, rewards {list(check.observed)}"
+    else:
+        what = f"expected {check.expected}, got {list(check.observed)}"
+    reason = f"{check.kind.value} {check.name}{where}: {what}"
+    if derived_rows:
+        reason += f" (and {derived_rows} probe rows on it)"
+    return GateFailure(kind=FailureKind.CHECK, check_kind=check.kind, check=check.name,
+                       semantics=check.semantics, flaky=check.flaky, derived_rows=derived_rows,
+                       reason=reason)  # fmt: skip
+
+
+def _reference_failure(f: StepFailure) -> GateFailure:
+    title = f" ({f.title})" if f.title else ""
+    return GateFailure(
+        kind=FailureKind.REFERENCE_FAILED,
+        reason=f"reference solution failed at step {f.step}{title}: exit {f.exit_code}",
     )
