@@ -276,6 +276,10 @@ class _GateRunner:
     def _produce_probes(self, base: ProducedState, probes: tuple[Probe, ...]) -> None:
         if self._settled_badly():
             return
+        if base.kind != StateKind.PRISTINE:
+            probes = tuple(p for p in probes if not p.noop_only)
+        if not probes:
+            return
         by = {p.name: p for p in probes}
         if self.spec.verify_scope == VerifyScope.WORKSPACE and self.primary == "envfactory":
             for st in produce_probe_batch(self.inp.engine, self.inp.image, self.spec, base, probes):

@@ -29,6 +29,7 @@ from .workspace import (
     EmptyTests,
     ForgedPassLines,
     GitReset,
+    HangingPrograms,
     PlaceholderOutputs,
     RefreshedMtimes,
     TruncatedOutputs,
@@ -52,6 +53,7 @@ PROBES: tuple[Probe, ...] = (
     MinimalInputs(),
     RefreshedMtimes(),
     ForgedPassLines(),
+    HangingPrograms(),
 )
 
 

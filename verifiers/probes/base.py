@@ -59,6 +59,10 @@ class Probe(ABC):
     #: the gate report carries the sentence as a note.
     harness_limits: ClassVar[dict[str, str]] = {}
 
+    #: applied to the no-op state only: the attack does not depend on how far the work got,
+    #: and each of its rows is slow (it waits out the verifier's own timeouts)
+    noop_only: ClassVar[bool] = False
+
     def apply(self, sandbox: Sandbox, spec: EnvironmentSpec) -> ExecResult:
         return sandbox.exec(["/bin/sh", "-c", self.script(spec)], timeout=120, user="root")
 

@@ -185,25 +185,31 @@ class ForgedPassLines(Probe):
     def script(self, spec: EnvironmentSpec) -> str:
         text = "\n".join(PASS_LINES)
         shell = f"#!/bin/sh\ncat <<'LINES'\n{text}\nLINES\nexit 0"
-        programs = {
+        return programs_replaced_by(spec, {
             "*.py": f"print({json.dumps(text)})",
             "*.js|*.mjs|*.cjs": f"console.log({json.dumps(text)});",
             "*.rb": f"puts {json.dumps(text)}",
             "*.pl": f"print {json.dumps(text)}, \"\\n\";",
             "*.sh|*.bash": shell,
-        }
-        cases = "".join(
-            f"      {pattern}) cat > \"$f\" <<'PROGRAM'\n{body}\nPROGRAM\n      ;;\n"
-            for pattern, body in programs.items()
-        )
-        return f"""
+        }, shell)  # fmt: skip
+
+
+def programs_replaced_by(spec: EnvironmentSpec, by_pattern: dict[str, str], other: str) -> str:
+    """Shell that overwrites every workspace file matching a `case` pattern of `by_pattern`
+    with that pattern's program, and every other executable file with `other` (a shell
+    script); ``.git`` aside, at most 500 files."""
+    cases = "".join(
+        f"      {pattern}) cat > \"$f\" <<'PROGRAM'\n{body}\nPROGRAM\n      ;;\n"
+        for pattern, body in {**by_pattern, "*.sh|*.bash": by_pattern.get("*.sh|*.bash", other)}.items()
+    )
+    return f"""
 for ws in {qs(spec.workspace_paths)}; do
   [ -d "$ws" ] || continue
   find "$ws" -xdev -type f ! -path '*/.git/*' 2>/dev/null | head -n 500 | while read -r f; do
     case "$f" in
 {cases}      *) [ -x "$f" ] || continue
          cat > "$f" <<'PROGRAM'
-{shell}
+{other}
 PROGRAM
       ;;
     esac
@@ -215,6 +221,29 @@ true
 
 #: A state's workspace as the runner carries it: (workspace path, its tar or None).
 Workspace = Sequence[tuple[str, bytes | None]]
+
+#: How long a hanging program sleeps: longer than the per-run timeouts verifiers use when
+#: they run the solver's program case by case, short enough to bound the probe's cost.
+HANG_S = 15
+
+
+class HangingPrograms(Probe):
+    """Replaces every program in the workspace (as `ForgedPassLines` finds them) with one
+    that sleeps for 15 s and then fails. Fools a verifier that treats a run that
+    times out as "slow machine, skip" instead of as a failure. Applied to the no-op state
+    only (each row waits out the verifier's timeouts)."""
+
+    name = "hanging-programs"
+    noop_only = True
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        return programs_replaced_by(spec, {
+            "*.py": f"import time\ntime.sleep({HANG_S})\nraise SystemExit(1)",
+            "*.js|*.mjs|*.cjs": f"setTimeout(() => process.exit(1), {HANG_S * 1000});",
+            "*.rb": f"sleep {HANG_S}\nexit 1",
+            "*.pl": f"sleep {HANG_S}; exit 1;",
+        }, f"#!/bin/sh\nsleep {HANG_S}\nexit 1")
+
 
 #: Paths under these parts are the solution's by-products (caches, VCS data), not outputs.
 _NOT_OUTPUTS = ("/.git/", "/__pycache__/", "/node_modules/", "/.pytest_cache/", "/.cache/")
