@@ -83,7 +83,7 @@ def _draft(body: SeedIn) -> Any:
     from envfactory.seeds.intake import SeedDraft, content_hash
     from envfactory.seeds.problems import Problem, raise_if_any
 
-    data = body.model_dump(exclude_none=True)
+    data = body.model_dump(exclude_none=True) | (body.model_extra or {})  # extras even if null
     if not data.get("constraints"):
         data.pop("constraints", None)
     if "attachments" in data:  # a JSON body cannot carry files: never drop them silently

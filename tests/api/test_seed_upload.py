@@ -143,6 +143,12 @@ def test_an_unknown_key_is_refused_as_the_yaml_path_refuses_it(small: Api, tmp_p
         "hint": "did you mean 'title'? allowed keys here: title, description, domain, "
         "attachments, repository, constraints, source",
     }
+    null_extra = small.client.post(
+        "/api/seeds",
+        headers=small.auth("ana"),
+        json={"title": "t", "description": "d", "domain": "x", "sauce": None},
+    )
+    assert null_extra.json()["detail"] == "request body field 'sauce': unknown key"
     form_res = upload(small, "titel: t\ntitle: t\ndescription: d\ndomain: x\n", [])
     assert form_res.status_code == 422
     assert form_res.json()["detail"] == "seed.yaml field 'titel': unknown key"
