@@ -35,5 +35,9 @@ def make_model(settings: AgentSettings, *, api_key: str = "", script: Script | N
         if script is None:
             raise ConfigError("the scripted backend needs a script",
                               hint="pass script=Script.load(path), or set backend='openai'")
-        return ScriptedModel(script, name=settings.model)
+        return ScriptedModel(script, name=settings.model_name)
+    if not settings.model:
+        raise ConfigError("the openai backend needs a model name, and none is set",
+                          hint="set ENVFACTORY_AGENTS__DEFAULT__MODEL (or the role's own "
+                               "ENVFACTORY_AGENTS__<ROLE>__MODEL)")
     return OpenAIChatModel(name=settings.model, api_key=api_key, base_url=settings.base_url)

@@ -1,5 +1,8 @@
 """The JSON API under /api: seeds, environments, review queue, decisions, packs.
 
+Seeds come as JSON (`POST /api/seeds`) or, with their files, as multipart
+(`POST /api/seeds/upload`); both go through the CLI's validation and limits.
+
 Blocking store calls run in FastAPI's thread pool (plain `def` routes, or
 `run_in_threadpool` in the async ones that also await a sink).
 """
@@ -8,9 +11,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, Depends, File, HTTPException, Query, UploadFile
 from fastapi.responses import FileResponse
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
 from envfactory.core.models import (
     AuthMethod,
@@ -69,8 +73,34 @@ def me(who: Viewer) -> Me:
 
 @router.post("/seeds", response_model=SeedCreated, status_code=201, tags=["seeds"])
 async def submit_seed(body: actions.SeedIn, ctx: Ctx, who: ReviewerDep) -> SeedCreated:
+    """A seed without files, as JSON (the fields of a seed.yaml)."""
     seed, started = await actions.submit_seed(ctx, body)
     return SeedCreated(seed=seed, pipeline_started=started)
+
+
+@router.post("/seeds/upload", response_model=SeedCreated, status_code=201, tags=["seeds"])
+async def upload_seed(
+    ctx: Ctx,
+    who: ReviewerDep,
+    seed: Annotated[UploadFile, File(description="the seed.yaml, exactly as for the CLI")],
+    files: Annotated[
+        list[UploadFile] | None,
+        File(description="each attachment, its file name being its path inside the seed"),
+    ] = None,
+) -> SeedCreated:
+    """A seed with its files, as multipart/form-data; the CLI's checks and limits.
+
+    Example: curl -H "Authorization: Bearer $TOKEN" -F seed=@seed.yaml
+    -F files=@orders.db -F "files=@wal;filename=data/orders.db-wal" …/api/seeds/upload
+    """
+    from envfactory.seeds import draft_from_upload
+
+    limits = ctx.settings.seeds
+    text = await seed.read(limits.max_attachment_bytes + 1)
+    uploads = await actions.read_uploads(list(files or []), limits)
+    draft = await run_in_threadpool(draft_from_upload, text, uploads, limits)
+    created, started = await actions.submit_draft(ctx, draft)
+    return SeedCreated(seed=created, pipeline_started=started)
 
 
 @router.get("/seeds", response_model=list[TaskSeed], tags=["seeds"])

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import typer
 
+from envfactory.core.errors import EnvFactoryError
+
 app = typer.Typer(
     name="envfactory",
     help="Turn real workflows into verifiable RL environments and train on them.",
@@ -58,4 +60,8 @@ app.add_typer(reviewer.app, name="reviewer")
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except EnvFactoryError as exc:  # e.g. invalid ENVFACTORY_* settings, met before a command's own handling
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(1) from exc

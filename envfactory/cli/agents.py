@@ -14,8 +14,9 @@ from typing import Annotated, Literal
 
 import typer
 
-from envfactory.agents import make_model, resolve_api_key
+from envfactory.agents import resolve_api_key
 from envfactory.agents.chat_server import LocalChatServer, replies_from_script
+from envfactory.agents.endpoint import probe
 from envfactory.agents.scripts import ROLES, available_seeds, load_script
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.models import AgentRole
@@ -64,7 +65,8 @@ def serve_script(
     """Serve a recorded script as a chat-completions endpoint on 127.0.0.1 (a random port).
 
     Point a role at it to exercise the real OpenAI client path offline:
-    ENVFACTORY_AGENTS__JUDGE__BACKEND=openai ENVFACTORY_AGENTS__JUDGE__BASE_URL=<printed url>
+    ENVFACTORY_AGENTS__JUDGE__BACKEND=openai ENVFACTORY_AGENTS__JUDGE__MODEL=replay
+    ENVFACTORY_AGENTS__JUDGE__BASE_URL=<printed url>
     """
     try:
         replies = replies_from_script(load_script(seed, role))
@@ -88,22 +90,17 @@ def check_endpoint(
 ) -> None:
     """Send one tiny chat request with a role's settings: is the model server reachable?
 
-    Example: ENVFACTORY_AGENTS__JUDGE__BACKEND=openai
+    Example: ENVFACTORY_AGENTS__JUDGE__BACKEND=openai ENVFACTORY_AGENTS__JUDGE__MODEL=qwen
     ENVFACTORY_AGENTS__JUDGE__BASE_URL=http://127.0.0.1:30000/v1 envfactory agents check-endpoint
     """
-    settings = getattr(load_settings().agents, role)
     try:
-        key = resolve_api_key(settings, os.environ)  # the edge: the only env read here
-        model = make_model(settings.model_copy(update={"backend": "openai"}), api_key=key)
-        t0 = time.monotonic()
-        done = asyncio.run(model.complete([{"role": "user", "content": "Reply with: ok"}], None,
-                                          max_tokens=16, temperature=0.0,
-                                          timeout_s=settings.request_timeout_s))
+        settings = load_settings().agents.roles()[role]
+        key = resolve_api_key(settings.model_copy(update={"backend": "openai"}), os.environ)
+        done = asyncio.run(probe(settings, key))  # the edge: the only env read is the key
     except EnvFactoryError as exc:
         _fail(exc, as_json)
-    out = {"role": role, "model": settings.model, "base_url": settings.base_url,
-           "latency_s": round(time.monotonic() - t0, 3), "reply": done.text[:200],
+    out = {"role": role, "model": done.model, "base_url": settings.base_url,
+           "latency_s": round(done.latency_s, 3), "reply": done.reply,
            "prompt_tokens": done.prompt_tokens, "completion_tokens": done.completion_tokens}
     typer.echo(json.dumps(out) if as_json else
-               f"{settings.model} at {settings.base_url or 'the OpenAI default URL'}: "
-               f"{out['latency_s']}s, replied {out['reply']!r}")
+               f"{done.model} at {done.base_url}: {out['latency_s']}s, replied {out['reply']!r}")

@@ -27,33 +27,68 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 
-from envfactory.core.errors import EnvFactoryError
-from envfactory.core.models import PIPELINE_ROLES, Decision, TaskSeed
+from envfactory.core.errors import ConfigError, EnvFactoryError
+from envfactory.core.models import Decision, TaskSeed
 from envfactory.core.settings import Settings, load_settings
 
 from .status import render
-from .worker import DEFAULT_SCRIPTS, make_services
+from .worker import DEFAULT_SCRIPTS, announce_agents, make_services, with_scripts
 
 #: findings a heuristic alone raises; the demo reviewer dismisses these (and says so)
 HEURISTIC_RULES = ("short-solution", "network-attempt")
 REVIEWER = "demo"
 
 
-def submit_examples(settings: Settings, seeds_dir: Path, console: Console) -> list[tuple[str, TaskSeed]]:
+def load_examples(settings: Settings, seeds_dir: Path) -> list[tuple[str, Any]]:
+    """(directory name, validated draft) of every seed under `seeds_dir`; nothing stored."""
+    from envfactory.seeds import load_seed
+
+    if not seeds_dir.is_dir():
+        raise ConfigError(f"{seeds_dir}: no such directory of seeds",
+                          hint="pass --seeds-dir DIR holding one sub-directory per seed")  # fmt: skip
+    paths = sorted(p for p in seeds_dir.iterdir() if (p / "seed.yaml").exists())
+    if not paths:
+        raise ConfigError(f"{seeds_dir}: no seed directories (DIR/<name>/seed.yaml)",
+                          hint="pass --seeds-dir DIR holding one sub-directory per seed")  # fmt: skip
+    return [(path.name, load_seed(path, settings.seeds)) for path in paths]
+
+
+def refuse_unrunnable(settings: Settings, drafts: list[tuple[str, Any]], console: Console) -> None:
+    """Before anything starts: every seed a scripted role has no script for, named, then
+    one ConfigError (its pipeline would only stop at that role)."""
+    from envfactory.agents.scriptbook import require_scripts, script_book, seed_names
+
+    book = script_book(settings.agents.script_dirs)
+    refused = []
+    for name, draft in drafts:
+        f = draft.fields
+        try:
+            require_scripts(settings.agents, book, seed_names(
+                draft.seed_id, f.title, draft.content_hash, f.source, (name,)), f.title)
+        except ConfigError as exc:
+            console.print(f"[red]refused[/] seed {name}: {exc.message}", highlight=False)
+            refused.append((name, exc))
+    if refused:
+        raise ConfigError(f"{len(refused)} of {len(drafts)} seed(s) cannot run with these "
+                          f"agent settings: {', '.join(n for n, _ in refused)}",
+                          hint=refused[0][1].hint)  # fmt: skip
+
+
+def submit_examples(settings: Settings, drafts: list[tuple[str, Any]],
+                    console: Console) -> list[tuple[str, TaskSeed]]:  # fmt: skip
     """Store every example seed (an already stored one is reused), named by directory."""
-    from envfactory.seeds import load_seed, store_draft
+    from envfactory.seeds import store_draft
     from envfactory.store import ArtifactStore, Store
 
     store, artifacts = Store.from_settings(settings), ArtifactStore.from_settings(settings)
     out = []
     with store:
-        for path in sorted(p for p in seeds_dir.iterdir() if (p / "seed.yaml").exists()):
-            draft = load_seed(path, settings.seeds)
+        for name, draft in drafts:
             seed = store.seeds.find_by_hash(draft.content_hash) or store_draft(
                 draft, store=store, artifacts=artifacts
             )
-            console.print(f"seed {seed.id}  {path.name}: {seed.title}")
-            out.append((path.name, seed))
+            console.print(f"seed {seed.id}  {name}: {seed.title}")
+            out.append((name, seed))
     return out
 
 
@@ -247,17 +282,21 @@ def demo(
 
       envfactory demo
 
-      ENVFACTORY_AGENTS__JUDGE__BACKEND=openai envfactory demo --no-train
+      ENVFACTORY_AGENTS__JUDGE__BACKEND=openai ENVFACTORY_AGENTS__JUDGE__MODEL=gpt-4o-mini envfactory demo --no-train
+
+    Exits 1 when any seed ends other than published (each named with why), and refuses,
+    before anything starts, seeds that a scripted role has no recorded script for.
     """
     from sandboxes import DockerEngine
     from workflows.devserver import DevServer, free_port
 
-    settings = load_settings()
-    settings.home.mkdir(parents=True, exist_ok=True)
     console = Console()
-    backends = {r: getattr(settings.agents, r).backend for r in PIPELINE_ROLES}
-    console.print(f"agents: {', '.join(f'{r}={b}' for r, b in backends.items())}")
     try:
+        settings = with_scripts(load_settings(), tuple(scripts or DEFAULT_SCRIPTS))
+        settings.home.mkdir(parents=True, exist_ok=True)
+        drafts = load_examples(settings, seeds_dir)
+        refuse_unrunnable(settings, drafts, console)
+        announce_agents(settings, console)
         with contextlib.ExitStack() as stack:
             console.print("base image: ensuring the local base image (built with debootstrap once)…")
             console.print(f"base image: {DockerEngine(settings.sandbox).ensure_base_image('python')}")
@@ -266,17 +305,32 @@ def demo(
                 server = stack.enter_context(DevServer(free_port(), log_file=settings.home / "demo-temporal.log"))
                 target = server.address
                 console.print(f"Temporal: embedded dev server on {target} (in memory, for this demo)")
-            seeds = submit_examples(settings, seeds_dir, console)
+            seeds = submit_examples(settings, drafts, console)
             aliases = {seed.id: (name,) for name, seed in seeds}
-            services = make_services(settings, tuple(scripts or DEFAULT_SCRIPTS), aliases)
+            services = make_services(settings, (), aliases)
             results = asyncio.run(run_pipelines(settings, services, seeds, target, console))
             summarize(services, results, console)
             pack = export_published(settings, services, results, console)
             if train:
                 maybe_train(settings, pack, console)
     except EnvFactoryError as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {exc}", highlight=False)
         raise typer.Exit(1) from exc
+    names = {seed.id: name for name, seed in seeds}
+    if not all_published(results, names, console):
+        raise typer.Exit(1)
+
+
+def all_published(results: list[Any], names: dict[str, str], console: Console) -> bool:
+    """Say, per seed, why it did not end published; True when every seed did."""
+    missed = [r for r in results if r.outcome != "published"]
+    for r in missed:
+        why = "; ".join(r.reasons) or "no reason recorded"
+        console.print(f"[red]not published[/] {names.get(r.seed_id, r.seed_id)} ({r.seed_id}): "
+                      f"{r.outcome} — {why}", highlight=False)  # fmt: skip
+    if missed:
+        console.print(f"demo: {len(missed)} of {len(results)} seed(s) did not end published")
+    return not missed
 
 
 def summarize(services: Any, results: list[Any], console: Console) -> None:

@@ -16,10 +16,11 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
+from envfactory.agents.scriptbook import require_scripts, script_book, seed_names
 from envfactory.core.errors import EnvFactoryError, InvalidSeed
 from envfactory.core.models import TaskSeed
 from envfactory.core.settings import Settings, load_settings
-from envfactory.seeds import load_seed, store_draft
+from envfactory.seeds import SeedDraft, load_seed, store_draft
 from envfactory.store import ArtifactStore, Store
 
 app = typer.Typer(
@@ -71,15 +72,20 @@ def submit(
 ) -> None:
     """Validate a seed, store it (with its attachments) and start its pipeline.
 
+    A seed no configured model can run (a role on the scripted backend has no recorded
+    script for it) is refused, and nothing is stored; with --no-start it is stored only.
+
     Examples:
 
       envfactory seed submit examples/seeds/etl-silent-row-drop
 
       envfactory seed submit my-seed/seed.yaml --json --no-start
     """
-    settings = load_settings()
     try:
+        settings = load_settings()
         draft = load_seed(path, settings.seeds)
+        if start:  # refused before anything is stored: its pipeline would stop at a role
+            require_runnable(settings, draft_names(draft), draft.fields.title)
         store, artifacts = _stores(settings)
         with store:
             seed = store_draft(draft, store=store, artifacts=artifacts)
@@ -98,6 +104,17 @@ def submit(
         f"  see it with: envfactory seed show {seed.id}\n"
         f"  pipeline: {started}"
     )
+
+
+def draft_names(draft: SeedDraft) -> tuple[str, ...]:
+    f = draft.fields
+    return seed_names(draft.seed_id, f.title, draft.content_hash, f.source)
+
+
+def require_runnable(settings: Settings, names: tuple[str, ...], title: str) -> None:
+    """ConfigError when a scripted role has no recorded script for this seed."""
+    book = script_book(settings.agents.script_dirs)
+    require_scripts(settings.agents, book, names, title)
 
 
 def _start_pipeline(settings: Settings, seed_id: str) -> str:
@@ -121,11 +138,13 @@ def start_seed(seed_id: Annotated[str, typer.Argument(help="A stored seed's id."
 
       envfactory seed start seed-6245dc41f7a5
     """
-    settings = load_settings()
-    store, _ = _stores(settings)
     try:
+        settings = load_settings()
+        store, _ = _stores(settings)
         with store:
-            store.seeds.get(seed_id)
+            seed = store.seeds.get(seed_id)
+        require_runnable(settings, seed_names(seed.id, seed.title, seed.content_hash,
+                                              seed.source), seed.title)  # fmt: skip
     except EnvFactoryError as exc:
         fail(exc, False)
     from workflows.client import start_synthesis

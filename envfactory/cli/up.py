@@ -5,6 +5,9 @@ ENVFACTORY_TEMPORAL__ADDRESS is unset; its history persists in <home>/temporal.d
 HTTP API and review UI (when `envfactory.api` is installed), and a worker for both task
 queues, with the sandbox janitor (`sandboxes.janitor`). Ctrl-C stops all three; the dev
 server is stopped by the pid we started.
+Agent settings (ENVFACTORY_AGENTS__DEFAULT__* and per role) reach the worker and the API
+alike: the worker probes each openai role's endpoint before it starts, the API refuses
+seeds that no configured model or recorded script can run.
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ from rich.console import Console
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.settings import Settings, load_settings
 
-from .worker import DEFAULT_SCRIPTS, make_services, start_janitor, stop_on_signals
+from .worker import (
+    DEFAULT_SCRIPTS,
+    announce_agents,
+    make_services,
+    start_janitor,
+    stop_on_signals,
+    with_scripts,
+)
 
 
 def start_dev_server(settings: Settings, stack: contextlib.ExitStack, console: Console) -> str:
@@ -88,17 +98,19 @@ def up(
     """
     from workflows.worker import serve
 
-    settings = load_settings()
-    settings.home.mkdir(parents=True, exist_ok=True)
     console = Console(stderr=True)
     try:
+        settings = with_scripts(load_settings(), tuple(scripts or DEFAULT_SCRIPTS))
+        settings.home.mkdir(parents=True, exist_ok=True)
+        if worker:  # before anything starts: a role whose endpoint is down refuses the start
+            announce_agents(settings, console)
         with contextlib.ExitStack() as stack:
             target = settings.temporal.address
             if target is None:
                 target = start_dev_server(settings, stack, console)
             if api:
                 start_api(settings, stack, console)
-            services = make_services(settings, tuple(scripts or DEFAULT_SCRIPTS)) if worker else None
+            services = make_services(settings) if worker else None
             janitor = start_janitor(settings, console) if worker else None
             if janitor is not None:
                 stack.callback(janitor.stop)

@@ -5,6 +5,9 @@ are built here, once, and handed to the worker. A janitor (`sandboxes.janitor`) 
 sandboxes of dead owners at start and every `sandbox.janitor_period_s`. Scale out by starting more workers:
 `envfactory worker --queue sandbox` on every Docker host, `--queue agents` where the
 model endpoint is reachable.
+
+Before polling, the worker probes every role on the openai backend and prints which
+endpoint and model each role will use; it refuses to start when one does not answer.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,43 +23,48 @@ import typer
 from rich.console import Console
 
 from envfactory.core.errors import EnvFactoryError
-from envfactory.core.models import AgentRole
 from envfactory.core.settings import Settings, load_settings
 
-#: extra script directories; the packaged scripts (envfactory/agents/scripts) are always used
+#: extra script directories (besides settings.agents.script_dirs and the packaged scripts)
 DEFAULT_SCRIPTS: tuple[Path, ...] = ()
-EXAMPLE_SEEDS = Path("examples/seeds")
 
 
-def example_aliases(settings: Settings, seeds_dir: Path = EXAMPLE_SEEDS) -> dict[str, tuple[str, ...]]:
-    """seed id → its example directory name, so scripted agents find the example's scripts
-    however the seed was submitted (demo, `seed submit`, API)."""
-    from envfactory.seeds import load_seed
+def api_keys(settings: Settings, environ: Mapping[str, str]) -> dict[str, str]:
+    """role (settings field name) → API key, read from the variable its settings name."""
+    from envfactory.agents import resolve_api_key
 
-    out: dict[str, tuple[str, ...]] = {}
-    for path in sorted(seeds_dir.glob("*/seed.yaml")) if seeds_dir.is_dir() else ():
-        try:
-            out[load_seed(path.parent, settings.seeds).seed_id] = (path.parent.name,)
-        except EnvFactoryError:
-            continue  # a broken example is reported by `seed submit`, not here
-    return out
+    return {r: resolve_api_key(cfg, environ) for r, cfg in settings.agents.roles().items()}
+
+
+def with_scripts(settings: Settings, scripts: tuple[Path, ...]) -> Settings:
+    """Settings whose script directories include `--scripts`, so every part of this
+    process (worker, API, the pre-start check) looks in the same places."""
+    if not scripts:
+        return settings
+    agents = settings.agents.model_copy(
+        update={"script_dirs": (*settings.agents.script_dirs, *scripts)})
+    return settings.model_copy(update={"agents": agents})
+
+
+def model_source(settings: Settings, scripts: tuple[Path, ...] = DEFAULT_SCRIPTS,
+                 aliases: Mapping[str, tuple[str, ...]] | None = None):  # type: ignore[no-untyped-def]
+    """Each role's model: its endpoint, or the recorded scripts (found through the package,
+    whatever the working directory)."""
+    from envfactory.agents.scriptbook import script_book
+    from workflows.models_source import ModelSource
+
+    book = script_book((*settings.agents.script_dirs, *scripts))
+    return ModelSource(settings.agents, api_keys(settings, os.environ), book, dict(aliases or {}))
 
 
 def make_services(settings: Settings, scripts: tuple[Path, ...] = DEFAULT_SCRIPTS,
-                  aliases: dict[str, tuple[str, ...]] | None = None,
+                  aliases: Mapping[str, tuple[str, ...]] | None = None,
                   engine: Any = None):  # type: ignore[no-untyped-def]
     """The real services for a worker process (imports Docker and the agents lazily)."""
-    import envfactory.agents.scripts as packaged
-    from envfactory.agents import resolve_api_key
     from sandboxes import DockerEngine
-    from workflows.models_source import ModelSource, ScriptBook, role_settings
     from workflows.real import build_services
 
-    keys = {r.value: resolve_api_key(role_settings(settings.agents, r), os.environ)
-            for r in (AgentRole.RESEARCH, AgentRole.JUDGE, AgentRole.VERIFIER, AgentRole.RED_TEAM)}  # fmt: skip
-    book = ScriptBook((Path(packaged.__file__).parent, *scripts))
-    names = {**example_aliases(settings), **(aliases or {})}
-    models = ModelSource(settings.agents, keys, book, names)
+    models = model_source(settings, scripts, aliases)
     engine = engine or DockerEngine(settings.sandbox)
     agent_engine = DockerEngine(settings.sandbox, run_id=getattr(engine, "run_id", None))
     return build_services(settings, engine, models, agent_engine)
@@ -86,6 +95,16 @@ def start_janitor(settings: Settings, console: Console) -> Any:
     return janitor.start()
 
 
+def announce_agents(settings: Settings, console: Console) -> None:
+    """Probe every openai role's endpoint and say what each role will use; ConfigError
+    (naming the role, endpoint and variables) when an endpoint does not answer."""
+    from envfactory.agents.endpoint import check_roles
+
+    plans = asyncio.run(check_roles(settings.agents, api_keys(settings, os.environ)))
+    for plan in plans:
+        console.print(f"agents: {plan.line()}", highlight=False)
+
+
 def stop_on_signals(stop: asyncio.Event) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -112,10 +131,12 @@ def worker(
     """
     from workflows.worker import serve
 
-    settings = load_settings()
     console = Console(stderr=True)
     try:
-        services = make_services(settings, tuple(scripts or DEFAULT_SCRIPTS))
+        settings = with_scripts(load_settings(), tuple(scripts or DEFAULT_SCRIPTS))
+        if queue is None or settings.temporal.task_queue_agents in queue:  # agents run there
+            announce_agents(settings, console)
+        services = make_services(settings)
     except EnvFactoryError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(1) from exc

@@ -7,11 +7,14 @@ Nested fields use ``__``: ``ENVFACTORY_SANDBOX__POOL_SIZE=4``. Nothing below the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .errors import ConfigError
 
 
 class _Sub(BaseModel):
@@ -48,11 +51,16 @@ class TemporalSettings(_Sub):
 
 
 class AgentSettings(_Sub):
+    """One role's model: which backend, which model at which endpoint, and its budgets.
+
+    ``model`` and ``base_url`` have no default: the scripted backend needs neither, and the
+    openai backend refuses to start without a model (see ``AgentsSettings``)."""
+
     backend: Literal["scripted", "openai"] = "scripted"
-    model: str = "scripted"
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.2
+    model: str | None = None
+    base_url: str | None = None  # None → the OpenAI default URL
+    api_key_env: str = "OPENAI_API_KEY"  # the variable holding the key, never the key itself
+    temperature: float = Field(default=0.2, ge=0, le=2)
     max_turns: int = Field(default=40, ge=1)
     max_tokens: int = Field(default=4096, ge=16)
     context_window: int = Field(default=128_000, ge=1024)
@@ -62,12 +70,77 @@ class AgentSettings(_Sub):
     token_budget: int | None = Field(default=None, ge=1)  # prompt+completion over a run
     compact_at: float = Field(default=0.8, gt=0, le=1)  # fraction of context_window
 
+    @property
+    def model_name(self) -> str:
+        """The name recorded on trajectories: the model, or the backend when none is set."""
+        return self.model or self.backend
+
+
+ROLE_FIELDS = ("research", "judge", "verifier", "red_team")
+
+
+def agent_var(role: str, field: str) -> str:
+    """The environment variable of one agent setting: ``ENVFACTORY_AGENTS__JUDGE__MODEL``."""
+    return f"ENVFACTORY_AGENTS__{role.upper()}__{field.upper()}"
+
 
 class AgentsSettings(_Sub):
+    """Per-role model settings over one shared default.
+
+    ``ENVFACTORY_AGENTS__DEFAULT__MODEL=m`` sets every role's model; a role's own variable
+    (``ENVFACTORY_AGENTS__JUDGE__MODEL``) wins for that role. A role inherits every field
+    it does not set itself. An empty variable counts as unset (compose passes ``${X:-}``).
+    """
+
+    default: AgentSettings = AgentSettings()
     research: AgentSettings = AgentSettings()
     judge: AgentSettings = AgentSettings()
     verifier: AgentSettings = AgentSettings()
     red_team: AgentSettings = AgentSettings()
+    #: extra directories of recorded scripts for the scripted backend (the packaged ones
+    #: under envfactory/agents/scripts are always used): ENVFACTORY_AGENTS__SCRIPT_DIRS='["/s"]'
+    script_dirs: tuple[Path, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _inherit_default(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        out = dict(data)
+        default = _given(out.get("default"))
+        if isinstance(default, dict):
+            out["default"] = default
+            for role in ROLE_FIELDS:
+                own = _given(out.get(role))
+                out[role] = {**default, **own} if isinstance(own, dict) else own
+        return out
+
+    @model_validator(mode="after")
+    def _openai_needs_a_model(self) -> AgentsSettings:
+        missing = [r for r, s in self.roles().items() if s.backend == "openai" and not s.model]
+        if missing:
+            raise ValueError(
+                f"the {', '.join(missing)} role(s) use backend=openai but no model is set: set "
+                f"ENVFACTORY_AGENTS__DEFAULT__MODEL (every role) or "
+                f"{' / '.join(agent_var(r, 'model') for r in missing)} to the model's name, "
+                f"e.g. gpt-4o-mini or the name your SGLang/vLLM server serves"
+            )
+        return self
+
+    def roles(self) -> dict[str, AgentSettings]:
+        """role name (``research``, ``judge``, ``verifier``, ``red_team``) → its settings."""
+        return {r: getattr(self, r) for r in ROLE_FIELDS}
+
+
+def _given(value: Any) -> Any:
+    """The fields a source really set: unset and empty values left out."""
+    if value is None:
+        return {}
+    if isinstance(value, AgentSettings):
+        return value.model_dump(exclude_unset=True)
+    if isinstance(value, Mapping):
+        return {k: v for k, v in value.items() if v != "" and v is not None}
+    return value  # not a mapping: validation names it
 
 
 class GateSettings(_Sub):
@@ -146,5 +219,19 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: object) -> Settings:
-    """Read the environment once; call only at a process edge."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+    """Read the environment once; call only at a process edge.
+
+    Raises ConfigError naming every bad setting (as its variable) and how to fix it."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise ConfigError(
+            "invalid settings:\n" + "\n".join(_setting_problem(e) for e in exc.errors()),
+            hint="fix or unset the ENVFACTORY_* variables named above",
+        ) from exc
+
+
+def _setting_problem(err: Any) -> str:
+    var = "ENVFACTORY_" + "__".join(str(p).upper() for p in err["loc"] if p != "__root__")
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"  - {var}: {msg}"

@@ -83,7 +83,7 @@ def resolve(
             break
     files.pop(_rel(seed_dir, skip), None)
     if len(files) > limits.max_attachments:
-        problems.append(_too_many(limits))
+        problems.append(too_many(limits))
     return list(files.values()), problems
 
 
@@ -93,11 +93,11 @@ def all_files(seed_dir: Path, skip: Path, limits: SeedLimits) -> tuple[list[Path
     problems = _walk(seed_dir, seed_dir, files, skip, limits)
     files.pop(_rel(seed_dir, skip), None)
     if len(files) > limits.max_attachments:
-        problems.append(_too_many(limits))
+        problems.append(too_many(limits))
     return list(files.values()), problems
 
 
-def _too_many(limits: SeedLimits) -> Problem:
+def too_many(limits: SeedLimits) -> Problem:
     return Problem(
         "attachments",
         f"too many files (more than {limits.max_attachments}, the limit)",
@@ -162,21 +162,37 @@ def read_all(
     loaded, problems, total = [], [], 0
     for p in sorted(paths, key=lambda q: _rel(seed_dir, q)):
         rel, size = _rel(seed_dir, p), p.stat().st_size
-        where = f"attachment '{rel}'"
         if size > limits.max_attachment_bytes:
-            problems.append(Problem(where, f"is too large ({_mb(size)}; at most {_mb(limits.max_attachment_bytes)})",
-                                    "attach a smaller sample, or raise ENVFACTORY_SEEDS__MAX_ATTACHMENT_BYTES"))  # fmt: skip
+            problems.append(too_large(rel, size, limits))
             continue
         total += size
         data = p.read_bytes()
-        if p.suffix.lower() in TEXT_SUFFIXES or p.name in _TEXT_NAMES:
-            _, bad = decode_utf8(data, where, rel)
-            if bad:
-                problems.append(bad)
-                continue
+        bad = not_text(rel, data)
+        if bad:
+            problems.append(bad)
+            continue
         loaded.append(LoadedFile(rel, data))
     if total > limits.max_total_bytes:
-        problems.append(Problem("attachments", f"are too large together ({_mb(total)}; at most "
-                                f"{_mb(limits.max_total_bytes)})",
-                                "attach less, or raise ENVFACTORY_SEEDS__MAX_TOTAL_BYTES"))  # fmt: skip
+        problems.append(too_large_together(total, limits))
     return loaded, problems
+
+
+def too_large(rel: str, size: int, limits: SeedLimits) -> Problem:
+    return Problem(f"attachment '{rel}'",
+                   f"is too large ({_mb(size)}; at most {_mb(limits.max_attachment_bytes)})",
+                   "attach a smaller sample, or raise ENVFACTORY_SEEDS__MAX_ATTACHMENT_BYTES")  # fmt: skip
+
+
+def too_large_together(total: int, limits: SeedLimits) -> Problem:
+    return Problem("attachments", f"are too large together ({_mb(total)}; at most "
+                   f"{_mb(limits.max_total_bytes)})",
+                   "attach less, or raise ENVFACTORY_SEEDS__MAX_TOTAL_BYTES")  # fmt: skip
+
+
+def not_text(rel: str, data: bytes) -> Problem | None:
+    """A text file (by extension or name) that is not UTF-8, named; None otherwise."""
+    name = PurePosixPath(rel)
+    if name.suffix.lower() in TEXT_SUFFIXES or name.name in _TEXT_NAMES:
+        _, bad = decode_utf8(data, f"attachment '{rel}'", rel)
+        return bad
+    return None

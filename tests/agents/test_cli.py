@@ -38,6 +38,7 @@ def test_check_endpoint_fails_clearly_on_a_rejected_key(server):
     server.push(error_reply(401, "invalid api key"))
     env = {"ENVFACTORY_AGENTS__VERIFIER__BASE_URL": server.url,
            "ENVFACTORY_AGENTS__VERIFIER__BACKEND": "openai", "MY_KEY": "k",
+           "ENVFACTORY_AGENTS__VERIFIER__MODEL": "tiny",
            "ENVFACTORY_AGENTS__VERIFIER__API_KEY_ENV": "MY_KEY"}
     res = runner.invoke(app, ["agents", "check-endpoint", "--role", "verifier", "--json"], env=env)
     assert res.exit_code == 1

@@ -29,11 +29,14 @@ from envfactory.core.models import (
     Trajectory,
     TrajectoryStep,
 )
-from envfactory.core.settings import Settings
+from envfactory.core.settings import AgentSettings, AgentsSettings, Settings
 from envfactory.store import ArtifactStore, Store
 from envfactory.store.migrate import upgrade
 
 PG_ENV = "ENVFACTORY_TEST_POSTGRES_URL"
+MODEL_CONFIGURED = AgentsSettings(
+    default=AgentSettings(backend="openai", model="test-model", base_url="http://127.0.0.1:9/v1")
+)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -148,7 +151,9 @@ def add_item(store: Store, env_id: str = "env-a", *, traj: bool = True) -> Revie
 
 @pytest.fixture
 def api(tmp_path: Path, store: Store) -> Iterator[Api]:
-    settings = Settings(home=tmp_path / "home", database_url=None)
+    # a model is configured, so any seed can run (with the scripted default, only seeds
+    # with recorded scripts are accepted: tests/api/test_seed_upload.py)
+    settings = Settings(home=tmp_path / "home", database_url=None, agents=MODEL_CONFIGURED)
     tokens = {
         "ana": store.reviewers.add("ana", ReviewerRole.REVIEWER),
         "bo": store.reviewers.add("bo", ReviewerRole.REVIEWER),

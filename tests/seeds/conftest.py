@@ -22,6 +22,14 @@ attachments:
   - data
 """
 
+#: agent settings with a model configured, so a seed nobody scripted may start (nothing is
+#: sent to this address unless a pipeline runs; port 9 on loopback refuses at once)
+MODEL_ENV = {
+    "ENVFACTORY_AGENTS__DEFAULT__BACKEND": "openai",
+    "ENVFACTORY_AGENTS__DEFAULT__MODEL": "test-model",
+    "ENVFACTORY_AGENTS__DEFAULT__BASE_URL": "http://127.0.0.1:9/v1",
+}
+
 
 @pytest.fixture
 def limits() -> SeedLimits:

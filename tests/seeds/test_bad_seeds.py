@@ -18,6 +18,7 @@ from envfactory.core.errors import InvalidSeed
 from envfactory.core.settings import SeedLimits, Settings
 from envfactory.seeds import submit_seed
 from envfactory.store import ArtifactStore, Store
+from tests.seeds.conftest import MODEL_ENV
 
 
 def _yaml(d: Path, old: str, new: str) -> Path:
@@ -187,6 +188,7 @@ def _cli_env(home: Path, limits: SeedLimits) -> dict[str, str | None]:
         "ENVFACTORY_SEEDS__MAX_ATTACHMENT_BYTES": str(limits.max_attachment_bytes),
         "ENVFACTORY_SEEDS__MAX_TOTAL_BYTES": str(limits.max_total_bytes),
         "COLUMNS": "200",
+        **MODEL_ENV,  # a model is configured: any valid seed may run
     }
 
 

@@ -16,6 +16,7 @@ from envfactory.core.models import TaskSeed
 from envfactory.core.settings import SeedLimits
 from envfactory.seeds import load_seed, submit_seed
 from envfactory.store import ArtifactStore, Store
+from tests.seeds.conftest import MODEL_ENV
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples" / "seeds").iterdir())
 
@@ -99,6 +100,7 @@ def test_seed_commands_submit_list_and_show(seed_dir: Path, tmp_path: Path) -> N
         "ENVFACTORY_HOME": str(tmp_path / "home"),
         "ENVFACTORY_DATABASE_URL": None,
         "COLUMNS": "200",
+        **MODEL_ENV,  # a model is configured: this unscripted seed may run
     }
     empty = runner.invoke(app, ["seed", "list"], env=env)
     assert empty.exit_code == 0 and "no seeds yet" in empty.output

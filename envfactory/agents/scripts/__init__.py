@@ -4,7 +4,9 @@
 state, multi-step reference solution, partial solutions); `judge.yaml` solves it from the
 instruction; `verifier.yaml` writes a sound verifier without the solution; `red_team.yaml`
 tries a shortcut that the verifier must reject. They drive the offline demo and tests
-through `ScriptedModel`.
+through `ScriptedModel`. Each script's `seed:` is the seed's title, so a worker finds it
+from the stored seed alone (the directory name counts too); they ship as package data
+(pyproject `[tool.setuptools.package-data]`), never read from the working directory.
 """
 
 from __future__ import annotations
