@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 
 from envfactory.api import create_app
 from envfactory.api.app import store_only
-from envfactory.api.auth import FileReviewers, Role
 from envfactory.core.errors import InvalidSeed
+from envfactory.core.models import ReviewerRole
 from envfactory.core.settings import SeedLimits, Settings
 from envfactory.seeds import load_seed
 from envfactory.store import ArtifactStore, Store
@@ -41,12 +41,12 @@ def form(seed_yaml: str | bytes, files: list[tuple[str, bytes]]) -> list[tuple[s
 
 
 def make_api(tmp_path: Path, store: Store, settings: Settings) -> Iterator[Api]:
-    reviewers = FileReviewers(tmp_path / "reviewers.json")
-    tokens = {"ana": reviewers.add("ana", Role.REVIEWER), "vic": reviewers.add("vic", Role.VIEWER)}
+    tokens = {"ana": store.reviewers.add("ana", ReviewerRole.REVIEWER),
+              "vic": store.reviewers.add("vic", ReviewerRole.VIEWER)}  # fmt: skip
     app = create_app(settings, store=store, artifacts=ArtifactStore(tmp_path / "artifacts"),
-                     reviewers=reviewers, on_decision=store_only, on_seed=store_only)  # fmt: skip
+                     on_decision=store_only, on_seed=store_only)  # fmt: skip
     with TestClient(app) as client:
-        yield Api(client, store, reviewers, None, tokens)  # type: ignore[arg-type]
+        yield Api(client, store, None, tokens)  # type: ignore[arg-type]
 
 
 @pytest.fixture

@@ -90,7 +90,7 @@ seed = TaskSeed(id=d.seed_id, title=f.title, description=f.description, domain=f
                 content_hash=d.content_hash, source=f.source)
 models = model_source(settings)
 for role in AgentRole:
-    if role.value in ("research", "judge", "verifier", "red-team"):
+    if role.value in ("research", "judge", "verifier", "red_team"):
         print(role.value, len(models.model(role, seed).script.turns))
 """
     base = {k: v for k, v in os.environ.items() if not k.startswith("ENVFACTORY_")}
@@ -98,5 +98,5 @@ for role in AgentRole:
                           text=True, env={**base, "PYTHONPATH": str(REPO)}, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     roles = dict(line.split() for line in done.stdout.splitlines())
-    assert set(roles) == {"research", "judge", "verifier", "red-team"}
+    assert set(roles) == {"research", "judge", "verifier", "red_team"}
     assert all(int(n) >= 1 for n in roles.values())
