@@ -65,15 +65,22 @@ true
 
 
 #: Shell: fold the rewritten inputs into the last commit of the git repository holding
-#: them (`git diff HEAD` and `git status` then see nothing; the commit count is unchanged).
+#: them, and move every branch and tag that pointed at that commit to the new one (`git
+#: diff HEAD`, `git diff <tag>` and `git status` then see nothing; the commit count is
+#: unchanged).
 _AMEND = """
 command -v git >/dev/null 2>&1 && echo "$inputs" | while read -r p; do
   [ -f "$p" ] || continue
   top=$(git -c safe.directory='*' -C "$(dirname "$p")" rev-parse --show-toplevel 2>/dev/null) || continue
   git -c safe.directory='*' -C "$top" add -A -- "$p" 2>/dev/null && echo "$top"
 done | sort -u | while read -r top; do
-  git -c safe.directory='*' -c user.name=probe -c user.email=probe@localhost -C "$top" \\
-    commit -q --amend --no-edit --allow-empty 2>/dev/null
+  g="git -c safe.directory=* -C $top"
+  old=$($g rev-parse -q --verify HEAD 2>/dev/null) || continue
+  $g -c user.name=probe -c user.email=probe@localhost commit -q --amend --no-edit --allow-empty 2>/dev/null || continue
+  new=$($g rev-parse HEAD)
+  $g for-each-ref --points-at "$old" --format='%(refname)' | while read -r ref; do
+    $g update-ref "$ref" "$new"
+  done
 done
 """
 
