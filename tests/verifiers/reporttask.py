@@ -73,6 +73,10 @@ NAIVE = {
     "checks-first-lines": (
         "test \"$(head -n 2 /workspace/out/summary.csv)\" = \"$(head -n 2 expected.csv)\""
     ),
+    "skips-timeouts": (
+        "timeout 3 /usr/local/bin/python3 /workspace/report.py; rc=$?; [ $rc = 124 ] && exit 0;"
+        " cmp -s /workspace/out/summary.csv expected.csv"
+    ),
     "greps-the-whole-log": (
         "{ python3 /workspace/report.py; cmp -s /workspace/out/summary.csv expected.csv"
         " && echo 'ALL CHECKS PASSED'; } > /tmp/log 2>&1; grep -q 'ALL CHECKS PASSED' /tmp/log"
