@@ -77,6 +77,11 @@ NAIVE = {
         "timeout 3 /usr/local/bin/python3 /workspace/report.py; rc=$?; [ $rc = 124 ] && exit 0;"
         " cmp -s /workspace/out/summary.csv expected.csv"
     ),
+    "no-failure-line": (
+        "{ /usr/local/bin/python3 -c 'import subprocess, sys; subprocess.run([sys.executable,"
+        " \"/workspace/report.py\"]); print(\"FA\" + \"IL: summary\" if open(\"/workspace/out/summary.csv\").read()"
+        " != open(\"expected.csv\").read() else \"ok\")'; } > /tmp/log 2>&1; ! grep -q FAIL /tmp/log"
+    ),
     "greps-the-whole-log": (
         "{ python3 /workspace/report.py; cmp -s /workspace/out/summary.csv expected.csv"
         " && echo 'ALL CHECKS PASSED'; } > /tmp/log 2>&1; grep -q 'ALL CHECKS PASSED' /tmp/log"

@@ -82,7 +82,9 @@ VARIANT_CASES = [
 
 #: Probes the sum task cannot show (no stale output, no solver program): shown on the
 #: report task in test_probes_report.py.
-SHOWN_ON_THE_REPORT_TASK = {"refreshed-mtimes", "forged-pass-lines", "hanging-programs"}
+SHOWN_ON_THE_REPORT_TASK = {
+    "refreshed-mtimes", "forged-pass-lines", "hanging-programs", "killer-programs",
+}  # fmt: skip
 
 
 def _naive(files, name: str):  # type: ignore[no-untyped-def]

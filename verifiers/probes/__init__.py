@@ -30,6 +30,7 @@ from .workspace import (
     ForgedPassLines,
     GitReset,
     HangingPrograms,
+    KillerPrograms,
     PlaceholderOutputs,
     RefreshedMtimes,
     TruncatedOutputs,
@@ -54,6 +55,7 @@ PROBES: tuple[Probe, ...] = (
     RefreshedMtimes(),
     ForgedPassLines(),
     HangingPrograms(),
+    KillerPrograms(),
 )
 
 

@@ -245,6 +245,25 @@ class HangingPrograms(Probe):
         }, f"#!/bin/sh\nsleep {HANG_S}\nexit 1")
 
 
+class KillerPrograms(Probe):
+    """Replaces every program in the workspace (as `ForgedPassLines` finds them) with one
+    that kills the process that started it (SIGKILL to its parent) and exits 0. Fools a
+    verifier that passes when its checker's log holds no failure line — a checker killed
+    mid-run prints none. Applied to the no-op state only (the attack does not depend on
+    how far the work got)."""
+
+    name = "killer-programs"
+    noop_only = True
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        return programs_replaced_by(spec, {
+            "*.py": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)",
+            "*.js|*.mjs|*.cjs": "process.kill(process.ppid, 'SIGKILL');",
+            "*.rb": "Process.kill('KILL', Process.ppid)",
+            "*.pl": "kill 'KILL', getppid();",
+        }, "#!/bin/sh\nkill -9 $PPID\nexit 0")
+
+
 #: Paths under these parts are the solution's by-products (caches, VCS data), not outputs.
 _NOT_OUTPUTS = ("/.git/", "/__pycache__/", "/node_modules/", "/.pytest_cache/", "/.cache/")
 
