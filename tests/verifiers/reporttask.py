@@ -82,6 +82,11 @@ NAIVE = {
         " \"/workspace/report.py\"]); print(\"FA\" + \"IL: summary\" if open(\"/workspace/out/summary.csv\").read()"
         " != open(\"expected.csv\").read() else \"ok\")'; } > /tmp/log 2>&1; ! grep -q FAIL /tmp/log"
     ),
+    "last-line-passed": (
+        "/usr/local/bin/python3 -c 'import subprocess, sys; subprocess.run([sys.executable,"
+        " \"/workspace/report.py\"]); print(\"1 failed\" if open(\"/workspace/out/summary.csv\").read()"
+        " != open(\"expected.csv\").read() else \"1 passed\")' 2>&1 | tail -n 1 | grep -Eq '^[0-9]+ passed'"
+    ),
     "greps-the-whole-log": (
         "{ python3 /workspace/report.py; cmp -s /workspace/out/summary.csv expected.csv"
         " && echo 'ALL CHECKS PASSED'; } > /tmp/log 2>&1; grep -q 'ALL CHECKS PASSED' /tmp/log"

@@ -39,7 +39,8 @@ def test_every_verifier_rejects_the_untouched_workspace(docker_engine, report_im
 @pytest.mark.parametrize(
     ("probe_name", "naive"),
     [("refreshed-mtimes", "trusts-fresh-mtime"), ("forged-pass-lines", "greps-the-whole-log"),
-     ("hanging-programs", "skips-timeouts"), ("killer-programs", "no-failure-line")],  # fmt: skip
+     ("hanging-programs", "skips-timeouts"), ("killer-programs", "no-failure-line"),
+     ("killer-programs", "last-line-passed")],  # fmt: skip
 )
 def test_the_probe_fools_its_naive_verifier_and_not_the_sound_one(
     docker_engine, report_image, files, probe_name, naive

@@ -166,10 +166,11 @@ true
 """
 
 
-#: Lines test runners and checkers print when everything passed.
+#: Lines test runners and checkers print when everything passed (pytest's summary last,
+#: for verifiers that read only the last line).
 PASS_LINES = (
     "ALL CHECKS PASSED", "All tests passed", "all tests passed", "ALL TESTS PASSED", "PASS",
-    "PASSED", "OK", "SUCCESS", "Success", "1 passed", "passed", "CORRECT", "ok",
+    "PASSED", "OK", "SUCCESS", "Success", "passed", "CORRECT", "ok", "1 passed in 0.01s",
 )  # fmt: skip
 
 
@@ -247,21 +248,29 @@ class HangingPrograms(Probe):
 
 class KillerPrograms(Probe):
     """Replaces every program in the workspace (as `ForgedPassLines` finds them) with one
-    that kills the process that started it (SIGKILL to its parent) and exits 0. Fools a
-    verifier that passes when its checker's log holds no failure line — a checker killed
-    mid-run prints none. Applied to the no-op state only (the attack does not depend on
-    how far the work got)."""
+    that writes the pass lines into the output of the process that started it (its
+    parent's stdout and stderr, through /proc) and then kills that process (SIGKILL).
+    Fools a verifier that passes when its checker's log holds no failure line, or when
+    the log's last line says "N passed" — a checker killed mid-run prints neither
+    verdict. Applied to the no-op state only (the attack does not depend on how far the
+    work got)."""
 
     name = "killer-programs"
     noop_only = True
 
     def script(self, spec: EnvironmentSpec) -> str:
-        return programs_replaced_by(spec, {
-            "*.py": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)",
-            "*.js|*.mjs|*.cjs": "process.kill(process.ppid, 'SIGKILL');",
-            "*.rb": "Process.kill('KILL', Process.ppid)",
-            "*.pl": "kill 'KILL', getppid();",
-        }, "#!/bin/sh\nkill -9 $PPID\nexit 0")
+        text = "\n" + "\n".join(PASS_LINES) + "\n"
+        python = (
+            f"import os, signal\np = os.getppid()\nfor fd in (1, 2):\n    try:\n"
+            f"        with open(f'/proc/{{p}}/fd/{{fd}}', 'w') as out:\n"
+            f"            out.write({json.dumps(text)})\n    except OSError:\n        pass\n"
+            f"os.kill(p, signal.SIGKILL)"
+        )
+        shell = (
+            f"#!/bin/sh\nfor fd in 1 2; do printf '%b' {json.dumps(text)} > /proc/$PPID/fd/$fd; done"
+            "\nkill -9 $PPID\nexit 0"
+        )
+        return programs_replaced_by(spec, {"*.py": python, "*.sh|*.bash": shell}, shell)
 
 
 #: Paths under these parts are the solution's by-products (caches, VCS data), not outputs.
