@@ -428,9 +428,14 @@ class _GateRunner:
         check = _Check(kind, expected, st, probe, semantics, prepared, 1, secondary)
         key = _input_key(prepared)
         with self.lock:
+            twin = self.by_input.get(key) if kind == CheckKind.PROBE else None
+            if twin is not None and self._rewarded(twin):
+                # the probe changed nothing the verifier sees: the oracle's own state
+                self.notes.append(f"{check.name}: the probe left the oracle's state as it was "
+                                  "(nothing for it to attack): not checked")  # fmt: skip
+                return
             check.repeats = runs = self._first_repeats(kind, secondary)
             self.checks.append(check)
-            twin = self.by_input.get(key) if kind == CheckKind.PROBE else None
             if twin is None:
                 self.by_input.setdefault(key, check.name)
                 self.results[check.name] = []
@@ -443,6 +448,10 @@ class _GateRunner:
             self._tick(check.name)
         if not secondary and kind in (CheckKind.NOOP, CheckKind.UNSOLVED) and probe is None:
             self._queue_probes(st)
+
+    def _rewarded(self, name: str) -> bool:
+        """Whether the check `name` expects reward 1 (under the lock)."""
+        return any(c.name == name and c.expected == 1 for c in self.checks)
 
     def _prepared(self, st: ProducedState, semantics: Semantics) -> PreparedState:
         """What to verify for a state: the layer image swapped in, harbor rows replayed."""
