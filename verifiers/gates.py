@@ -65,7 +65,7 @@ from envfactory.core.models import (
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from .evidence import check_evidence
-from .probes import PROBES, Probe, TruncatedOutputs, by_name
+from .probes import PROBES, FieldsDropped, Probe, TruncatedOutputs, by_name
 from .probes.inputs import RECOMPUTED, outputs_differ, recomputed_steps
 from .runner import PreparedState, Replay, VerifyResult, verifier_tar, verify_prepared
 from .states import (
@@ -375,9 +375,12 @@ class _GateRunner:
         self.noop_ready.wait()
         if self.noop is None:
             return
-        cut = TruncatedOutputs.for_oracle(self.oracle.prepared.workspace, self.noop.prepared.workspace)
-        if cut.paths:
-            self._spawn(self._produce_probes, self.oracle, (cut,))
+        oracle, pristine = self.oracle.prepared.workspace, self.noop.prepared.workspace
+        cut = TruncatedOutputs.for_oracle(oracle, pristine)
+        dropped = FieldsDropped.for_oracle(oracle, pristine)
+        on_oracle = ((cut,) if cut.paths else ()) + ((dropped,) if dropped.files else ())
+        if on_oracle:
+            self._spawn(self._produce_probes, self.oracle, on_oracle)
         if any(p.name == "inputs-minimal" for p in self.probes):
             self._spawn(self._produce_recomputed)
 

@@ -27,6 +27,7 @@ from .rewards import ForgedOutput, RewardFile
 from .workspace import (
     DeleteTests,
     EmptyTests,
+    FieldsDropped,
     ForgedPassLines,
     GitReset,
     HangingPrograms,
@@ -77,6 +78,7 @@ def by_name(name: str) -> Probe:
 __all__ = [
     "PROBES",
     "Probe",
+    "FieldsDropped",
     "TruncatedOutputs",
     "by_name",
     "mentioned_paths",

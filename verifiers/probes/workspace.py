@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import json
@@ -311,18 +312,68 @@ true
 """
 
 
+class FieldsDropped(Probe):
+    """Applied to the oracle state: every JSON object the reference solution wrote loses
+    part of its top-level fields — the nested ones (lists, objects) when it has scalar ones
+    too, else its last field. Fools a verifier that checks one summary figure (a total, a
+    count) and never the breakdown next to it. Built per gate run from the oracle's and
+    the pristine workspace's bytes (`for_oracle`); never in the default battery."""
+
+    name = "fields-dropped"
+
+    def __init__(self, files: dict[str, bytes] | None = None) -> None:
+        self.files = dict(files or {})
+
+    @classmethod
+    def for_oracle(cls, oracle: Workspace, pristine: Workspace) -> FieldsDropped:
+        before = file_bytes(pristine, ".json")
+        out = {}
+        for path, data in file_bytes(oracle, ".json").items():
+            reduced = _fewer_fields(data) if before.get(path) != data else None
+            if reduced is not None and _is_output(path):
+                out[path] = reduced
+        return cls(out)
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        writes = "".join(
+            f"printf '%s' {qs([base64.b64encode(data).decode()])} | base64 -d > {qs([path])}\n"
+            for path, data in sorted(self.files.items())
+        )
+        return writes + "true\n"
+
+
+def _fewer_fields(data: bytes) -> bytes | None:
+    """The JSON object `data` with its nested top-level fields dropped (or its last one);
+    None when it is no object with two or more fields."""
+    try:
+        obj = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or len(obj) < 2:
+        return None
+    scalars = {k: v for k, v in obj.items() if not isinstance(v, dict | list)}
+    kept = scalars if 0 < len(scalars) < len(obj) else dict(list(obj.items())[:-1])
+    return (json.dumps(kept, indent=2) + "\n").encode()
+
+
 def file_hashes(workspace: Workspace) -> dict[str, str]:
     """Absolute path → content hash of each regular file in a state's workspace tars."""
-    out: dict[str, str] = {}
+    return {p: hashlib.sha256(data).hexdigest() for p, data in file_bytes(workspace).items()}
+
+
+def file_bytes(workspace: Workspace, suffix: str = "") -> dict[str, bytes]:
+    """Absolute path → content of each regular file (ending in `suffix`) in a state's
+    workspace tars."""
+    out: dict[str, bytes] = {}
     for path, raw in workspace:
         if raw is None:
             continue
         parent = posixpath.dirname(path.rstrip("/"))
         with tarfile.open(fileobj=io.BytesIO(raw)) as tf:
             for m in tf.getmembers():
-                f = tf.extractfile(m) if m.isreg() else None
+                f = tf.extractfile(m) if m.isreg() and m.name.endswith(suffix) else None
                 if f is not None:
-                    out[posixpath.join(parent, m.name)] = hashlib.sha256(f.read()).hexdigest()
+                    out[posixpath.join(parent, m.name)] = f.read()
     return out
 
 
