@@ -250,7 +250,9 @@ class HangingPrograms(Probe):
 class KillerPrograms(Probe):
     """Replaces every program in the workspace (as `ForgedPassLines` finds them) with one
     that writes the pass lines into the output of the process that started it (its
-    parent's stdout and stderr, through /proc) and then kills that process (SIGKILL).
+    parent's stdout, stderr and every pipe it holds — a test runner that captures its
+    tests' output still holds the pipe to its reader — through /proc) and then kills that
+    process (SIGKILL).
     Fools a verifier that passes when its checker's log holds no failure line, or when
     the log's last line says "N passed" — a checker killed mid-run prints neither
     verdict. Applied to the no-op state only (the attack does not depend on how far the
@@ -262,14 +264,17 @@ class KillerPrograms(Probe):
     def script(self, spec: EnvironmentSpec) -> str:
         text = "\n" + "\n".join(PASS_LINES) + "\n"
         python = (
-            f"import os, signal\np = os.getppid()\nfor fd in (1, 2):\n    try:\n"
-            f"        with open(f'/proc/{{p}}/fd/{{fd}}', 'w') as out:\n"
-            f"            out.write({json.dumps(text)})\n    except OSError:\n        pass\n"
-            f"os.kill(p, signal.SIGKILL)"
+            "import os, signal\np = os.getppid()\nd = f'/proc/{p}/fd'\n"
+            "for fd in os.listdir(d):\n    try:\n"
+            "        if fd in ('1', '2') or os.readlink(f'{d}/{fd}').startswith('pipe:'):\n"
+            f"            with open(f'{{d}}/{{fd}}', 'w') as out:\n"
+            f"                out.write({json.dumps(text)})\n"
+            "    except OSError:\n        pass\nos.kill(p, signal.SIGKILL)"
         )
         shell = (
-            f"#!/bin/sh\nfor fd in 1 2; do printf '%b' {json.dumps(text)} > /proc/$PPID/fd/$fd; done"
-            "\nkill -9 $PPID\nexit 0"
+            "#!/bin/sh\nfor f in /proc/$PPID/fd/*; do\n"
+            '  case "$f:$(readlink "$f")" in */1:*|*/2:*|*:pipe:*) '
+            f"printf '%b' {json.dumps(text)} > \"$f\" ;; esac\ndone\nkill -9 $PPID\nexit 0"
         )
         return programs_replaced_by(spec, {"*.py": python, "*.sh|*.bash": shell}, shell)
 
