@@ -15,8 +15,11 @@ from starlette.concurrency import run_in_threadpool
 
 from envfactory.core.errors import InvalidSeed
 from envfactory.core.models import AuthMethod, Decision, ReviewItem, TaskSeed, UserText
+from envfactory.seeds.format import validate_fields
+from envfactory.seeds.intake import SeedDraft, content_hash, store_draft
+from envfactory.seeds.problems import raise_if_any
 
-from .app import ApiContext
+from .context import ApiContext
 
 log = logging.getLogger(__name__)
 
@@ -64,14 +67,10 @@ async def decide(
 
 
 async def claim(ctx: ApiContext, who: str, lease_s: float) -> ReviewItem | None:
-    return await run_in_threadpool(ctx.store.reviews.claim_next, who, lease_s)  # type: ignore[no-any-return]
+    return await run_in_threadpool(ctx.store.reviews.claim_next, who, lease_s)
 
 
-def _draft(body: SeedIn) -> Any:
-    from envfactory.seeds.format import validate_fields
-    from envfactory.seeds.intake import SeedDraft, content_hash
-    from envfactory.seeds.problems import raise_if_any
-
+def _draft(body: SeedIn) -> SeedDraft:
     data = body.model_dump(exclude_none=True)
     if not data.get("constraints"):
         data.pop("constraints", None)
@@ -85,8 +84,6 @@ def _draft(body: SeedIn) -> Any:
 
 
 async def submit_seed(ctx: ApiContext, body: SeedIn) -> tuple[TaskSeed, bool]:
-    from envfactory.seeds.intake import store_draft
-
     draft = _draft(body)
     seed = await run_in_threadpool(store_draft, draft, store=ctx.store, artifacts=ctx.artifacts)
     try:
