@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -21,6 +22,9 @@ from rich.console import Console
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.models import AgentRole
 from envfactory.core.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from workflows.real import RealServices
 
 #: extra script directories; the packaged scripts (envfactory/agents/scripts) are always used
 DEFAULT_SCRIPTS: tuple[Path, ...] = ()
@@ -42,8 +46,8 @@ def example_aliases(settings: Settings, seeds_dir: Path = EXAMPLE_SEEDS) -> dict
 
 
 def make_services(settings: Settings, scripts: tuple[Path, ...] = DEFAULT_SCRIPTS,
-                  aliases: dict[str, tuple[str, ...]] | None = None,
-                  engine: Any = None):  # type: ignore[no-untyped-def]
+                  aliases: Mapping[str, tuple[str, ...]] | None = None,
+                  engine: Any = None) -> RealServices:
     """The real services for a worker process (imports Docker and the agents lazily)."""
     import envfactory.agents.scripts as packaged
     from envfactory.agents import resolve_api_key

@@ -8,7 +8,7 @@ Nested fields use ``__``: ``ENVFACTORY_SANDBOX__POOL_SIZE=4``. Nothing below the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -145,6 +145,7 @@ class Settings(BaseSettings):
         return not self.database_url  # an empty ENVFACTORY_DATABASE_URL= means the default too
 
 
-def load_settings(**overrides: object) -> Settings:
-    """Read the environment once; call only at a process edge."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+def load_settings(**overrides: Any) -> Settings:
+    """Read the environment once; call only at a process edge (pydantic checks each
+    override against its field)."""
+    return Settings(**overrides)
