@@ -223,9 +223,7 @@ def run_api_case(name: str) -> None:
     from fastapi.testclient import TestClient
 
     from envfactory.api import create_app
-    from envfactory.api.app import store_only
-    from envfactory.api.auth import FileReviewers, Role
-    from envfactory.core.models import Evidence, ReviewItem, ShortcutFinding
+    from envfactory.core.models import Evidence, ReviewerRole, ReviewItem, ShortcutFinding
     from envfactory.core.settings import load_settings
     from envfactory.store import Store
 
@@ -234,10 +232,8 @@ def run_api_case(name: str) -> None:
     store.findings.add(ShortcutFinding(id="f1", env_id="env-a", source="probe", rule="r",
                                        evidence=Evidence(summary="s")))  # fmt: skip
     store.reviews.add(ReviewItem(id="rev-1", finding_id="f1", env_id="env-a"))
-    reviewers = FileReviewers(settings.home / "reviewers.json")
-    auth = {"Authorization": f"Bearer {reviewers.add('ana', Role.REVIEWER)}"}
-    app = create_app(settings, store=store, reviewers=reviewers, on_decision=store_only,
-                     on_seed=store_only)  # fmt: skip
+    auth = {"Authorization": f"Bearer {store.reviewers.add('ana', ReviewerRole.REVIEWER)}"}
+    app = create_app(settings, store=store)  # no pipeline: decisions and seeds stored only
     with TestClient(app) as client:
         if name == "health":
             print(f"HTTP {client.get('/api/health').status_code}")

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 import docker
 import docker.errors
 import urllib3.exceptions
+from docker.models.images import Image
 
 from envfactory.core.errors import ImageBuildFailed
 
@@ -181,7 +182,7 @@ class Context:
         return None
 
     def replace(self, name: str, data: bytes) -> Context:
-        out = []
+        out: list[tuple[tarfile.TarInfo, bytes | None]] = []
         for m, old in self.members:
             if m.name.lstrip("./") == name.lstrip("./"):
                 info = tarfile.TarInfo(m.name)
@@ -253,7 +254,15 @@ def run_build(
         watchdog.cancel()
     if expired.is_set():
         raise _timeout(tag, timeout_s, log)
-    return BuildOutput(image_id=image_id or client.images.get(tag).id, log="".join(log))
+    return BuildOutput(image_id=image_id or id_of(client.images.get(tag), tag), log="".join(log))
+
+
+def id_of(image: Image, ref: str) -> str:
+    """An inspected image's id (docker-py types `Image.id` optional; the engine always
+    answers one)."""
+    if not image.id:
+        raise ImageBuildFailed(f"the engine reports no id for image {ref}")
+    return image.id
 
 
 def _pump(stream: Any, tag: str, log: list[str], on_log: Callable[[str], None] | None) -> str:
@@ -292,7 +301,7 @@ def _hang_up(stream: object, expired: threading.Event) -> None:
         sock.shutdown(socket.SHUT_RDWR)
     except (AttributeError, OSError):
         if response is not None:
-            response.close()  # type: ignore[union-attr]
+            response.close()
 
 
 def _timeout(tag: str, timeout_s: float, log: list[str]) -> ImageBuildFailed:

@@ -39,6 +39,7 @@ from typing import Any
 
 import docker
 import docker.errors
+import requests
 
 MIB = 1024 * 1024
 OVERLAY_DRIVERS = {"overlay2", "fuse-overlayfs", "overlay"}
@@ -92,6 +93,18 @@ def local_paths(inspect: dict[str, Any]) -> list[str] | None:
         if m.get("Type") == "volume" and m.get("Source") and os.access(m["Source"], os.R_OK)
     ]
     return [upper, *volumes]
+
+
+def daemon_size_rw(api: docker.APIClient, container_id: str) -> int:
+    """The daemon's `SizeRw` for a container (`inspect` with `size=1`: docker-py's
+    `inspect_container` has no size flag). Raises `docker.errors.NotFound` when it is gone."""
+    url = f"{api.base_url}/v{api.api_version}/containers/{container_id}/json"
+    response = api.get(url, params={"size": 1})
+    try:
+        response.raise_for_status()
+    except requests.exceptions.HTTPError as exc:
+        docker.errors.create_api_error_from_http_exception(exc)  # raises NotFound or APIError
+    return int(response.json().get("SizeRw") or 0)
 
 
 @dataclass
@@ -154,8 +167,7 @@ class DiskWatchdog:
         """Bytes the sandbox has written (its upper directory and volumes)."""
         if w.paths is not None:
             return usage_bytes(w.paths)
-        info = self.client.api.inspect_container(w.container_id, size=True)
-        return int(info.get("SizeRw") or 0)
+        return daemon_size_rw(self.client.api, w.container_id)
 
     def _run(self) -> None:
         while True:

@@ -176,7 +176,7 @@ class DockerEngine:
             repo, _, t = tag.rpartition(":") if ":" in tag.split("/")[-1] else (tag, "", "latest")
             image.tag(repo, t)
         return BuildResult(
-            image=image.id, tag=tag or env_tag, context_hash=chash, cached=cached,
+            image=BL.id_of(image, env_tag), tag=tag or env_tag, context_hash=chash, cached=cached,
             substitutions=subs, warnings=tuple(warnings),
             duration_s=round(time.monotonic() - started, 3),
             log_tail=log[-BL.LOG_TAIL_BYTES :],

@@ -53,6 +53,7 @@ from envfactory.core.models import (
     EnvironmentSpec,
     GateCheck,
     GateReport,
+    Reward,
     Semantics,
     SkippedCheck,
     StateKind,
@@ -135,7 +136,7 @@ class GateRun:
 @dataclass(eq=False)
 class _Check:
     kind: CheckKind
-    expected: int
+    expected: Reward
     state: ProducedState
     probe: Probe | None = None
     semantics: Semantics = "envfactory"
@@ -166,7 +167,7 @@ class _GateRunner:
         self.pool = ThreadPoolExecutor(max(1, inp.concurrency), thread_name_prefix="gate")
         self.reaper = ThreadPoolExecutor(2, thread_name_prefix="gate-rm")
         self.lock = threading.Lock()
-        self.pending: list[Future] = []
+        self.pending: list[Future[object]] = []
         self.checks: list[_Check] = []
         self.results: dict[str, list[VerifyResult]] = {}
         self.shared: dict[str, str] = {}  # check name → the identical check verified instead
@@ -243,8 +244,10 @@ class _GateRunner:
             self._settle(False, f"the reference solution failed at step {failed.failure.step}")
             return
         for st in chain:  # after the oracle: its changes are what the task asks for
-            oracle = st.kind == StateKind.ORACLE
-            self._on_state(st, CheckKind.ORACLE if oracle else CheckKind.UNSOLVED, int(oracle))
+            if st.kind == StateKind.ORACLE:
+                self._on_state(st, CheckKind.ORACLE, 1)
+            else:
+                self._on_state(st, CheckKind.UNSOLVED, 0)
         for partial in self.spec.partial_solutions:
             self._spawn(self._produce_partial, partial.name, partial.steps)
         for ref in self.inp.regressions:
@@ -420,7 +423,7 @@ class _GateRunner:
         self,
         st: ProducedState,
         kind: CheckKind,
-        expected: int,
+        expected: Reward,
         probe: Probe | None = None,
         *,
         semantics: Semantics | None = None,
@@ -558,7 +561,7 @@ class _GateRunner:
     def _remove_later(self, box: Sandbox) -> None:
         self.reaper.submit(box.remove)
 
-    def _spawn(self, fn: Callable, *args: object) -> None:
+    def _spawn(self, fn: Callable[..., object], *args: object) -> None:
         fut = self.pool.submit(fn, *args)
         with self.lock:
             self.pending.append(fut)
@@ -634,7 +637,7 @@ class _GateRunner:
             kind=c.kind,
             name=c.name,
             state=c.state.ref,
-            expected=c.expected,  # type: ignore[arg-type]
+            expected=c.expected,
             observed=tuple(r.reward for r in res),
             duration_s=round(c.state.produce_s + sum(r.duration_s for r in res), 3),
             evidence=check_evidence(

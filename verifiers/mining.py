@@ -193,15 +193,20 @@ def _actions(trajectory: Trajectory) -> Iterable[tuple[int, str, str]]:
             name = call.name.lower()
             if name in ("finish", "submit", "done"):
                 continue
-            cmd = next((args[k] for k in _CMD_KEYS if isinstance(args.get(k), str)), None)
+            cmd = _first_text(args, _CMD_KEYS)
             if cmd is not None and (name in _SHELL_TOOLS or "write" not in name):
                 yield step.index, "cmd", cmd
                 continue
-            path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), None)
+            path = _first_text(args, _PATH_KEYS)
             if path is not None and ("write" in name or "edit" in name or "create" in name):
                 yield step.index, "write", path
             elif cmd is None and path is None and name in _SHELL_TOOLS:
                 yield step.index, "cmd", call.arguments
+
+
+def _first_text(args: dict[str, object], keys: tuple[str, ...]) -> str | None:
+    """The first of `keys` whose value is a string."""
+    return next((v for k in keys if isinstance(v := args.get(k), str)), None)
 
 
 def _parse_args(raw: str) -> dict[str, object]:

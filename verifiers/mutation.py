@@ -41,6 +41,7 @@ from envfactory.core.models import (
     Evidence,
     GateReport,
     Mutant,
+    MutantStatus,
     MutationScore,
     ShortcutFinding,
     Verifier,
@@ -164,9 +165,11 @@ class _Scorer:
         status = "killed" if killed_by else self._survivor_status(m, passed)
         self._tick(f"{m.operator} {m.file}:{m.line} {status}")
         return Mutant(file=m.file, operator=m.operator, line=m.line, diff=m.diff,
-                      status=status, killed_by=killed_by)  # type: ignore[arg-type]  # fmt: skip
+                      status=status, killed_by=killed_by)  # fmt: skip
 
-    def _survivor_status(self, m: MutantFile, passed: list[tuple[Target, VerifyResult]]) -> str:
+    def _survivor_status(
+        self, m: MutantFile, passed: list[tuple[Target, VerifyResult]]
+    ) -> MutantStatus:
         same = all(same_output(res, self.run.results.get(t.name, [])) for t, res in passed)
         return survivor_status(m.operator, same_everywhere=same and bool(passed))
 
@@ -181,7 +184,7 @@ class _Scorer:
             self.progress(done, self.total, what)
 
 
-def survivor_status(operator: str, *, same_everywhere: bool) -> str:
+def survivor_status(operator: str, *, same_everywhere: bool) -> MutantStatus:
     """Equivalent-suspected: the original's output on every state, and the mutant only
     changes how a check judges (a removed check that never fired is a gap: survived)."""
     if same_everywhere and operator not in REMOVES_A_CHECK:

@@ -32,7 +32,7 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from envfactory.core.models import PathChange
+from envfactory.core.models import ChangeKind, PathChange
 
 #: The PATH every verifier runs with (the runner's, not the image's or the solver's).
 FIXED_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -182,7 +182,7 @@ def merge_diffs(first: Sequence[PathChange], then: Sequence[PathChange]) -> tupl
     probe's own diff is relative to that state, tamper evidence must be relative to the
     pristine image.
     """
-    net: dict[str, str] = {c.path: c.kind for c in first}
+    net: dict[str, ChangeKind] = {c.path: c.kind for c in first}
     for c in then:
         before = net.get(c.path)
         if before == "A" and c.kind == "D":
@@ -193,4 +193,4 @@ def merge_diffs(first: Sequence[PathChange], then: Sequence[PathChange]) -> tupl
             net[c.path] = "C"
         else:
             net[c.path] = c.kind
-    return tuple(PathChange(path=p, kind=k) for p, k in sorted(net.items()))  # type: ignore[arg-type]
+    return tuple(PathChange(path=p, kind=k) for p, k in sorted(net.items()))

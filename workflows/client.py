@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import re
 import socket
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
@@ -24,6 +25,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from envfactory.core.errors import ConfigError
 from envfactory.core.models import ReviewItem
 from envfactory.core.settings import Settings, TemporalSettings
+from envfactory.store import Store
 
 from .pipeline import SynthesizeEnvironment
 from .types import (
@@ -144,7 +146,7 @@ def start_validation(
     settings: Settings, env_ids: list[str], *, repeats: int | None = None, label: str | None = None
 ) -> str:
     """Synchronous hook for `envfactory task validate`: the workflow id."""
-    return asyncio.run(api_validate_sink(settings)(env_ids, repeats, label))  # type: ignore[no-any-return]
+    return asyncio.run(api_validate_sink(settings)(env_ids, repeats, label))
 
 
 async def validation_status(client: Client, workflow_id: str) -> ValidateStatus:
@@ -175,7 +177,9 @@ async def list_synthesis(
     return out
 
 
-def api_sinks(settings: Settings, store: Any) -> tuple[Any, Any]:
+def api_sinks(
+    settings: Settings, store: Store
+) -> tuple[Callable[[ReviewItem], Coroutine[Any, Any, None]], Callable[[str], Coroutine[Any, Any, None]]]:
     """`on_decision` and `on_seed` for `envfactory.api.create_app`.
 
     The API stores a decision first, then calls `on_decision(item)`: we deliver it to the
@@ -204,7 +208,9 @@ def api_sinks(settings: Settings, store: Any) -> tuple[Any, Any]:
     return on_decision, on_seed
 
 
-def api_validate_sink(settings: Settings) -> Any:
+def api_validate_sink(
+    settings: Settings,
+) -> Callable[[list[str], int | None, str | None], Coroutine[Any, Any, str]]:
     """`on_validate(env_ids, repeats, label) -> workflow id` for `envfactory.api.create_app`."""
 
     async def on_validate(env_ids: list[str], repeats: int | None, label: str | None) -> str:

@@ -86,8 +86,13 @@ class SynthesizeEnvironment(Steps):
     def status(self) -> PipelineStatus:
         return self._status.model_copy(update={"open_review_items": tuple(self._open)})
 
-    @workflow.update(name="decide")
+    # The update is named after the method ("decide"). `@workflow.update(name=...)` would
+    # type it as returning the coroutine, not the DecisionRecorded a client receives.
+    @workflow.update
     async def decide(self, decision: ReviewDecision) -> DecisionRecorded:
+        return await self._record_decision(decision)
+
+    async def _record_decision(self, decision: ReviewDecision) -> DecisionRecorded:
         self._pending.add(decision.item_id)
         try:
             recorded = await self.act(
@@ -122,7 +127,7 @@ class SynthesizeEnvironment(Steps):
         if problem:
             workflow.logger.warning("review decision ignored: %s", problem)
             return
-        await self.decide(decision)
+        await self._record_decision(decision)
 
     def _decision_problem(self, decision: ReviewDecision) -> str | None:
         stage = self._status.stage

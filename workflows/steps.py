@@ -28,7 +28,7 @@ class Steps:
     async def act(self, activity: ActivityDef[In, Out], arg: In) -> Out:
         """Run one activity of the table on its queue (activity_table.py)."""
         cfg = self.config
-        return await workflow.execute_activity(
+        result: Out = await workflow.execute_activity(  # the converter makes `result_type`
             activity.name,
             arg,
             result_type=activity.output,
@@ -43,6 +43,7 @@ class Steps:
             ),
             cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         )
+        return result
 
 
 def failure(stage: str, err: ActivityError) -> ApplicationError:

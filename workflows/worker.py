@@ -91,7 +91,8 @@ def load_factory(spec: str) -> Callable[..., PipelineServices]:
     module, _, attr = spec.partition(":")
     if not attr:
         raise ValueError(f"services factory {spec!r}: expected 'module:callable'")
-    return getattr(importlib.import_module(module), attr)
+    factory: Callable[..., PipelineServices] = getattr(importlib.import_module(module), attr)
+    return factory
 
 
 async def connect_with_retry(settings: TemporalSettings, target: str | None = None,

@@ -33,7 +33,7 @@ class RetryPolicy:
         """Seconds to wait before retry number `attempt` (1-based)."""
         if retry_after_s is not None and retry_after_s >= 0:
             return min(retry_after_s, self.max_delay_s)
-        raw = min(self.base_delay_s * (2 ** (attempt - 1)), self.max_delay_s)
+        raw = min(self.base_delay_s * 2.0 ** (attempt - 1), self.max_delay_s)
         return raw * (1 + self.jitter * self.rng.random())
 
     async def run(

@@ -17,7 +17,7 @@ import json
 import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -120,7 +120,7 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
             return [walk(v) for v in node]
         return node
 
-    return walk(schema)
+    return cast(dict[str, Any], walk(schema))  # a dict walks to a dict
 
 
 def cap_text(text: str, limit: int) -> str:

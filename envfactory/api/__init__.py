@@ -1,14 +1,28 @@
 """The review-queue HTTP API and web UI: `create_app(settings)`.
 
-app.py      the factory, the context (store, registry, sinks), error mapping
-auth.py     reviewer tokens (hashed), roles viewer < reviewer
+Layers, lowest first (the `api-layers` contract in .importlinter):
+
+auth.py, body_limit.py   reviewer tokens (hashed), roles viewer < reviewer; the body cap
+context.py  what all share: the app context and the sink types (the pipeline seams)
 deps.py     request dependencies: 401 / 403
-routes.py   JSON API under /api (OpenAPI at /openapi.json, docs at /docs)
-ui.py       server-rendered pages under /ui (templates/)
-views.py    read models shared by both
+views.py    read models shared by the JSON API and the pages
 actions.py  writes shared by both: decide, claim, submit a seed
+sessions.py the pages' sign-in sessions and CSRF defences
+routes.py   JSON API under /api (OpenAPI at /openapi.json, docs at /docs); tasks.py /api/tasks
+ui.py       server-rendered pages under /ui (templates/)
+app.py      the composition root: `create_app(settings, store=…, on_decision=…, …)`
+pipeline.py `pipeline_app(settings)`: the app with sinks to Temporal (workflows.client)
 """
 
-from .app import ApiContext, DecisionSink, create_app
+from .app import create_app
+from .context import ApiContext, DecisionSink, SeedSink, ValidateSink, no_pipeline, store_only
 
-__all__ = ["ApiContext", "DecisionSink", "create_app"]
+__all__ = [
+    "ApiContext",
+    "DecisionSink",
+    "SeedSink",
+    "ValidateSink",
+    "create_app",
+    "no_pipeline",
+    "store_only",
+]

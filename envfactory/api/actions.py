@@ -18,8 +18,11 @@ from starlette.concurrency import run_in_threadpool
 
 from envfactory.core.errors import ConfigError, InvalidInput, InvalidSeed
 from envfactory.core.models import AuthMethod, Decision, ReviewItem, TaskSeed, UserText
+from envfactory.seeds.format import validate_fields
+from envfactory.seeds.intake import SeedDraft, content_hash, store_draft
+from envfactory.seeds.problems import Problem, raise_if_any
 
-from .app import ApiContext
+from .context import ApiContext
 
 log = logging.getLogger(__name__)
 
@@ -73,14 +76,10 @@ async def decide(
 
 
 async def claim(ctx: ApiContext, who: str, lease_s: float) -> ReviewItem | None:
-    return await run_in_threadpool(ctx.store.reviews.claim_next, who, lease_s)  # type: ignore[no-any-return]
+    return await run_in_threadpool(ctx.store.reviews.claim_next, who, lease_s)
 
 
-def _draft(body: SeedIn) -> Any:
-    from envfactory.seeds.format import validate_fields
-    from envfactory.seeds.intake import SeedDraft, content_hash
-    from envfactory.seeds.problems import Problem, raise_if_any
-
+def _draft(body: SeedIn) -> SeedDraft:
     data = body.model_dump(exclude_none=True) | (body.model_extra or {})  # extras even if null
     if not data.get("constraints"):
         data.pop("constraints", None)
@@ -98,7 +97,7 @@ def _draft(body: SeedIn) -> Any:
     )
 
 
-def require_runnable(ctx: ApiContext, draft: Any) -> None:
+def require_runnable(ctx: ApiContext, draft: SeedDraft) -> None:
     """422 for a seed this deployment cannot run: a role on the scripted backend has no
     recorded script for it (its pipeline would stop there). Checked before storing."""
     from envfactory.agents.scriptbook import require_scripts, script_book, seed_names
@@ -115,10 +114,8 @@ async def submit_seed(ctx: ApiContext, body: SeedIn) -> tuple[TaskSeed, bool]:
     return await submit_draft(ctx, _draft(body))
 
 
-async def submit_draft(ctx: ApiContext, draft: Any) -> tuple[TaskSeed, bool]:
+async def submit_draft(ctx: ApiContext, draft: SeedDraft) -> tuple[TaskSeed, bool]:
     """Check, store, then start the pipeline (a sink failure leaves the seed stored)."""
-    from envfactory.seeds.intake import store_draft
-
     require_runnable(ctx, draft)
     seed = await run_in_threadpool(store_draft, draft, store=ctx.store, artifacts=ctx.artifacts)
     try:

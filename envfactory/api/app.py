@@ -1,8 +1,12 @@
 """`create_app(settings)`: the review-queue HTTP API and its server-rendered pages.
 
-    app = create_app(settings)          # store, registry and Temporal from settings
-    app = create_app(settings, store=s, on_decision=sink, on_seed=store_only)   # seams
-    app = create_app(settings, on_validate=starter)   # task validation → workflow id
+    app = create_app(settings)                     # store from settings; decisions stored only
+    app = create_app(settings, store=s, on_decision=sink, on_seed=start)   # the seams
+    app = pipeline_app(settings)                   # wired to Temporal (`pipeline.py`)
+
+The composition root of `envfactory.api`: it imports the routers, never the reverse (they
+share `context.py`). The pipeline sinks are injected by the caller; without them a
+decision or seed is stored and the answer says the pipeline was not told.
 
 Invariants:
 - settings are read once, here, and everything below gets typed objects;
@@ -19,8 +23,8 @@ Invariants:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,77 +33,54 @@ from fastapi.responses import JSONResponse
 from fastapi.templating import Jinja2Templates
 
 from envfactory.core.errors import (
-    ConfigError,
     Conflict,
     InvalidInput,
     NotFound,
     PublishBlocked,
     StoreError,
 )
-from envfactory.core.models import ReviewItem
 from envfactory.core.settings import Settings
+from envfactory.store import ArtifactStore, Store
 
+from . import routes, tasks, ui
 from .auth import ReviewerRegistry, reviewer_registry
 from .body_limit import BodySizeLimit
+from .context import (
+    ApiContext,
+    DecisionSink,
+    SeedSink,
+    ValidateSink,
+    no_pipeline,
+    store_only,
+)
 
-#: Called after a decision is stored, with the decided item (the workflow seam).
-DecisionSink = Callable[[ReviewItem], Awaitable[None]]
-#: Called after a seed is stored, with its id (the seam that starts the pipeline).
-SeedSink = Callable[[str], Awaitable[None]]
-#: Starts the durable validation of stored tasks: (env ids, repeats, label) → workflow id.
-ValidateSink = Callable[[list[str], int | None, str | None], Awaitable[str]]
+log = logging.getLogger(__name__)
 
 TEMPLATES = Path(__file__).parent / "templates"
-
-
-async def store_only(_: Any) -> None:
-    """The sink without a pipeline: the record is in the store; nobody else is told, and
-    the answer says so (`workflow_notified: false`)."""
-    raise ConfigError("no pipeline connection: the workflows package is not installed here")
-
-
-async def no_pipeline(*_: Any) -> str:
-    """The validation starter without a pipeline: nothing can be started."""
-    raise ConfigError("no pipeline connection: the workflows package is not installed here")
-
-
-@dataclass(frozen=True)
-class ApiContext:
-    settings: Settings
-    store: Any
-    artifacts: Any
-    reviewers: ReviewerRegistry
-    on_decision: DecisionSink
-    on_seed: SeedSink
-    templates: Jinja2Templates
-    on_validate: ValidateSink = no_pipeline
 
 
 def create_app(
     settings: Settings,
     *,
-    store: Any = None,
-    artifacts: Any = None,
+    store: Store | None = None,
+    artifacts: ArtifactStore | None = None,
     reviewers: ReviewerRegistry | None = None,
-    on_decision: DecisionSink | None = None,
-    on_seed: SeedSink | None = None,
-    on_validate: ValidateSink | None = None,
+    on_decision: DecisionSink = store_only,
+    on_seed: SeedSink = store_only,
+    on_validate: ValidateSink = no_pipeline,
 ) -> FastAPI:
-    from envfactory.store import ArtifactStore, Store
-
-    from .workflow_sink import default_sinks, default_validate_sink
-
     store = store if store is not None else Store.from_settings(settings)
-    decision_sink, seed_sink = default_sinks(settings, store)
+    if store_only in (on_decision, on_seed):
+        log.warning("the API has no pipeline connection: decisions and seeds are stored only")
     ctx = ApiContext(
         settings=settings,
         store=store,
         artifacts=artifacts if artifacts is not None else ArtifactStore.from_settings(settings),
         reviewers=reviewers or reviewer_registry(settings, store),
-        on_decision=on_decision or decision_sink,
-        on_seed=on_seed or seed_sink,
+        on_decision=on_decision,
+        on_seed=on_seed,
+        on_validate=on_validate,
         templates=Jinja2Templates(directory=str(TEMPLATES)),
-        on_validate=on_validate or default_validate_sink(settings),
     )
     app = FastAPI(
         title="envfactory review API",
@@ -112,8 +93,6 @@ def create_app(
     # `receive` raises inside an ExceptionGroup, which FastAPI would turn into a 400.
     app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
     app.middleware("http")(_refuse_nul)
-    from . import routes, tasks, ui
-
     app.include_router(routes.router)
     app.include_router(tasks.router)
     app.include_router(ui.router)

@@ -18,11 +18,12 @@ import json
 import logging
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from envfactory.core.errors import InvalidInput
 from envfactory.core.models import Reviewer, ReviewerRole
 from envfactory.core.settings import Settings
+from envfactory.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -47,13 +48,13 @@ class ReviewerRegistry(Protocol):
     def close_session(self, token: str) -> None: ...
 
 
-def reviewer_registry(settings: Settings, store: Any) -> ReviewerRegistry:
+def reviewer_registry(settings: Settings, store: Store) -> ReviewerRegistry:
     """The store's registry, after importing a leftover reviewers.json under the home."""
     import_legacy_file(store, settings.home / LEGACY_FILE)
-    return store.reviewers  # type: ignore[no-any-return]
+    return store.reviewers
 
 
-def import_legacy_file(store: Any, path: Path) -> int:
+def import_legacy_file(store: Store, path: Path) -> int:
     """Copy the old JSON registry's entries into the store (a stored name wins), then
     rename the file. Returns how many entries were added."""
     if not path.exists():

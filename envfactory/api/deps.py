@@ -14,14 +14,15 @@ from fastapi import HTTPException, Request
 
 from envfactory.core.models import Reviewer, ReviewerRole
 
-from .app import ApiContext
+from .context import ApiContext
 
 #: the review pages' session cookie (set by `ui.login`); named here to refuse it on /api
 SESSION_COOKIE = "envfactory_session"
 
 
 def context(request: Request) -> ApiContext:
-    return request.app.state.ctx  # type: ignore[no-any-return]
+    ctx: ApiContext = request.app.state.ctx  # set once by create_app
+    return ctx
 
 
 def bearer_token(request: Request) -> str | None:

@@ -28,7 +28,7 @@ from envfactory.core.models import (
 )
 
 from . import actions, views
-from .app import ApiContext
+from .context import ApiContext
 from .deps import context, reviewer, viewer
 
 router = APIRouter(prefix="/api")
@@ -107,12 +107,12 @@ async def upload_seed(
 def list_seeds(
     ctx: Ctx, who: Viewer, limit: Annotated[int, Query(ge=1, le=1000)] = 100
 ) -> list[TaskSeed]:
-    return ctx.store.seeds.list(limit=limit)  # type: ignore[no-any-return]
+    return ctx.store.seeds.list(limit=limit)
 
 
 @router.get("/seeds/{seed_id}", response_model=TaskSeed, tags=["seeds"])
 def show_seed(seed_id: str, ctx: Ctx, who: Viewer) -> TaskSeed:
-    return ctx.store.seeds.get(seed_id)  # type: ignore[no-any-return]
+    return ctx.store.seeds.get(seed_id)
 
 
 @router.get("/environments", response_model=list[views.EnvSummary], tags=["environments"])
@@ -162,7 +162,7 @@ async def decide(
 @router.get("/reviews/{item_id}/audit", response_model=list[ReviewAudit], tags=["reviews"])
 def audit(item_id: str, ctx: Ctx, who: Viewer) -> list[ReviewAudit]:
     ctx.store.reviews.get(item_id)  # 404 for an unknown item, not an empty list
-    return ctx.store.reviews.audit(item_id)  # type: ignore[no-any-return]
+    return ctx.store.reviews.audit(item_id)
 
 
 def _pack_summary(ctx: ApiContext, m: PackManifest) -> PackSummary:
@@ -181,7 +181,7 @@ def list_packs(ctx: Ctx, who: Viewer) -> list[PackSummary]:
 
 @router.get("/packs/{pack_id}", response_model=PackManifest, tags=["packs"])
 def show_pack(pack_id: str, ctx: Ctx, who: Viewer) -> PackManifest:
-    return ctx.store.packs.get(pack_id)  # type: ignore[no-any-return]
+    return ctx.store.packs.get(pack_id)
 
 
 @router.get("/packs/{pack_id}/download", tags=["packs"], response_class=FileResponse)

@@ -18,7 +18,7 @@ from envfactory.core.errors import ConfigError
 from envfactory.core.models import EnvStatus, Reviewer
 from envfactory.suites import TaskDetail, TaskSummary, resolve_env_ids, task_detail, task_summaries
 
-from .app import ApiContext
+from .context import ApiContext
 from .deps import context, reviewer, viewer
 
 router = APIRouter(prefix="/api/tasks", tags=["tasks"])

@@ -19,7 +19,7 @@ from envfactory.core.errors import Conflict, NotFound
 from envfactory.core.models import AuthMethod, Decision, EnvStatus, ReviewerRole, ReviewState
 
 from . import actions, views
-from .app import ApiContext
+from .context import ApiContext
 from .deps import SESSION_COOKIE, context
 from .sessions import (
     LOGIN_COOKIE,

@@ -8,7 +8,6 @@ to share, and neither is needed to judge a shortcut).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +23,7 @@ from envfactory.core.models import (
     ReviewState,
     ShortcutFinding,
 )
+from envfactory.store import Store, Tx
 
 EXCERPT_CONTEXT = 2  # steps shown either side of each suspicious step
 
@@ -92,7 +92,7 @@ def diff_rows(changes: tuple[PathChange, ...]) -> list[DiffRow]:
     return out
 
 
-def _excerpt(tx: Any, evidence: Evidence | None) -> list[ExcerptStep]:
+def _excerpt(tx: Tx, evidence: Evidence | None) -> list[ExcerptStep]:
     if evidence is None or evidence.trajectory_id is None:
         return []
     try:
@@ -115,7 +115,7 @@ def _excerpt(tx: Any, evidence: Evidence | None) -> list[ExcerptStep]:
     ]
 
 
-def item_view(store: Any, item_id: str) -> ItemView:
+def item_view(store: Store, item_id: str) -> ItemView:
     with store.session(readonly=True) as tx:
         item = tx.reviews.get(item_id)
         try:
@@ -133,7 +133,7 @@ def item_view(store: Any, item_id: str) -> ItemView:
         )  # fmt: skip
 
 
-def queue_view(store: Any, state: ReviewState | None, env_id: str | None) -> QueueView:
+def queue_view(store: Store, state: ReviewState | None, env_id: str | None) -> QueueView:
     with store.session(readonly=True) as tx:
         every = tx.reviews.list(env_id=env_id)
     counts = {s.value: sum(1 for i in every if i.state == s) for s in ReviewState}
@@ -141,7 +141,7 @@ def queue_view(store: Any, state: ReviewState | None, env_id: str | None) -> Que
     return QueueView(items=items, counts=counts)
 
 
-def env_summaries(store: Any, status: EnvStatus | None) -> list[EnvSummary]:
+def env_summaries(store: Store, status: EnvStatus | None) -> list[EnvSummary]:
     return [
         EnvSummary(
             id=r.spec.id,
@@ -155,7 +155,7 @@ def env_summaries(store: Any, status: EnvStatus | None) -> list[EnvSummary]:
     ]
 
 
-def env_view(store: Any, env_id: str) -> EnvView:
+def env_view(store: Store, env_id: str) -> EnvView:
     with store.session(readonly=True) as tx:
         rec = tx.environments.record(env_id)
         versions = tx.verifiers.versions(env_id)

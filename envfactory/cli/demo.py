@@ -138,8 +138,13 @@ async def run_pipelines(settings: Settings, services: Any, seeds: list[tuple[str
 
     stop, ready = asyncio.Event(), asyncio.Event()
     clients: list[Any] = []
+
+    def on_ready(client: Any) -> None:
+        clients.append(client)
+        ready.set()
+
     worker = asyncio.create_task(serve(settings, services, target=target, stop=stop,
-                                       on_ready=lambda c: (clients.append(c), ready.set())))  # fmt: skip
+                                       on_ready=on_ready))  # fmt: skip
     await asyncio.wait([worker, asyncio.create_task(ready.wait())], return_when="FIRST_COMPLETED")
     if worker.done():
         worker.result()  # raises the worker's start-up error

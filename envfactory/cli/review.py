@@ -15,13 +15,17 @@ import json
 import os
 import pwd
 import socket
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from envfactory.core.errors import EnvFactoryError, InvalidInput
-from envfactory.core.models import AuthMethod, Decision, ReviewerRole, ReviewState
+from envfactory.core.models import AuthMethod, Decision, ReviewerRole, ReviewItem, ReviewState
 from envfactory.core.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from envfactory.api.context import DecisionSink
+    from envfactory.store import Store
 
 app = typer.Typer(
     name="review",
@@ -33,7 +37,7 @@ app = typer.Typer(
 )
 
 
-def _store() -> Any:
+def _store() -> Store:
     from envfactory.store import Store
 
     return Store.from_settings(load_settings())
@@ -102,7 +106,7 @@ def decide(
     """Record a decision (once; a second one fails with the first's author) and tell the
     pipeline. Decides as the reviewer of ENVFACTORY_REVIEWER_TOKEN, or else as the local
     operator (operator:<unix user>@<host>), which the audit says."""
-    from envfactory.api.workflow_sink import default_sinks
+    from envfactory.api.pipeline import pipeline_sinks
     from envfactory.store import Store
 
     settings = load_settings()
@@ -117,8 +121,7 @@ def decide(
                     "(not a verified reviewer)", err=True, fg=typer.colors.YELLOW)  # fmt: skip
     told, error = True, None
     try:
-        on_decision, _ = default_sinks(settings, store)
-        asyncio.run(_call(on_decision, item))
+        asyncio.run(_deliver(pipeline_sinks(settings, store).on_decision, item))
     except Exception as e:  # noqa: BLE001 — the decision is stored either way; say what happened
         told, error = False, str(e)
     out = {"item": item.model_dump(mode="json"), "auth": auth.value, "workflow_notified": told,
@@ -127,7 +130,7 @@ def decide(
                + ("" if told else f" (pipeline not told: {error})"))  # fmt: skip
 
 
-def _identity(settings: Settings, store: Any, claimed: str | None) -> tuple[str, AuthMethod, str]:
+def _identity(settings: Settings, store: Store, claimed: str | None) -> tuple[str, AuthMethod, str]:
     """(name, how it was established, unverified note) for a decision from this terminal."""
     token = settings.reviewer_token.get_secret_value().strip() if settings.reviewer_token else ""
     if not token:  # unset or empty
@@ -154,7 +157,7 @@ def _unix_user() -> str:
         return f"uid{os.getuid()}"
 
 
-async def _call(sink: Any, item: Any) -> None:
+async def _deliver(sink: DecisionSink, item: ReviewItem) -> None:
     await sink(item)
 
 
@@ -166,8 +169,8 @@ def serve(
     """Run the HTTP API and the review pages (OpenAPI at /docs)."""
     import uvicorn
 
-    from envfactory.api import create_app
+    from envfactory.api.pipeline import pipeline_app
 
     settings = load_settings()
-    app_ = create_app(settings)
+    app_ = pipeline_app(settings)
     uvicorn.run(app_, host=host or settings.api.host, port=port or settings.api.port)

@@ -8,12 +8,15 @@ reviewer also ends their signed-in page sessions.
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.settings import load_settings
+
+if TYPE_CHECKING:
+    from envfactory.api.auth import ReviewerRegistry
 
 app = typer.Typer(
     name="reviewer",
@@ -23,7 +26,7 @@ app = typer.Typer(
 )
 
 
-def _registry():  # type: ignore[no-untyped-def]
+def _registry() -> ReviewerRegistry:
     from envfactory.api.auth import reviewer_registry
     from envfactory.store import Store
 

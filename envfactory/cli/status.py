@@ -11,26 +11,32 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.settings import load_settings
+from workflows.types import PipelineStatus, ValidateStatus
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+Status = PipelineStatus | ValidateStatus
 
 
-def render(wid: str, s) -> Group:  # type: ignore[no-untyped-def]
+def render(wid: str, s: PipelineStatus) -> Group:
     """A status as rich renderables (shared with `envfactory demo`)."""
     head = Text.assemble((wid, "bold"), f"  seed {s.seed_id}  env {s.env_id or '—'}  ",
                          ("stage ", "dim"), (s.stage, "cyan"))  # fmt: skip
     if s.outcome:
         colour = {"published": "green", "unproven": "yellow"}.get(s.outcome, "red")
         head.append(f"  → {s.outcome}", style=f"bold {colour}")
-    parts: list = [head]
+    parts: list[RenderableType] = [head]
     if s.agents:
         t = Table(box=None, show_header=True, pad_edge=False)
         for col in ("agent", "trajectory", "claimed", "reward"):
@@ -56,10 +62,10 @@ def render(wid: str, s) -> Group:  # type: ignore[no-untyped-def]
     return Group(*parts)
 
 
-def render_validation(wid: str, s) -> Group:  # type: ignore[no-untyped-def]
+def render_validation(wid: str, s: ValidateStatus) -> Group:
     """A `ValidateTasks` status: one row per task."""
     done = sum(1 for t in s.tasks if t.stage == "done")
-    parts: list = [Text.assemble((wid, "bold"), f"  {done}/{len(s.tasks)} task(s) done")]
+    parts: list[RenderableType] = [Text.assemble((wid, "bold"), f"  {done}/{len(s.tasks)} task(s) done")]
     t = Table(box=None, show_header=True, pad_edge=False)
     for col in ("task", "stage", "gates", "findings", "open review", "outcome"):
         t.add_column(col)
@@ -80,23 +86,25 @@ def _is_validation(wid: str) -> bool:
     return wid.startswith(VALIDATE_PREFIX)
 
 
-async def _one(client, wid: str):  # type: ignore[no-untyped-def]
+async def _one(client: Client, wid: str) -> Status:
     from workflows.client import status, validation_status
 
-    return await (validation_status if _is_validation(wid) else status)(client, wid)
+    if _is_validation(wid):
+        return await validation_status(client, wid)
+    return await status(client, wid)
 
 
-def _render(wid: str, s) -> Group:  # type: ignore[no-untyped-def]
-    return render_validation(wid, s) if _is_validation(wid) else render(wid, s)
+def _render(wid: str, s: Status) -> Group:
+    return render_validation(wid, s) if isinstance(s, ValidateStatus) else render(wid, s)
 
 
-def _finished(s) -> bool:  # type: ignore[no-untyped-def]
-    return s.done if hasattr(s, "tasks") else s.stage == "done"
+def _finished(s: Status) -> bool:
+    return s.done if isinstance(s, ValidateStatus) else s.stage == "done"
 
 
-async def _stage(client, wid: str) -> str:  # type: ignore[no-untyped-def]
+async def _stage(client: Client, wid: str) -> str:
     s = await _one(client, wid)
-    if hasattr(s, "tasks"):
+    if isinstance(s, ValidateStatus):
         return f"{sum(1 for t in s.tasks if t.stage == 'done')}/{len(s.tasks)} tasks done"
     return str(s.stage)
 

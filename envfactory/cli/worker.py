@@ -17,13 +17,16 @@ import os
 import signal
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from workflows.real import RealServices
 
 #: extra script directories (besides settings.agents.script_dirs and the packaged scripts)
 DEFAULT_SCRIPTS: tuple[Path, ...] = ()
@@ -59,7 +62,7 @@ def model_source(settings: Settings, scripts: tuple[Path, ...] = DEFAULT_SCRIPTS
 
 def make_services(settings: Settings, scripts: tuple[Path, ...] = DEFAULT_SCRIPTS,
                   aliases: Mapping[str, tuple[str, ...]] | None = None,
-                  engine: Any = None):  # type: ignore[no-untyped-def]
+                  engine: Any = None) -> RealServices:
     """The real services for a worker process (imports Docker and the agents lazily)."""
     from sandboxes import DockerEngine
     from workflows.real import build_services

@@ -59,7 +59,9 @@ class BoundedSafeLoader(yaml.SafeLoader):
         self._depth += 1
         try:
             if self._depth > self.max_depth:
-                mark = self.peek_event().start_mark
+                # types-PyYAML leaves Parser.peek_event unannotated (its Event is typed)
+                event: yaml.Event = self.peek_event()  # type: ignore[no-untyped-call]
+                mark = event.start_mark if isinstance(event.start_mark, yaml.Mark) else None
                 raise YamlTooComplex(
                     f"nesting deeper than {self.max_depth} levels is not accepted", mark
                 )

@@ -218,12 +218,12 @@ class Settings(BaseSettings):
         return not self.database_url  # an empty ENVFACTORY_DATABASE_URL= means the default too
 
 
-def load_settings(**overrides: object) -> Settings:
+def load_settings(**overrides: Any) -> Settings:
     """Read the environment once; call only at a process edge.
 
     Raises ConfigError naming every bad setting (as its variable) and how to fix it."""
     try:
-        return Settings(**overrides)  # type: ignore[arg-type]
+        return Settings(**overrides)
     except ValidationError as exc:
         raise ConfigError(
             "invalid settings:\n" + "\n".join(_setting_problem(e) for e in exc.errors()),

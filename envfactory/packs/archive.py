@@ -29,7 +29,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from envfactory.core.errors import InvalidPack
 from envfactory.core.models import PackManifest, PackMember
@@ -40,6 +40,7 @@ from .safety import FileDigest, PackLimits, check_member_name, copy_hashing, ref
 
 #: (pack.json bytes, pack.sig bytes or None) -> raises InvalidPack, or accepts the pack.
 Accept = Callable[[bytes, bytes | None], None]
+T = TypeVar("T")
 
 _BLOCK = tarfile.BLOCKSIZE
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz"}
@@ -253,7 +254,7 @@ class _Stream:
         with self._open(name, self.dest / name) as out:  # type: ignore[operator]
             out.write(data)
 
-    def _guard_os(self, name: str, action: Callable[[], Any]) -> Any:
+    def _guard_os(self, name: str, action: Callable[[], T]) -> T:
         try:
             return action()
         except OSError as e:

@@ -16,9 +16,14 @@ import hashlib
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from envfactory.core.models import CheckKind, GateCheck, GateReport
+from envfactory.core.models import CheckKind, GateCheck, GateReport, Step
+
+if TYPE_CHECKING:
+    from .runtime import PackEnv
 
 
 class _MemArtifacts:
@@ -41,7 +46,7 @@ def _report(env_id: str) -> GateReport:
     return GateReport(env_id=env_id, verifier_version=1, checks=checks, notes=("benchmark",))
 
 
-async def _episode(env, steps) -> tuple[float, float, float, int]:  # type: ignore[no-untyped-def]
+async def _episode(env: PackEnv, steps: Sequence[Step]) -> tuple[float, float, float, int]:
     t0 = time.monotonic()
     ep = await env.areset()
     t1 = time.monotonic()
@@ -54,7 +59,9 @@ async def _episode(env, steps) -> tuple[float, float, float, int]:  # type: igno
     return t1 - t0, t2 - t1, t3 - t2, reward
 
 
-async def _run_all(env, steps, n: int, concurrency: int) -> list[tuple[float, float, float, int]]:  # type: ignore[no-untyped-def]
+async def _run_all(
+    env: PackEnv, steps: Sequence[Step], n: int, concurrency: int
+) -> list[tuple[float, float, float, int]]:
     sem = asyncio.Semaphore(concurrency)
 
     async def one() -> tuple[float, float, float, int]:

@@ -31,7 +31,9 @@ from envfactory.core.models import (
     FileEntry,
     GateReport,
     GateVerdict,
+    ImageFormat,
     PackEnvironment,
+    PackFormat,
     PackManifest,
     ProvenanceChain,
     TaskSeed,
@@ -45,7 +47,6 @@ from .safety import check_member_name
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-PackFormat = Literal["envfactory", "harbor"]
 ImageMode = Literal["save", "context"]
 
 
@@ -164,7 +165,7 @@ def _write_meta(root: Path, base: str, it: ExportItem) -> dict[str, str | None]:
 
 
 def _environment(
-    it: ExportItem, root: str, fmt: str, hashes: dict[str, str | None]
+    it: ExportItem, root: str, fmt: ImageFormat, hashes: dict[str, str | None]
 ) -> PackEnvironment:
     chain = ProvenanceChain(
         seed_id=it.spec.seed_id,
@@ -184,7 +185,7 @@ def _environment(
     return PackEnvironment(
         env_id=it.spec.id,
         name=it.spec.name,
-        image_format=fmt,  # type: ignore[arg-type]
+        image_format=fmt,
         provenance=chain,
         root=root,
         image_ref=it.spec.image if fmt == "docker-save" else None,
@@ -231,7 +232,7 @@ def _stage_harbor(
 def _default_harbor_writer() -> HarborWriter:
     from verifiers.formats import export_harbor  # the tasks package owns the Harbor format
 
-    return export_harbor  # type: ignore[return-value]
+    return export_harbor
 
 
 def export_pack(

@@ -37,7 +37,7 @@ class DockerImages:
         if self._client is None:
             import docker
 
-            self._client = docker.from_env(timeout=900)  # type: ignore[attr-defined]
+            self._client = docker.from_env(timeout=900)
         return self._client
 
     def save_image(self, image: str, dest: Path) -> None:

@@ -24,6 +24,7 @@ from envfactory.core.errors import InvalidPack
 from envfactory.core.models import (
     PACK_SCHEMA_VERSION,
     PackEnvironment,
+    PackFormat,
     PackManifest,
     PackMember,
     utcnow,
@@ -57,7 +58,7 @@ def build_manifest(
     environments: Iterable[PackEnvironment],
     *,
     created_by: str,
-    fmt: str = "envfactory",
+    fmt: PackFormat = "envfactory",
     created_at: datetime | None = None,
     limits: PackLimits | None = None,
 ) -> PackManifest:
@@ -67,7 +68,7 @@ def build_manifest(
         id=pack_id(members),
         created_by=created_by,
         created_at=created_at or utcnow(),
-        format=fmt,  # type: ignore[arg-type]
+        format=fmt,
         environments=tuple(environments),
         members=members,
     )

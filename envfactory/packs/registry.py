@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from envfactory.core.errors import Conflict, NotFound, PublishBlocked
 from envfactory.core.models import EnvironmentSpec, EnvStatus, PackManifest, TaskSeed
@@ -30,25 +30,28 @@ from .safety import PackLimits
 from .signing import TrustedKeys
 from .verify import open_verified
 
+if TYPE_CHECKING:
+    from envfactory.store import Store
+
 
 class ArtifactWriter(Protocol):
     def put_bytes(self, data: bytes) -> str: ...
 
 
-def _seed(store: Any, seed_id: str | None) -> TaskSeed | None:
+def _seed(store: Store, seed_id: str | None) -> TaskSeed | None:
     if seed_id is None:
         return None
     try:
-        return store.seeds.get(seed_id)  # type: ignore[no-any-return]
+        return store.seeds.get(seed_id)
     except NotFound:
         return None  # the chain records the id; the seed itself is optional
 
 
-def published_ids(store: Any) -> list[str]:
+def published_ids(store: Store) -> list[str]:
     return [r.spec.id for r in store.environments.list(status=EnvStatus.PUBLISHED)]
 
 
-def items_from_store(store: Any, env_ids: Sequence[str]) -> list[ExportItem]:
+def items_from_store(store: Store, env_ids: Sequence[str]) -> list[ExportItem]:
     """The export items for `env_ids`, or PublishBlocked listing every missing piece."""
     items: list[ExportItem] = []
     reasons: list[str] = []
@@ -93,7 +96,7 @@ def _image_for(packed: PackedEnvironment, engine: Any, images: ImageIO, build: b
     return None
 
 
-def _register(store: Any, packed: PackedEnvironment, spec: EnvironmentSpec) -> bool:
+def _register(store: Store, packed: PackedEnvironment, spec: EnvironmentSpec) -> bool:
     """Store one environment in one transaction; True if it was already there."""
     with store.session() as tx:
         if spec.version in tx.environments.versions(spec.id):
@@ -116,7 +119,7 @@ def _register(store: Any, packed: PackedEnvironment, spec: EnvironmentSpec) -> b
 def import_pack(
     path: Path,
     *,
-    store: Any,
+    store: Store,
     artifacts: ArtifactWriter,
     engine: Any = None,
     images: ImageIO | None = None,
@@ -144,7 +147,7 @@ def import_pack(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _record_pack(store: Any, manifest: PackManifest) -> None:
+def _record_pack(store: Store, manifest: PackManifest) -> None:
     try:
         store.packs.get(manifest.id)
     except NotFound:

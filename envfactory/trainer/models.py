@@ -64,7 +64,8 @@ def build_tiny_model(spec: TinyModelSpec, seed: int) -> PreTrainedModel:
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = Qwen2ForCausalLM(config)
-    return model.float()
+    model.float()  # in place (nn.Module.float returns the module itself)
+    return model
 
 
 def limit_cpu_threads(n: int) -> None:

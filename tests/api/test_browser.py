@@ -20,6 +20,7 @@ import uvicorn
 
 from envfactory.api import create_app
 from envfactory.api.app import store_only
+from envfactory.api.pipeline import pipeline_sinks
 from envfactory.core.models import ReviewerRole, ReviewState
 from envfactory.core.settings import Settings, TemporalSettings
 from envfactory.store import ArtifactStore
@@ -114,8 +115,9 @@ def test_a_reviewer_confirms_an_item_in_the_browser_and_the_pipeline_resumes(tmp
             settings,
             store=store,
             artifacts=ArtifactStore(tmp_path / "a"),
+            on_decision=pipeline_sinks(settings, store).on_decision,  # through Temporal
             on_seed=store_only,
-        )  # default on_decision: Temporal
+        )
         loop = _Loop()
         pipeline = waiting_pipeline(loop.run(connect(settings.temporal)), "seed-b1")
         handle = loop.run(pipeline.__aenter__())

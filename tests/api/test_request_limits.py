@@ -10,8 +10,7 @@ from fastapi.testclient import TestClient
 
 from envfactory.api import create_app
 from envfactory.api.app import store_only
-from envfactory.api.auth import FileReviewers, Role
-from envfactory.core.models import ReviewState
+from envfactory.core.models import ReviewerRole, ReviewState
 from envfactory.core.settings import ApiSettings, Settings
 from envfactory.store import ArtifactStore, Store
 
@@ -77,10 +76,9 @@ def test_a_nul_in_a_seed_field_is_422_and_not_stored(api: Api):
 
 def test_the_limit_is_a_setting(tmp_path: Path, store: Store):
     settings = Settings(home=tmp_path / "home", api=ApiSettings(max_request_bytes=2048))
-    reviewers = FileReviewers(tmp_path / "reviewers.json")
-    token = reviewers.add("ana", Role.REVIEWER)
+    token = store.reviewers.add("ana", ReviewerRole.REVIEWER)
     app = create_app(settings, store=store, artifacts=ArtifactStore(tmp_path / "artifacts"),
-                     reviewers=reviewers, on_seed=store_only)  # fmt: skip
+                     on_seed=store_only)  # fmt: skip
     with TestClient(app) as client:
         auth = {"Authorization": f"Bearer {token}"}
         big = client.post("/api/seeds", json=SEED | {"description": "d" * 3000}, headers=auth)

@@ -1,8 +1,9 @@
 """A decision made over HTTP reaches the pipeline waiting on it, through Temporal.
 
-A stand-in workflow (`pipeline_standin`) waits for one decision and then finishes: the API's
-default sink (`workflows.client.api_sinks`) must find it by the seed's workflow id and
-deliver the stored decision, so the workflow resumes and returns it.
+A stand-in workflow (`pipeline_standin`) waits for one decision and then finishes: the
+pipeline's decision sink (`envfactory.api.pipeline`, through `workflows.client.api_sinks`)
+must find it by the seed's workflow id and deliver the stored decision, so the workflow
+resumes and returns it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from envfactory.api import create_app
 from envfactory.api.app import store_only
+from envfactory.api.pipeline import pipeline_sinks
 from envfactory.core.models import ReviewerRole, ReviewState
 from envfactory.core.settings import Settings, TemporalSettings
 from envfactory.store import ArtifactStore
@@ -39,8 +41,9 @@ def test_a_decision_over_http_resumes_the_waiting_pipeline(tmp_path, store):
             settings,
             store=store,
             artifacts=ArtifactStore(tmp_path / "a"),
+            on_decision=pipeline_sinks(settings, store).on_decision,  # through Temporal
             on_seed=store_only,
-        )  # default on_decision: Temporal
+        )
 
         async def main() -> tuple[dict, str]:
             client = await connect(settings.temporal)

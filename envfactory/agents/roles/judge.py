@@ -8,6 +8,8 @@ outcome (finished, or budget spent), the final state is snapshotted as a solver
 
 from __future__ import annotations
 
+from typing import Self
+
 from pydantic import Field
 
 from envfactory.core.models import AgentRole, EnvironmentSpec, Model, StateRef, Usage
@@ -34,7 +36,7 @@ class JudgeInput(Model):
     workdir: str = "/workspace"
 
     @classmethod
-    def from_spec(cls, spec: EnvironmentSpec) -> JudgeInput:
+    def from_spec(cls, spec: EnvironmentSpec) -> Self:
         return cls(env_id=spec.id, instruction=spec.instruction, workdir=spec.workdir)
 
 

@@ -17,7 +17,9 @@ from .environments import (
 )
 from .packs import (
     PACK_SCHEMA_VERSION,
+    ImageFormat,
     PackEnvironment,
+    PackFormat,
     PackManifest,
     PackMember,
     PackSignature,
@@ -35,7 +37,7 @@ from .review import (
     ReviewState,
     ShortcutFinding,
 )
-from .sandbox import ExecResult, PathChange, StateKind, StateRef
+from .sandbox import ChangeKind, ExecResult, PathChange, StateKind, StateRef
 from .seeds import Attachment, Constraints, TaskSeed
 from .trajectories import (
     PIPELINE_ROLES,
@@ -53,8 +55,10 @@ from .verifiers import (
     GateReport,
     GateVerdict,
     Mutant,
+    MutantStatus,
     MutationScore,
     Provenance,
+    Reward,
     SkippedCheck,
     StepFailure,
     TaskVerdict,
@@ -62,6 +66,11 @@ from .verifiers import (
 )
 
 __all__ = [
+    "ChangeKind",
+    "ImageFormat",
+    "MutantStatus",
+    "PackFormat",
+    "Reward",
     "TaskVerdict",
     "StepFailure",
     "SkippedCheck",

@@ -10,6 +10,10 @@ from pydantic import Field
 from .base import ArtifactKey, Model, NonEmpty, utcnow
 
 PACK_SCHEMA_VERSION = 1
+#: what a pack holds: envfactory environments, or Harbor tasks
+PackFormat = Literal["envfactory", "harbor"]
+#: how an environment's image travels: a `docker save` archive, or its build context
+ImageFormat = Literal["docker-save", "build-context"]
 
 
 class PackMember(Model):
@@ -42,7 +46,7 @@ class ProvenanceChain(Model):
 class PackEnvironment(Model):
     env_id: str
     name: str
-    image_format: Literal["docker-save", "build-context"]
+    image_format: ImageFormat
     provenance: ProvenanceChain
     root: str | None = None  # the environment's folder inside the pack
     image_ref: str | None = None  # image id at export time (docker-save packs)
@@ -65,6 +69,6 @@ class PackManifest(Model):
     id: str
     created_by: str
     created_at: datetime = Field(default_factory=utcnow)
-    format: Literal["envfactory", "harbor"] = "envfactory"
+    format: PackFormat = "envfactory"
     environments: tuple[PackEnvironment, ...]
     members: tuple[PackMember, ...]

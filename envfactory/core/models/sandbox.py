@@ -27,11 +27,15 @@ class ExecResult(Model):
         return self.exit_code == 0 and not self.timed_out and not self.disk_exceeded
 
 
+#: a `docker diff` line's kind: A(dded), C(hanged) or D(eleted)
+ChangeKind = Literal["A", "C", "D"]
+
+
 class PathChange(Model):
     """One line of `docker diff`: A(dded), C(hanged) or D(eleted)."""
 
     path: str
-    kind: Literal["A", "C", "D"]
+    kind: ChangeKind
 
 
 class StateKind(StrEnum):

@@ -12,6 +12,11 @@ from .base import Model, NonEmpty, utcnow
 from .environments import FileEntry, Semantics
 from .sandbox import PathChange, StateRef
 
+#: a binary reward, and what a check expects of one
+Reward = Literal[0, 1]
+#: what the gates made of a weakened verifier
+MutantStatus = Literal["killed", "survived", "equivalent-suspected"]
+
 
 class Provenance(Model):
     """Who wrote a verifier and exactly which inputs they saw (artifact keys or field names)."""
@@ -89,7 +94,7 @@ class Mutant(Model):
     operator: str  # "drop-assert", "compare-true", "early-exit", ...
     line: int | None = None
     diff: str
-    status: Literal["killed", "survived", "equivalent-suspected"]
+    status: MutantStatus
     killed_by: str | None = None  # the first check that rejected it
 
 
@@ -114,7 +119,7 @@ class GateCheck(Model):
     kind: CheckKind
     name: str  # "oracle", "prefix-1", "probe:reward-file", ...
     state: StateRef | None = None
-    expected: Literal[0, 1]
+    expected: Reward
     observed: tuple[int, ...]  # one reward per repeat
     duration_s: float = 0.0
     evidence: tuple[str, ...] = ()
@@ -165,7 +170,7 @@ class GateFailure(Model):
         word, _, rest = head.partition(" ")
         if word in _CHECK_KINDS:
             name, _, where = rest.partition(" [")
-            sem = "harbor" if where == "harbor]" else "envfactory"
+            sem: Semantics = "harbor" if where == "harbor]" else "envfactory"
             return cls(kind=FailureKind.CHECK, check_kind=_CHECK_KINDS[word], check=name,
                        semantics=sem, flaky=": flaky, " in reason, reason=reason)  # fmt: skip
         missing = reason.removeprefix("no ").removesuffix(" check was run")

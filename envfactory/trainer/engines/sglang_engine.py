@@ -162,7 +162,8 @@ class SGLangEngine:
         for path in ("/model_info", "/get_model_info"):
             response = self._client.get(path)
             if response.status_code == 200:
-                return response.json().get("weight_version")
+                version = response.json().get("weight_version")
+                return None if version is None else str(version)
         raise SGLangError(f"{self._url} answers neither /model_info nor /get_model_info")
 
 
