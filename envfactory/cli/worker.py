@@ -26,6 +26,7 @@ from envfactory.core.errors import EnvFactoryError
 from envfactory.core.settings import Settings, load_settings
 
 if TYPE_CHECKING:
+    from workflows.models_source import ModelSource
     from workflows.real import RealServices
 
 #: extra script directories (besides settings.agents.script_dirs and the packaged scripts)
@@ -50,7 +51,7 @@ def with_scripts(settings: Settings, scripts: tuple[Path, ...]) -> Settings:
 
 
 def model_source(settings: Settings, scripts: tuple[Path, ...] = DEFAULT_SCRIPTS,
-                 aliases: Mapping[str, tuple[str, ...]] | None = None):  # type: ignore[no-untyped-def]
+                 aliases: Mapping[str, tuple[str, ...]] | None = None) -> ModelSource:
     """Each role's model: its endpoint, or the recorded scripts (found through the package,
     whatever the working directory)."""
     from envfactory.agents.scriptbook import script_book
