@@ -14,7 +14,7 @@ from envfactory.core.models import ReviewerRole, ReviewState
 from envfactory.core.settings import ApiSettings, Settings
 from envfactory.store import ArtifactStore, Store
 
-from .conftest import Api, add_item
+from .conftest import MODEL_CONFIGURED, Api, add_item
 
 SEED = {"title": "Fix the ETL job", "description": "Rows are dropped.", "domain": "data"}
 
@@ -75,7 +75,8 @@ def test_a_nul_in_a_seed_field_is_422_and_not_stored(api: Api):
 
 
 def test_the_limit_is_a_setting(tmp_path: Path, store: Store):
-    settings = Settings(home=tmp_path / "home", api=ApiSettings(max_request_bytes=2048))
+    settings = Settings(home=tmp_path / "home", api=ApiSettings(max_request_bytes=2048),
+                        agents=MODEL_CONFIGURED)  # any seed may run: the limit is under test
     token = store.reviewers.add("ana", ReviewerRole.REVIEWER)
     app = create_app(settings, store=store, artifacts=ArtifactStore(tmp_path / "artifacts"),
                      on_seed=store_only)  # fmt: skip
