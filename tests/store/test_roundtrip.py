@@ -60,6 +60,7 @@ T0 = datetime(2026, 11, 29, 8, 30, 15, 123456, tzinfo=UTC)
 NOT_STORED = {
     "ExecResult": "a transient sandbox exec result; gates keep rewards, not raw output",
     "GateFailure": "derived from a stored gate report's checks on every read, never stored",
+    "PackSignature": "lives in a pack's signature file beside pack.json, never in the store",
 }
 
 
