@@ -78,6 +78,7 @@ class Mode:
     checks: dict[str, int] = field(default_factory=dict)
     verifications: dict[str, int] = field(default_factory=dict)
     verdicts: dict[str, str] = field(default_factory=dict)
+    standby: tuple[int, int, int] = (0, 0, 0)  # handed out, started, removed unused
 
     @property
     def wall(self) -> float:
@@ -149,6 +150,8 @@ def main() -> int:
             images = [_build(engine, t, artifacts) for t in tasks]  # the timed part is the gates
             bare, exec_over = bare_container_s(images[0]), exec_overhead_s(engine, images[0])
             gate_all(modes, tasks, artifacts, args)
+            sb = engine.prestarted
+            modes[1].standby = (sb.handed_out, sb.started, sb.discarded)
         for t in tasks if harbor else []:
             harbor_runs.append(oracle_trials(harbor, t, engine, trials=args.harbor_trials,  # type: ignore[arg-type]
                                              concurrency=args.concurrency))  # fmt: skip
@@ -208,9 +211,11 @@ def report(modes: list[Mode], tasks: list[Path], harbor: list[HarborRun], harbor
     if harbor:
         print("  Harbor trials passed: " + ", ".join(f"{h.task} {h.passed}/{h.trials}" for h in harbor)
               + ("   errors: " + str(sum(h.errors for h in harbor)) if any(h.errors for h in harbor) else ""))  # fmt: skip
-    print(
-        f"floor here: bare container (docker run --rm IMAGE true) {bare:.3f}s   exec {exec_over:.3f}s"
-    )
+    handed, started, unused = modes[1].standby
+    print(f"standby: {handed} containers handed out ready (of {sum(modes[1].verifications.values())} "
+          f"verifications), {started} started ahead, {unused} removed unused at the runs' ends")  # fmt: skip
+    print(f"floor here: bare container (docker run --rm IMAGE true) {bare:.3f}s   "
+          f"exec {exec_over:.3f}s")  # fmt: skip
     for m in modes:
         print(f"where the time goes, {m.name} (engine calls, summed over threads):")
         for name, vals in sorted(m.totals.items(), key=lambda kv: -sum(kv[1])):

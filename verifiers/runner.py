@@ -457,19 +457,22 @@ def _place_verifier(
     upload does) and the reward directory keeps what the state left in it."""
     harbor = prepared.semantics == "harbor"
     src, dst = _q(stage + "/verifier"), _q(vdir)
+    rd = _q(verifier.reward_dir) if verifier.reward_dir else None
     if harbor:
         lines = [f"mkdir -p -- {dst} && cp -a -- {src}/. {dst}/ && rm -rf -- {_q(stage)} "
                  "|| fail 'placing the verifier'"]  # fmt: skip
-    else:
-        lines = [
-            f"rm -rf -- {dst}; mkdir -p -- {_q(_parent(vdir))} || fail 'no parent for the verifier'",
-            f"mv -- {src} {dst} && rm -rf -- {_q(stage)} || fail 'placing the verifier'",
-        ]
-    if verifier.reward_dir:
-        rd = _q(verifier.reward_dir)
-        empty = "" if harbor else f"rm -rf -- {rd}; "
-        lines.append(f"{empty}mkdir -p -- {rd} && chown root:root {rd} && chmod 0755 {rd} "
-                     "|| fail 'preparing the reward directory'")  # fmt: skip
+        if rd:
+            lines.append(f"mkdir -p -- {rd} && chown root:root {rd} && chmod 0755 {rd} "
+                         "|| fail 'preparing the reward directory'")  # fmt: skip
+        return lines
+    # Each command is a process started in a fresh container: as few as the order allows.
+    lines = [
+        f"rm -rf -- {dst}",
+        f"{_mkdir_parent(vdir)}mv -- {src} {dst} || fail 'placing the verifier'",
+        f"rm -rf -- {_q(stage)} {rd or ''}",
+    ]
+    if rd:  # created afresh by root: root-owned, and -m sets its mode whatever the umask
+        lines.append(f"mkdir -p -m 0755 -- {rd} || fail 'preparing the reward directory'")
     return lines
 
 
@@ -504,11 +507,11 @@ def _setup_script(
             "printf %s \"$@\" | base64 -d | tar -x -f - -C / || fail 'unpacking the staged files'"
         )
     for i, (path, tar) in enumerate(prepared.workspace):
-        q, parent = _q(path), _q(_parent(path))
+        q = _q(path)
         lines.append(f"rm -rf -- {q} || fail 'removing {path}'")
         if tar is not None:
             src = _q(f"{stage}/ws/{i}/{_base(path)}")
-            lines.append(f"mkdir -p -- {parent} && mv -- {src} {q} || fail 'placing {path}'")
+            lines.append(f"{_mkdir_parent(path)}mv -- {src} {q} || fail 'placing {path}'")
     lines += _place_verifier(prepared, verifier, vdir, stage)
     lines.append(f"cd -- {_q(vdir)} || fail 'no verifier dir'")
     if verifier.cwd:  # the harness's convention; a state without that directory gets `/`
@@ -545,6 +548,13 @@ def _zero(
 
 def _remove_now(box: Sandbox) -> None:
     box.remove()
+
+
+def _mkdir_parent(path: str) -> str:
+    """`mkdir -p PARENT && ` for a path below a subdirectory; nothing (no process) for a
+    path directly under `/`, whose parent always exists."""
+    parent = _parent(path)
+    return "" if parent == "/" else f"mkdir -p -- {_q(parent)} && "
 
 
 def _parent(path: str) -> str:
