@@ -17,8 +17,9 @@ Invariants (the reward's: DESIGN.md, "Invariants of a trustworthy reward"):
   is created by the very function `start` uses for that kind, so a container handed out
   has exactly the limits, network and capabilities asked for;
 - standby containers carry every sandbox's ownership labels: the janitor reaps them if
-  their process dies; closing a scope, closing the engine or the process exiting
-  removes every one not handed out;
+  their process dies; the end of a scope removes its containers not handed out (in the
+  background, so the caller does not wait: `settle` does), closing the engine or the
+  process exiting removes every one before returning;
 - at most `depth` per open kind wait besides those handed out; they hold no pool slot
   until handed out, so they never keep `start` waiting for one.
 """
@@ -85,6 +86,8 @@ class Standby:
         self._lock = threading.RLock()  # a done callback may run in the submitting thread
         self._starters = max(1, starters)
         self._pool: ThreadPoolExecutor | None = None
+        self._reaper: ThreadPoolExecutor | None = None  # empties ended scopes
+        self._drains: list[Future[None]] = []
         self.started = self.handed_out = self.discarded = 0  # counters for tests, benchmarks
         #: the last failure of a background start or removal (a `start` on demand meets a
         #: start's failure again and raises it)
@@ -92,9 +95,10 @@ class Standby:
 
     @contextlib.contextmanager
     def keep(self, kind: Kind) -> Iterator[None]:
-        """Keep `depth` containers of `kind` started while the block runs; at its end the
-        waiting ones are removed and the starts in flight are waited for (they remove
-        what they started)."""
+        """Keep `depth` containers of `kind` started while the block runs. At its end the
+        starts not begun are cancelled and, in the background (off the caller's critical
+        path; `settle` waits for it), the waiting containers and those of the starts in
+        flight are removed."""
         if self.depth <= 0:
             yield
             return
@@ -117,16 +121,25 @@ class Standby:
             self._refill(kind)  # after a miss too: demand outran supply
         return got
 
+    def settle(self, timeout: float | None = None) -> None:
+        """Wait until the containers of every ended scope are removed."""
+        with self._lock:
+            drains = list(self._drains)
+        wait(drains, timeout)
+
     def close(self) -> None:
-        """Remove every waiting container and end every scope (idempotent; also run at
-        process exit). Sandboxes handed out stay their callers'."""
+        """End every scope and remove every container not handed out, before returning
+        (idempotent; also run at process exit). Sandboxes handed out stay their callers'."""
         with self._lock:
             shelves, self._shelves = list(self._shelves.values()), {}
             pool, self._pool = self._pool, None
+            reaper, self._reaper = self._reaper, None
+        if pool is not None:  # queued starts never begin; running ones remove theirs
+            pool.shutdown(wait=True, cancel_futures=True)
         for shelf in shelves:
             self._empty(shelf)
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        if reaper is not None:
+            reaper.shutdown(wait=True)  # the ended scopes' removals, all of them
         atexit.unregister(self.close)
 
     def waiting(self, kind: Kind | None = None) -> int:
@@ -146,11 +159,16 @@ class Standby:
             if shelf.holders > 0:
                 return
             del self._shelves[kind]
-        self._empty(shelf)
+            for fut in list(shelf.starts):
+                fut.cancel()  # a start not begun never begins
+            if self._reaper is None:
+                self._reaper = ThreadPoolExecutor(1, thread_name_prefix="standby-rm")
+            drain = self._reaper.submit(self._empty, shelf)
+            self._drains = [d for d in self._drains if not d.done()] + [drain]
 
     def _empty(self, shelf: _Shelf) -> None:
-        """Cancel the starts not begun, wait for the running ones (a start whose shelf is
-        gone removes its container), remove what waits."""
+        """Wait for the starts in flight (a start whose shelf is gone removes its
+        container), then remove what waits."""
         with self._lock:
             starts = list(shelf.starts)
         for fut in starts:
