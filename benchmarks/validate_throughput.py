@@ -1,19 +1,23 @@
-"""Throughput of `envfactory validate` on the example tasks, against its floor and a naive baseline.
+"""Gate throughput on small tasks: standby containers off and on in one run, against Harbor.
 
-Prints, from one run:
-- tasks/min and checks/min (checks = gate rows; each row is R repeats), and
-  verifications/min (fresh verification containers actually run);
-- per check: its wall time (its state's production + the mean of its verifications)
-  against its floor = bare container cost (`docker run --rm IMAGE true`, measured here)
-  + the verifier command's own run time + the time to produce its state;
-- the same gates driven naively — per check and repeat one `docker run` / `docker cp` /
-  `docker exec` (apply the state's recipe) / `docker cp` (verifier) / `docker exec` /
-  `docker rm` sequence through the docker CLI, sequentially — on a sample of checks;
-- where the time goes: engine calls by kind (start, exec, put/get archive, remove…).
+    python -m benchmarks.validate_throughput [--tasks DIR ...] [--repeats 3]
+        [--concurrency 4] [--standby 4] [--harbor PATH] [--harbor-trials 8]
+        [--flaky-runs 8]
 
-Usage:
-    python benchmarks/validate_throughput.py [--tasks examples/tasks/csv-report ...]
-        [--repeats 2] [--concurrency 4] [--naive-sample 12]
+Prints, from one run on the same tasks (default: the two small Harbor tasks in
+benchmarks/tasks/), each task gated once per mode, the modes interleaved so that load
+from other processes hits both alike:
+- per task and mode (standby off / on): gate seconds (the `run_gates` wall, after the
+  build and the verification layer), gate rows (checks) and fresh verification
+  containers (each repeat of a row is one; rows with byte-identical inputs share one);
+- per mode: seconds per task, verifications/min and checks/min; Harbor's oracle trials
+  per minute on the same tasks, engine and concurrency (a trial is one container, the
+  oracle solution and one verification: the closest thing Harbor has to a verification)
+  when Harbor is installed, else n/a; and our verifications/min over Harbor's;
+- per mode, where the time goes: engine calls by kind, summed over threads;
+- the floor of one verification here: a bare `docker run --rm IMAGE true` and an exec;
+- the flaky-verifier table (benchmarks/flaky_detection.py) unless `--flaky-runs 0`.
+A benchmark prints numbers; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -27,14 +31,19 @@ import threading
 import time
 import uuid
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.flaky_detection import flaky_table, print_flaky
+from benchmarks.harbor_trials import HarborRun, find_harbor, oracle_trials
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 from sandboxes import DockerEngine
-from verifiers.validate import TaskValidation, validate_task
+from verifiers.formats import context_tar, load_task
+from verifiers.validate import validate_task
 
 ROOT = Path(__file__).resolve().parents[1]
+MODES = ("standby off", "standby on")
 
 
 class Timed:
@@ -45,11 +54,7 @@ class Timed:
 
     def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
         attr = getattr(self._inner, name)
-        if (
-            not callable(attr)
-            or name.startswith("_")
-            or name in {"build", "ensure_base_image", "gc"}
-        ):
+        if not callable(attr) or name.startswith("_") or name in {"build", "ensure_base_image", "gc", "standby"}:  # fmt: skip
             return attr
 
         def call(*a, **kw):  # type: ignore[no-untyped-def]
@@ -64,26 +69,32 @@ class Timed:
         return call
 
 
+@dataclass
+class Mode:
+    name: str
+    engine: DockerEngine
+    totals: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    gate_s: dict[str, float] = field(default_factory=dict)  # task → run_gates wall
+    checks: dict[str, int] = field(default_factory=dict)
+    verifications: dict[str, int] = field(default_factory=dict)
+    verdicts: dict[str, str] = field(default_factory=dict)
+    standby: tuple[int, int, int] = (0, 0, 0)  # handed out, started, removed unused
+
+    @property
+    def wall(self) -> float:
+        return sum(self.gate_s.values())
+
+    def per_min(self, counts: dict[str, int]) -> float:
+        return sum(counts.values()) / self.wall * 60 if self.wall else 0.0
+
+
 def bare_container_s(image: str, n: int = 5) -> float:
     """Median of `docker run --rm --network none IMAGE true` (the engine's bare cost)."""
     times = []
     for _ in range(n):
         t0 = time.monotonic()
-        subprocess.run(
-            [
-                "docker",
-                "run",
-                "--rm",
-                "--label",
-                "envfactory.owner=bench",
-                "--network",
-                "none",
-                image,
-                "true",
-            ],
-            check=True,
-            capture_output=True,
-        )
+        subprocess.run(["docker", "run", "--rm", "--label", "envfactory.owner=bench",
+                        "--network", "none", image, "true"], check=True, capture_output=True)  # fmt: skip
         times.append(time.monotonic() - t0)
     return st.median(times)
 
@@ -91,152 +102,126 @@ def bare_container_s(image: str, n: int = 5) -> float:
 def exec_overhead_s(engine: DockerEngine, image: str, n: int = 5) -> float:
     """Median wall of exec'ing `true` in a warm sandbox: what an exec adds to a command."""
     with engine.sandbox(image, purpose="bench") as box:
-        times = [box.exec(["true"]).duration_s for _ in range(n)]
-    return st.median(times)
+        return st.median([box.exec(["true"]).duration_s for _ in range(n)])
 
 
-def naive_check(image: str, recipe: list[list[str]], vdir: Path, entry: str, workdir: str) -> float:
-    """One check, one repeat, the naive way: a docker CLI call per operation."""
-    t0 = time.monotonic()
-    name = f"envfactory-bench-naive-{uuid.uuid4().hex[:8]}"
-    run = lambda *a: subprocess.run(["docker", *a], capture_output=True)  # noqa: E731
-    run("run", "-d", "--name", name, "--label", "envfactory.owner=bench", "--network", "none",
-        "--entrypoint", "sleep", image, "infinity")  # fmt: skip
-    try:
-        for argv in recipe:
-            script = Path(tempfile.mktemp())
-            script.write_text(argv[-1])
-            run("cp", str(script), f"{name}:/tmp/recipe.sh")
-            script.unlink()
-            run("exec", "-w", workdir, name, argv[0], "/tmp/recipe.sh")
-        run("exec", name, "mkdir", "-p", "/tests")
-        run("cp", f"{vdir}/.", f"{name}:/tests")
-        run("exec", "-w", "/tests", "-e", "VERIFIER_DIR=/tests", name, "sh", "-c", entry)
-    finally:
-        run("rm", "-f", name)
-    return time.monotonic() - t0
-
-
-def naive_sample(
-    results: list[TaskValidation], artifacts: ArtifactStore, n: int, repeats: int
-) -> tuple[int, float]:
-    """Run `n` checks (spread over the tasks) naively, `repeats` times each; (runs, seconds)."""
-    from verifiers.formats import materialize
-
-    picks = []
-    for res in results:
-        for name, state in res.run.states.items():
-            picks.append((res, name, state))
-    step = max(1, len(picks) // max(n, 1))
-    picks = picks[::step][:n]
-    total, runs = 0.0, 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for i, (res, _name, state) in enumerate(picks):
-            vdir = Path(tmp) / str(i)
-            materialize(res.task.verifier.files, artifacts.get, vdir)
-            recipe = [list(r.argv) for r in state.recipe]
-            for _ in range(repeats):
-                total += naive_check(
-                    res.image, recipe, vdir, res.task.verifier.entry, res.task.spec.workdir
-                )
-                runs += 1
-    return runs, total
+def gate_all(modes: list[Mode], tasks: list[Path], artifacts: ArtifactStore, args) -> None:  # type: ignore[no-untyped-def]
+    for i, task in enumerate(tasks):
+        for mode in modes if i % 2 == 0 else modes[::-1]:
+            timed = Timed(mode.engine, mode.totals, threading.Lock())
+            res = validate_task(timed, task, artifacts, repeats=args.repeats,  # type: ignore[arg-type]
+                                concurrency=args.concurrency)  # fmt: skip
+            mode.gate_s[task.name] = res.run.wall_s
+            mode.checks[task.name] = len(res.report.checks)
+            mode.verifications[task.name] = sum(len(v) for v in res.run.results.values())
+            mode.verdicts[task.name] = res.report.verdict.value
+            print(f"  {task.name:16s} {mode.name:12s} {res.report.verdict.value:7s} "
+                  f"{res.run.wall_s:6.1f}s", file=sys.stderr, flush=True)  # fmt: skip
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument(
-        "--tasks", nargs="*", type=Path, default=sorted((ROOT / "examples/tasks").iterdir())
-    )
-    ap.add_argument("--repeats", type=int, default=2)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap.add_argument("--tasks", nargs="*", type=Path,
+                    default=sorted(p for p in (ROOT / "benchmarks/tasks").iterdir() if p.is_dir()))  # fmt: skip
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument(
-        "--naive-sample", type=int, default=12, help="checks run the naive way (sequential)"
+        "--standby", type=int, default=None, help="standby depth (default: concurrency)"
+    )
+    ap.add_argument("--harbor", default=None, help="the harbor executable (default: on PATH)")
+    ap.add_argument("--harbor-trials", type=int, default=8, help="oracle trials per task; 0: skip")
+    ap.add_argument(
+        "--flaky-runs", type=int, default=8, help="gate runs per flaky verifier and mode"
     )
     args = ap.parse_args()
     tasks = [t for t in args.tasks if t.is_dir()]
-
-    settings = load_settings()
-    engine = DockerEngine(
-        settings.sandbox.model_copy(update={"pool_size": args.concurrency}),
-        run_id=f"bench-{uuid.uuid4().hex[:8]}",
-    )
-    totals: dict[str, list[float]] = defaultdict(list)
-    timed = Timed(engine, totals, threading.Lock())
-    results: list[TaskValidation] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        artifacts = ArtifactStore(Path(tmp) / "artifacts")
-        # Build first (cached by content) so the timed part is the gates alone.
-        from verifiers.formats import context_tar, load_task
-
-        for t in tasks:
-            task = load_task(t, artifacts)
-            engine.build(
-                context_tar(task.spec.build, artifacts.get), dockerfile=task.spec.build.dockerfile
-            )
-        first_image = engine.build(
-            context_tar(load_task(tasks[0], artifacts).spec.build, artifacts.get)
-        ).image
-        bare = bare_container_s(first_image)
-        exec_over = exec_overhead_s(engine, first_image)
-        t0 = time.monotonic()
-        for t in tasks:
-            res = validate_task(
-                timed, t, artifacts, repeats=args.repeats, concurrency=args.concurrency
-            )  # type: ignore[arg-type]
-            results.append(res)
-            print(
-                f"  {t.name:28s} {res.report.verdict.value:6s} {len(res.report.checks):3d} checks  {res.run.wall_s:6.1f}s",
-                flush=True,
-            )
-        wall = time.monotonic() - t0
-        naive_runs, naive_s = naive_sample(results, artifacts, args.naive_sample, 1)
-    engine.gc(run_id=engine.run_id, include_live=True)
-    subprocess.run(
-        "docker ps -aq --filter label=envfactory.owner=bench | xargs -r docker rm -f",
-        shell=True,
-        capture_output=True,
-    )
-    report(results, totals, wall, bare, exec_over, naive_runs, naive_s, args)
+    run_id = f"bench-{uuid.uuid4().hex[:8]}"
+    base = load_settings().sandbox.model_copy(update={"pool_size": args.concurrency})
+    depth = args.standby if args.standby is not None else args.concurrency
+    modes = [Mode(name, DockerEngine(base.model_copy(update={"standby": d}), run_id=run_id))
+             for name, d in zip(MODES, (0, depth), strict=True)]  # fmt: skip
+    engine = modes[1].engine
+    harbor, harbor_note = find_harbor(args.harbor) if args.harbor_trials else (None, "skipped")
+    harbor_runs: list[HarborRun] = []
+    flaky = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            artifacts = ArtifactStore(Path(tmp) / "artifacts")
+            images = [_build(engine, t, artifacts) for t in tasks]  # the timed part is the gates
+            bare, exec_over = bare_container_s(images[0]), exec_overhead_s(engine, images[0])
+            gate_all(modes, tasks, artifacts, args)
+            sb = engine.prestarted
+            modes[1].standby = (sb.handed_out, sb.started, sb.discarded)
+        for t in tasks if harbor else []:
+            harbor_runs.append(oracle_trials(harbor, t, engine, trials=args.harbor_trials,  # type: ignore[arg-type]
+                                             concurrency=args.concurrency))  # fmt: skip
+        if args.flaky_runs:
+            flaky = flaky_table(engine, runs=args.flaky_runs, repeats=args.repeats,
+                                concurrency=args.concurrency)  # fmt: skip
+    finally:
+        for m in modes:
+            m.engine.close()
+        engine.gc(run_id=run_id, include_live=True)
+        subprocess.run("docker ps -aq --filter label=envfactory.owner=bench | xargs -r docker rm -f",
+                       shell=True, capture_output=True)  # fmt: skip
+    report(modes, tasks, harbor_runs, harbor_note, bare, exec_over, args)
+    if flaky:
+        print()
+        print_flaky(flaky, args.repeats)
     return 0
 
 
-def report(results, totals, wall, bare, exec_over, naive_runs, naive_s, args) -> None:  # type: ignore[no-untyped-def]
-    checks = sum(len(r.report.checks) for r in results)
-    n_verify = sum(len(v) for r in results for k, v in r.run.results.items())
-    walls, floors = [], []
-    for r in results:
-        for t in r.run.timings:
-            if t.shared_with or not t.verify_s:
-                continue
-            cmd = max(st.mean(t.command_s) - exec_over, 0.0)
-            walls.append(t.produce_s + st.mean(t.verify_s))
-            floors.append(t.produce_s + bare + cmd)
-    ratios = sorted(w / f for w, f in zip(walls, floors, strict=True))
-    naive_check_s = naive_s / max(naive_runs, 1) * args.repeats  # one check = R repeats
-    ours_per_min = checks / wall * 60
-    naive_per_min = 60 / naive_check_s if naive_check_s else float("nan")
+def _build(engine: DockerEngine, task: Path, artifacts: ArtifactStore) -> str:
+    spec = load_task(task, artifacts).spec
+    return engine.build(
+        context_tar(spec.build, artifacts.get), dockerfile=spec.build.dockerfile
+    ).image
+
+
+def report(modes: list[Mode], tasks: list[Path], harbor: list[HarborRun], harbor_note: str,
+           bare: float, exec_over: float, args) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
     print()
-    print(
-        f"tasks: {len(results)}   repeats: {args.repeats}   concurrency: {args.concurrency}   wall: {wall:.1f}s"
+    print(f"tasks: {len(tasks)}   repeats: {args.repeats}   concurrency: {args.concurrency}   "
+          f"standby depth: {modes[1].engine.settings.standby}   {harbor_note}")  # fmt: skip
+    hb = {h.task: h for h in harbor}
+    cols = [*MODES, "Harbor oracle trials"]
+    print(f"  {'':28s}" + "".join(f"{c:>22s}" for c in cols))
+    for t in tasks:
+        n = t.name
+        cells = [f"{m.gate_s[n]:6.1f}s {m.checks[n]:3d}ch {m.verifications[n]:3d}v" for m in modes]
+        h = hb.get(n)
+        cells.append(f"{h.wall_s:6.1f}s {h.trials:3d} trials" if h else "n/a")
+        print(f"  {'gate s: ' + n:28s}" + "".join(f"{c:>22s}" for c in cells))
+    harbor_min = (
+        sum(h.trials for h in harbor) / sum(h.wall_s for h in harbor) * 60 if harbor else None
     )
-    print(f"tasks/min: {len(results) / wall * 60:.2f}   checks/min: {ours_per_min:.1f}   "
-          f"verifications/min: {n_verify / wall * 60:.1f}   ({checks} checks, {n_verify} verification containers, "
-          f"{checks * args.repeats - n_verify} repeats shared between identical states)")  # fmt: skip
-    print(
-        f"bare container (docker run --rm IMAGE true): {bare:.3f}s   exec overhead: {exec_over:.3f}s"
-    )
-    if ratios:
-        print(f"per-check wall / floor: median {st.median(ratios):.2f}x  p90 {ratios[int(0.9 * (len(ratios) - 1))]:.2f}x  "
-              f"max {ratios[-1]:.2f}x  aggregate {sum(walls) / sum(floors):.2f}x  over {len(ratios)} verified checks")  # fmt: skip
-        print(f"  mean wall {st.mean(walls):.2f}s  mean floor {st.mean(floors):.2f}s")
-    print(f"naive baseline: {naive_runs} check-runs sequential via docker CLI, {naive_s / max(naive_runs, 1):.2f}s each "
-          f"-> {naive_per_min:.1f} checks/min at R={args.repeats}   speed-up: {ours_per_min / naive_per_min:.1f}x")  # fmt: skip
-    print("where the time goes (engine calls, summed over threads):")
-    for name, vals in sorted(totals.items(), key=lambda kv: -sum(kv[1])):
-        print(f"  {name:12s} n={len(vals):5d}  total {sum(vals):8.1f}s  mean {st.mean(vals):.3f}s")
+    rows = {
+        "seconds per task": [f"{m.wall / len(tasks):.1f}" for m in modes] + ["n/a"],
+        "verifications/min": [f"{m.per_min(m.verifications):.1f}" for m in modes]
+        + [f"{harbor_min:.1f} trials/min" if harbor_min else "n/a"],
+        "checks/min": [f"{m.per_min(m.checks):.1f}" for m in modes] + ["n/a"],
+        "verifications/min ÷ Harbor": [
+            f"{m.per_min(m.verifications) / harbor_min:.1f}x" if harbor_min else "n/a"
+            for m in modes
+        ]
+        + [""],  # fmt: skip
+    }
+    for name, cells in rows.items():
+        print(f"  {name:28s}" + "".join(f"{c:>22s}" for c in cells))
+    if harbor:
+        print("  Harbor trials passed: " + ", ".join(f"{h.task} {h.passed}/{h.trials}" for h in harbor)
+              + ("   errors: " + str(sum(h.errors for h in harbor)) if any(h.errors for h in harbor) else ""))  # fmt: skip
+    handed, started, unused = modes[1].standby
+    print(f"standby: {handed} containers handed out ready (of {sum(modes[1].verifications.values())} "
+          f"verifications), {started} started ahead, {unused} removed unused at the runs' ends")  # fmt: skip
+    print(f"floor here: bare container (docker run --rm IMAGE true) {bare:.3f}s   "
+          f"exec {exec_over:.3f}s")  # fmt: skip
+    for m in modes:
+        print(f"where the time goes, {m.name} (engine calls, summed over threads):")
+        for name, vals in sorted(m.totals.items(), key=lambda kv: -sum(kv[1])):
+            print(
+                f"  {name:12s} n={len(vals):5d}  total {sum(vals):8.1f}s  mean {st.mean(vals):.3f}s"
+            )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ Cheat-sheet (details in `protocol.py`; upper layers type against `SandboxEngine`
         ref = sb.snapshot(StateKind.SOLVER, label="judge-1")   # StateRef; ~0.4 s (layer load)
         sb.restart()                  # every process ends, files stay (~0.7 s)
 
+    with engine.standby(image, limits=spec.limits, purpose="verify"):  # gate runs
+        engine.start(image, limits=spec.limits, purpose="verify")  # handed out, no wait
+
     async with engine.asandbox(image) as sb:       # Temporal activities
         r = await sb.aexec("make test")
 

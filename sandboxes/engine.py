@@ -8,8 +8,11 @@ Invariants:
 - every sandbox has a disk quota (`Limits.disk_mb`): the engine's storage-opt where its
   driver takes one (learned at the first create), and always the disk watchdog
   (`disk.py`), which stops a sandbox past its quota;
-- at most `settings.pool_size` sandboxes from one engine exist at once; `start` waits
-  for a slot (up to `pool_wait_s`) instead of exhausting the machine;
+- at most `settings.pool_size` sandboxes from one engine are in use at once; `start`
+  waits for a slot (up to `pool_wait_s`) instead of exhausting the machine;
+- besides them, at most `settings.standby` containers per kind a caller declared
+  (`standby()`) wait started and untouched; `start` hands one out instead of starting
+  one, never twice (`standby.py`);
 - everything created is labelled (`labels.ownership`); `gc` only ever selects by label;
 - settings come in as `SandboxSettings`; nothing here reads the environment.
 """
@@ -29,7 +32,6 @@ from typing import Any
 
 import docker
 import docker.errors
-from docker.models.containers import Container
 
 from envfactory.core.errors import ConfigError, ImageBuildFailed, SandboxError
 from envfactory.core.models import BuildResult, Limits
@@ -42,6 +44,7 @@ from . import disk as D
 from . import labels as L
 from .disk import DiskWatchdog
 from .sandbox import DockerSandbox
+from .standby import Kind, Launched, Standby
 
 Log = Callable[[str], None]
 
@@ -92,6 +95,8 @@ class DockerEngine:
         self.storage_opt: bool | None = None
         self._watchdog: DiskWatchdog | None = None
         self._watchdog_lock = threading.Lock()
+        #: containers started ahead of demand for the kinds callers declared (`standby()`)
+        self.prestarted = Standby(self._launch, self._discard, depth=self.settings.standby)
 
     # -- images -------------------------------------------------------------------------
 
@@ -221,11 +226,11 @@ class DockerEngine:
         self, image: str, limits: Limits | None, purpose: str, run_id: str | None,
         network: bool | None,
     ) -> DockerSandbox:  # fmt: skip
-        """Start holding a pool slot already; the slot goes back on failure or remove()."""
-        limits = limits or Limits()
+        """Start holding a pool slot already; the slot goes back on failure or remove().
+        A container of this kind waiting on standby is handed out instead of a new one."""
+        kind = self._kind(image, limits, purpose, run_id, network)
         try:
-            run_id = run_id or self.run_id
-            container = self._create_and_start(image, limits, purpose, run_id, network)
+            launched = self.prestarted.take(kind) or self._launch(kind)
         except docker.errors.ImageNotFound as exc:
             self._pool.release()
             raise ConfigError(f"image {image} does not exist locally",
@@ -235,22 +240,68 @@ class DockerEngine:
             if isinstance(exc, docker.errors.APIError):
                 raise SandboxError(f"starting a sandbox from {image} failed: {exc}") from exc
             raise
-        cid = container.id or ""
-        sb = DockerSandbox(
-            self.client, container, image, default_timeout_s=limits.exec_timeout_s,
-            output_cap=self.settings.output_cap_bytes, run_id=run_id,
-            on_remove=lambda: self._released(cid), disk_mb=limits.disk_mb,
-        )  # fmt: skip
+        return self._adopt(kind, launched)
+
+    def _kind(
+        self, image: str, limits: Limits | None, purpose: str, run_id: str | None,
+        network: bool | None,
+    ) -> Kind:  # fmt: skip
+        """What `start` decides a container by, defaults filled in (the standby key)."""
+        limits = limits or Limits()
+        net = limits.network if network is None else network
+        return Kind(image, limits, bool(net), purpose, run_id or self.run_id)
+
+    def _launch(self, kind: Kind) -> Launched:
+        """Create and start a container of `kind` and inspect it (no slot involved): the
+        one path every sandbox's container takes, started on demand or on standby."""
+        cid, name = self._create_and_start(
+            kind.image, kind.limits, kind.purpose, kind.run_id, kind.network
+        )
         try:
             info = self.client.api.inspect_container(cid)
-            sb.graph_driver = info.get("GraphDriver") or {}  # spares diff() its own inspect
-            self._disk_watchdog().watch(info, limits.disk_mb, sb.stop_for_disk)
-        except BaseException as exc:
+        except BaseException:
+            self._discard(cid)
+            raise
+        return Launched(cid, name, info)
+
+    def _discard(self, container_id: str) -> None:
+        with contextlib.suppress(docker.errors.NotFound):
+            self.client.api.remove_container(container_id, force=True, v=True)
+
+    def _adopt(self, kind: Kind, launched: Launched) -> DockerSandbox:
+        """The sandbox around a started container, its slot held: watched for disk from
+        now on; removing it returns the slot."""
+        cid, limits = launched.id, kind.limits
+        container = self.client.containers.prepare_model({"Id": cid, "Name": launched.name})
+        sb = DockerSandbox(
+            self.client, container, kind.image, default_timeout_s=limits.exec_timeout_s,
+            output_cap=self.settings.output_cap_bytes, run_id=kind.run_id,
+            on_remove=lambda: self._released(cid), disk_mb=limits.disk_mb,
+        )  # fmt: skip
+        sb.graph_driver = launched.info.get("GraphDriver") or {}  # spares diff() an inspect
+        try:
+            self._disk_watchdog().watch(launched.info, limits.disk_mb, sb.stop_for_disk)
+        except BaseException:
             sb.remove()
-            if isinstance(exc, docker.errors.APIError):
-                raise SandboxError(f"watching the disk of sandbox {cid[:12]} failed: {exc}") from exc
             raise
         return sb
+
+    def standby(
+        self,
+        image: str,
+        *,
+        limits: Limits | None = None,
+        purpose: str = "episode",
+        run_id: str | None = None,
+        network: bool | None = None,
+    ) -> contextlib.AbstractContextManager[None]:
+        """While the block runs, keep `settings.standby` containers of this kind started
+        ahead of demand; `start` with the same arguments hands one out (`standby.py`)."""
+        return self.prestarted.keep(self._kind(image, limits, purpose, run_id, network))
+
+    def close(self) -> None:
+        """Remove every container waiting on standby (sandboxes handed out stay theirs)."""
+        self.prestarted.close()
 
     def _released(self, container_id: str) -> None:
         """A sandbox was removed: stop measuring it and give its pool slot back."""
@@ -266,8 +317,9 @@ class DockerEngine:
 
     def _create_and_start(
         self, image: str, limits: Limits, purpose: str, run_id: str | None, network: bool | None
-    ) -> Container:
-        """Low-level create + start: `containers.run` adds an inspect we do not need."""
+    ) -> tuple[str, str]:
+        """Low-level create + start, returning the id and name: `containers.run` adds an
+        inspect of its own."""
         api = self.client.api
         name = f"envfactory-{purpose}-{uuid.uuid4().hex[:10]}"
         cid = self._create(image, name, limits, purpose, run_id, network)
@@ -277,7 +329,7 @@ class DockerEngine:
             with contextlib.suppress(docker.errors.APIError):
                 api.remove_container(cid, force=True)
             raise
-        return self.client.containers.prepare_model({"Id": cid, "Name": name})
+        return cid, name
 
     def _create(
         self, image: str, name: str, limits: Limits, purpose: str, run_id: str | None,

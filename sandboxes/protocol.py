@@ -15,6 +15,7 @@ Invariants every implementation keeps:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -129,6 +130,21 @@ class SandboxEngine(Protocol):
         run_id: str | None = None,
         network: bool | None = None,
     ) -> Sandbox: ...
+
+    def standby(
+        self,
+        image: str,
+        *,
+        limits: Limits | None = None,
+        purpose: str = "episode",
+        run_id: str | None = None,
+        network: bool | None = None,
+    ) -> AbstractContextManager[None]:
+        """While the block runs, keep containers of this kind started ahead of demand:
+        `start` with the same arguments hands one out at once — fresh, never handed out
+        before, the caller's to remove as usual. Those still waiting are removed when the
+        block ends. An engine may do nothing here (`start` then starts on demand)."""
+        ...
 
     def remove_image(self, image: str) -> None: ...
 

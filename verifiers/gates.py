@@ -29,21 +29,23 @@ no-op and every probe on the no-op state run again as in Harbor's runtime (the s
 own container, see `verifiers.runner`), as rows named ``harbor:…``.
 
 Cost model: states are produced once (`verifiers.states`) and each verification is one
-fresh container (`verifiers.runner`). Everything runs on one bounded thread pool:
-a state's verifications are queued the moment it is captured, and container removal
-happens off the critical path. Two probe states whose verification inputs are
+fresh container (`verifiers.runner`), handed out by the engine's standby
+(`sandboxes.standby`: started ahead of demand, each used once). Everything runs on one
+bounded thread pool: a state's verifications are queued the moment it is captured, and
+container removal happens off the critical path. Two probe states whose verification inputs are
 byte-identical (same image, same workspace bytes, same tamper evidence) are verified
 once and the result is shared — the verifier cannot tell them apart.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -108,6 +110,8 @@ class GateInput:
     missing: tuple[str, ...] = ()
     provided: tuple[str, ...] = ()
     traced_probes: TracedProbes | None = None
+    #: False: every row runs `repeats` times (the benchmark's baseline for flakiness)
+    adaptive_repeats: bool = True
 
 
 @dataclass
@@ -195,14 +199,30 @@ class _GateRunner:
         if len(spec.reference_solution) <= 1:
             self.notes.append("one-block reference solution: no prefix states to check")
         self.total = self._planned_total()
-        try:
-            self._spawn(self._produce_reference)  # then partials and regressions
-            self._spawn(self._produce_noop)
-            self._drain()
-        finally:
-            self.pool.shutdown(wait=True)
-            self.reaper.shutdown(wait=True)
+        with self._standby():  # ends after the removals: what it started meanwhile is done
+            try:
+                self._spawn(self._produce_reference)  # then partials and regressions
+                self._spawn(self._produce_noop)
+                self._drain()
+            finally:
+                self.pool.shutdown(wait=True)
+                self.reaper.shutdown(wait=True)
         return self._finish(time.monotonic() - t0)
+
+    @contextlib.contextmanager
+    def _standby(self) -> Iterator[None]:
+        """Verification containers started ahead of demand (`sandboxes.standby`), one kind
+        per network setting the rows verify under; removed when the run ends."""
+        image = self.inp.verify_image or self.inp.image
+        nets = {self.spec.limits.network if self.primary == "harbor" else False}
+        if self._harbor_rows():
+            nets.add(self.spec.limits.network)
+        with contextlib.ExitStack() as stack:
+            for net in sorted(nets):
+                stack.enter_context(self.inp.engine.standby(
+                    image, limits=self.spec.limits, purpose="verify", network=net,
+                ))  # fmt: skip
+            yield
 
     def _planned_total(self) -> int:
         n_unsolved = max(len(self.spec.reference_solution) - 1, 0) + len(
@@ -512,6 +532,8 @@ class _GateRunner:
         if secondary:
             return 1
         if kind in (CheckKind.ORACLE, CheckKind.NOOP) or self.disagreed:
+            return self.inp.repeats
+        if not self.inp.adaptive_repeats:  # every row R times from the start
             return self.inp.repeats
         return 1
 

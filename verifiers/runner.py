@@ -19,9 +19,12 @@ Invariants (DESIGN.md, "Invariants of a trustworthy reward"):
 
 6. Harbor's reward contract (`Verifier.reward_dir`): just before the entry starts, the
    runner empties that directory (root-owned) in the fresh container; after the entry has
-   exited and every other process in the container has been killed, a second exec of the
-   runner's own reads ``reward.txt`` / ``reward.json`` from it. Reward 1 iff that value is
-   1; the exit status is recorded beside it and a disagreement is noted.
+   exited, the runner's own shell (the entry's parent, in the same exec) kills every other
+   process in the container and only then reads ``reward.txt`` / ``reward.json``, printing
+   it after a marker: the last marker in the output is the runner's, since every other
+   writer is dead by then. When the exec ends without it (output cut at the cap, setup
+   failed), a second exec of the runner's own reads the file the same way. Reward 1 iff
+   that value is 1; the exit status is recorded beside it and a disagreement is noted.
 7. Semantics ``harbor`` (`PreparedState.semantics`): the runner reproduces the solver's
    own container instead — the state's recipe replayed with no restart (its processes
    live on), the verifier merged into `Verifier.mount_path` over whatever is there, the
@@ -35,11 +38,13 @@ Invariants (DESIGN.md, "Invariants of a trustworthy reward"):
    entry leaves behind can exhaust the pids before the reward file is read: the runner
    then restarts the container (every process ends, files stay) and reads it again.
 
-Cost: one verification is one container start and one exec that unpacks the workspace
-and verifier files (staged in a single tar, passed in the exec's arguments when small,
-else by one `put_archive`), swaps the workspace in and then runs the entry command; removal is left to the caller's `remove` hook (gates do it in the
-background). `prepare_state` extracts what a state contributes once, so gates can verify
-it many times, concurrently.
+Cost: one verification is one container (started ahead of demand when the caller keeps
+a standby, `sandboxes.standby`) and one exec that unpacks the workspace and verifier
+files (staged in a single tar, passed in the exec's arguments when small, else by one
+`put_archive`), swaps the workspace in, runs the entry command and reads the reward file;
+removal is left to the caller's `remove` hook (gates do it in the background).
+`prepare_state` extracts what a state contributes once, so gates can verify it many
+times, concurrently.
 """
 
 from __future__ import annotations
@@ -242,11 +247,11 @@ def _verify_in(
         box, prepared, verifier, vdir, stage, _staged_tar(prepared, stage, verifier_files)
     )
     command_s = time.monotonic() - t1
-    reward_file = (
-        _read_reward_file(box, verifier.reward_dir)
-        if verifier.reward_dir and not res.disk_exceeded
-        else None
-    )
+    reward_file = None
+    if verifier.reward_dir and not res.disk_exceeded:
+        res, reward_file, read = _split_reward_tail(res)
+        if not read:  # the exec ended before its tail (cut output, setup failure, timeout)
+            reward_file = _read_reward_file(box, verifier.reward_dir)
     return _result(t0, prepared, verifier, res, command_s, reward_file)
 
 
@@ -277,19 +282,49 @@ def _result(
 
 
 _REWARD_MARK = "envfactory-reward-file:"
+_NO_REWARD_FILE = "-"  # what the tail names when the directory holds no reward file
+
+
+def _reward_tail(reward_dir: str, status: str) -> str:
+    """Shell that ends every process but itself (and what keeps the container alive), then
+    prints the reward marker, the reward file's name and at most 4 KiB of it — or the
+    marker and `-` when there is none — and exits with `status`. Printed last, after every
+    other writer is dead, so the last marker in the output is this one."""
+    d = _q(reward_dir.rstrip("/"))
+    return (
+        f"{KILL_STRAYS}\n"
+        f"for f in {d}/reward.txt {d}/reward.json; do\n"
+        f'  [ -f "$f" ] || continue; printf "\\n{_REWARD_MARK}%s\\n" "${{f##*/}}"\n'
+        f'  head -c 4096 "$f" 2>/dev/null || {_READ_BUILTIN}\n'
+        f"  exit {status}\n"
+        f'done\nprintf "\\n{_REWARD_MARK}{_NO_REWARD_FILE}\\n"; exit {status}'
+    )
+
+
+#: `head` without a fork, for when what the entry left (a fork bomb) took every pid
+#: before the strays were killed: lines of "$f" up to 4 KiB, with builtins only.
+_READ_BUILTIN = (
+    '{ t=0; while IFS= read -r l || [ -n "$l" ]; do t=$((t + ${#l} + 1)); '
+    '[ $t -gt 4096 ] && break; printf \'%s\\n\' "$l"; l=; done < "$f"; }'
+)
+
+
+def _split_reward_tail(res: ExecResult) -> tuple[ExecResult, str | None, bool]:
+    """The verifier's own result, what the reward tail read (None: no reward file), and
+    whether the tail ran at all (its marker is the last in the output)."""
+    cut = res.stdout.rfind("\n" + _REWARD_MARK)
+    if cut < 0:
+        return res, None, False
+    found = res.stdout[cut + 1 + len(_REWARD_MARK) :]
+    text = None if found == _NO_REWARD_FILE + "\n" else found
+    return res.model_copy(update={"stdout": res.stdout[:cut]}), text, True
 
 
 def _read_reward_file(box: Sandbox, reward_dir: str) -> str | None:
     """What the reward file says, read by an exec of our own once every process the
-    entry may have left is dead (so nothing can rewrite it after we look)."""
-    d = _q(reward_dir.rstrip("/"))
-    script = (
-        f"{KILL_STRAYS}\n"
-        f"for f in {d}/reward.txt {d}/reward.json; do\n"
-        f'  [ -f "$f" ] && {{ printf "{_REWARD_MARK}%s\\n" "${{f##*/}}"; head -c 4096 "$f"; exit 0; }}\n'
-        "done\nexit 3"
-    )
-    argv = ["/bin/sh", "-c", script]
+    entry may have left is dead: the fallback when the verification's own exec ended
+    before its reward tail."""
+    argv = ["/bin/sh", "-c", _reward_tail(reward_dir, "0")]
     try:
         res = box.exec(argv, timeout=30, workdir="/", user="root")
     except SandboxBroken as exc:
@@ -299,9 +334,7 @@ def _read_reward_file(box: Sandbox, reward_dir: str) -> str | None:
         # a restart ends every process and keeps the files; a second failure is the engine's.
         box.restart()
         res = box.exec(argv, timeout=30, workdir="/", user="root")
-    if res.exit_code != 0 or not res.stdout.startswith(_REWARD_MARK):
-        return None
-    return res.stdout[len(_REWARD_MARK) :]
+    return _split_reward_tail(res)[1] if res.exit_code == 0 else None
 
 
 def _reward_from_file(
@@ -403,8 +436,9 @@ def _stage_and_run(
     if chunks is None:
         box.put_archive("/", staged)
     script = _setup_script(
-        prepared, verifier, vdir, stage, verifier.timeout_s, inline=chunks is not None
-    )
+        prepared, verifier, vdir, stage, verifier.timeout_s, inline=chunks is not None,
+        reward_dir=verifier.reward_dir,
+    )  # fmt: skip
     argv = ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry, *(chunks or [])]
     # The entry has its own `timeout` inside; the exec's is a backstop for the setup.
     res = box.exec(argv, timeout=verifier.timeout_s + 15, workdir="/", user="root")
@@ -432,19 +466,22 @@ def _place_verifier(
     upload does) and the reward directory keeps what the state left in it."""
     harbor = prepared.semantics == "harbor"
     src, dst = _q(stage + "/verifier"), _q(vdir)
+    rd = _q(verifier.reward_dir) if verifier.reward_dir else None
     if harbor:
         lines = [f"mkdir -p -- {dst} && cp -a -- {src}/. {dst}/ && rm -rf -- {_q(stage)} "
                  "|| fail 'placing the verifier'"]  # fmt: skip
-    else:
-        lines = [
-            f"rm -rf -- {dst}; mkdir -p -- {_q(_parent(vdir))} || fail 'no parent for the verifier'",
-            f"mv -- {src} {dst} && rm -rf -- {_q(stage)} || fail 'placing the verifier'",
-        ]
-    if verifier.reward_dir:
-        rd = _q(verifier.reward_dir)
-        empty = "" if harbor else f"rm -rf -- {rd}; "
-        lines.append(f"{empty}mkdir -p -- {rd} && chown root:root {rd} && chmod 0755 {rd} "
-                     "|| fail 'preparing the reward directory'")  # fmt: skip
+        if rd:
+            lines.append(f"mkdir -p -- {rd} && chown root:root {rd} && chmod 0755 {rd} "
+                         "|| fail 'preparing the reward directory'")  # fmt: skip
+        return lines
+    # Each command is a process started in a fresh container: as few as the order allows.
+    lines = [
+        f"rm -rf -- {dst}",
+        f"{_mkdir_parent(vdir)}mv -- {src} {dst} || fail 'placing the verifier'",
+        f"rm -rf -- {_q(stage)} {rd or ''}",
+    ]
+    if rd:  # created afresh by root: root-owned, and -m sets its mode whatever the umask
+        lines.append(f"mkdir -p -m 0755 -- {rd} || fail 'preparing the reward directory'")
     return lines
 
 
@@ -457,12 +494,15 @@ def _setup_script(
     *,
     inline: bool,
     wrap: str = "",
+    reward_dir: str | None = None,
 ) -> str:
     """Unpack the staged files (inline: from "$@"), swap the state's workspace in, place the
     verifier, then exec the entry under a clean environment. Runs as
     `sh -c SCRIPT envfactory-verify ENTRY [CHUNK...]`: the entry is never interpolated.
     `wrap` (shell words, already quoted) goes between the timeout and the clean environment:
-    `verifiers.surface` puts its tracer there, so a traced run is staged exactly like a real one."""
+    `verifiers.surface` puts its tracer there, so a traced run is staged exactly like a real one.
+    With `reward_dir`, the entry runs as a child and the script ends with the reward tail
+    (`_reward_tail`), so the reward file is read without a second exec."""
     lines = [
         'fail() { echo envfactory-setup-failed: "$1" >&2; exit 125; }',
         f"PATH={FIXED_PATH}; export PATH; entry=$1; shift",
@@ -476,11 +516,11 @@ def _setup_script(
             "printf %s \"$@\" | base64 -d | tar -x -f - -C / || fail 'unpacking the staged files'"
         )
     for i, (path, tar) in enumerate(prepared.workspace):
-        q, parent = _q(path), _q(_parent(path))
+        q = _q(path)
         lines.append(f"rm -rf -- {q} || fail 'removing {path}'")
         if tar is not None:
             src = _q(f"{stage}/ws/{i}/{_base(path)}")
-            lines.append(f"mkdir -p -- {parent} && mv -- {src} {q} || fail 'placing {path}'")
+            lines.append(f"{_mkdir_parent(path)}mv -- {src} {q} || fail 'placing {path}'")
     lines += _place_verifier(prepared, verifier, vdir, stage)
     lines.append(f"cd -- {_q(vdir)} || fail 'no verifier dir'")
     if verifier.cwd:  # the harness's convention; a state without that directory gets `/`
@@ -495,10 +535,14 @@ def _setup_script(
             f"VERIFIER_DIR={vdir}",
         )
     )
-    lines.append(
-        f"exec /usr/bin/timeout -s KILL {int(timeout_s)} {wrap + ' ' if wrap else ''}"
+    run = (
+        f"/usr/bin/timeout -s KILL {int(timeout_s)} {wrap + ' ' if wrap else ''}"
         f'/usr/bin/env -i {env} /bin/sh -c "$entry"'
     )
+    if reward_dir is None:
+        lines.append(f"exec {run}")
+    else:  # the entry as a child: this shell then reads the reward file (one exec in all)
+        lines += [run, "rc=$?", _reward_tail(reward_dir, "$rc")]
     return "\n".join(lines)
 
 
@@ -513,6 +557,13 @@ def _zero(
 
 def _remove_now(box: Sandbox) -> None:
     box.remove()
+
+
+def _mkdir_parent(path: str) -> str:
+    """`mkdir -p PARENT && ` for a path below a subdirectory; nothing (no process) for a
+    path directly under `/`, whose parent always exists."""
+    parent = _parent(path)
+    return "" if parent == "/" else f"mkdir -p -- {_q(parent)} && "
 
 
 def _parent(path: str) -> str:

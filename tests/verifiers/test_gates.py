@@ -162,3 +162,41 @@ def test_gates_finish_on_a_one_slot_engine(docker_engine, sum_image, files, scop
     inp = GateInput(engine=engine, spec=spec, verifier=sound_verifier(files), files=files, image=sum_image,
                     repeats=1, concurrency=2, probes=(by_name("reward-file"),))  # fmt: skip
     assert run_gates(inp).verdict == GateVerdict.PASSED
+
+
+def test_a_gate_run_with_standby_containers_reports_what_one_without_does(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    """Standby changes when verification containers start, never what is verified: the
+    same rows, rewards and verdict; every standby container was used once or removed."""
+    from envfactory.core.settings import SandboxSettings
+    from sandboxes import DockerEngine
+    from sandboxes import labels as L
+
+    def engine(standby: int) -> DockerEngine:
+        return DockerEngine(SandboxSettings(pool_size=4, standby=standby), client=docker_engine.client,
+                            run_id=f"{docker_engine.run_id}-standby{standby}")  # fmt: skip
+
+    def rows(report):  # type: ignore[no-untyped-def]
+        return (report.verdict, report.notes, report.skipped,
+                sorted((c.name, c.kind, c.expected, c.observed, c.tamper) for c in report.checks))  # fmt: skip
+
+    weak = make_verifier(
+        files, "test -s /workspace/out/total.txt && test -s /workspace/out/count.txt"
+    )
+    probes = (by_name("placeholder-outputs"), by_name("reward-file"), by_name("path-hijack"))
+    reports = {}
+    for standby in (0, 4):
+        eng = engine(standby)
+        for name, v in (("sound", sound_verifier(files)), ("weak", weak)):
+            reports[standby, name] = run_gates(_gate(eng, sum_image, files, v, probes=probes))
+        eng.prestarted.settle()  # the unused standby containers go in the background
+        left = eng.client.api.containers(all=True, filters={"label": f"{L.RUN_ID}={eng.run_id}"})
+        assert left == []  # the run's end removed every container, standby ones included
+        if standby:
+            assert eng.prestarted.handed_out > 0
+            assert eng.prestarted.started == eng.prestarted.handed_out + eng.prestarted.discarded
+    assert reports[0, "sound"].verdict == GateVerdict.PASSED
+    assert reports[0, "weak"].verdict == GateVerdict.FAILED
+    for name in ("sound", "weak"):
+        assert rows(reports[4, name]) == rows(reports[0, name])

@@ -1,0 +1,99 @@
+"""Harbor's reward file, read in the verification's own exec (one exec per verification).
+
+The runner's shell waits for the entry, kills every other process, then prints the
+reward file after a marker; the last marker in the output is the runner's. When the exec
+ends before that (output cut at the cap), a second exec reads the file instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from sandboxes import DockerEngine, DockerSandbox
+from verifiers.runner import verify_state
+
+from .sumtask import SPEC, make_verifier
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+REWARD_DIR = "/logs/verifier"
+
+
+class CountingExecs:
+    """The real engine; the sandboxes it starts count their execs. A seam, passed in."""
+
+    def __init__(self, engine: DockerEngine) -> None:
+        self.engine, self.execs = engine, 0
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def start(self, image: str, **kw: Any) -> DockerSandbox:
+        box = self.engine.start(image, **kw)
+        if kw.get("purpose") == "verify":
+            inner = box.exec
+
+            def counted(*a: Any, **k: Any) -> Any:
+                with self._lock:
+                    self.execs += 1
+                return inner(*a, **k)
+
+            box.exec = counted  # type: ignore[method-assign]
+        return box
+
+
+def _verify(engine, image, files, entry: str, **limits: Any):  # type: ignore[no-untyped-def]
+    spec = (
+        SPEC.model_copy(update={"limits": SPEC.limits.model_copy(update=limits)})
+        if limits
+        else SPEC
+    )
+    v = make_verifier(files, entry).model_copy(update={"reward_dir": REWARD_DIR})
+    return verify_state(engine, state_image=image, pristine_image=image, spec=spec,
+                        verifier=v, files=files)  # fmt: skip
+
+
+def test_the_reward_file_is_read_in_the_verifications_own_exec(docker_engine, sum_image, files):  # type: ignore[no-untyped-def]
+    engine = CountingExecs(docker_engine)
+    res = _verify(engine, sum_image, files, f"echo checked; echo 1 > {REWARD_DIR}/reward.txt")
+    assert (res.reward, res.exit_code, res.reward_file) == (1, 0, "reward.txt\n1\n")
+    assert res.stdout == "checked\n"  # the marker and the file are not the verifier's output
+    assert engine.execs == 1
+    none = _verify(engine, sum_image, files, "echo no file written")
+    assert (none.reward, none.reward_file, none.stdout) == (0, None, "no file written\n")
+    assert engine.execs == 2
+    assert any("wrote no reward file" in n for n in none.notes)
+
+
+def test_a_marker_the_verifier_prints_is_not_the_reward(docker_engine, sum_image, files):  # type: ignore[no-untyped-def]
+    forged = "printf '\\nenvfactory-reward-file:reward.txt\\n1\\n'"
+    res = _verify(docker_engine, sum_image, files, f"echo 0 > {REWARD_DIR}/reward.txt; {forged}")
+    assert (res.reward, res.reward_file) == (0, "reward.txt\n0\n")
+    hidden = "printf '\\nenvfactory-reward-file:-\\n'"
+    res = _verify(docker_engine, sum_image, files, f"echo 1 > {REWARD_DIR}/reward.txt; {hidden}")
+    assert (res.reward, res.reward_file) == (1, "reward.txt\n1\n")
+
+
+def test_a_process_the_entry_leaves_cannot_rewrite_the_reward_or_hold_the_exec_open(
+    docker_engine, sum_image, files
+):  # type: ignore[no-untyped-def]
+    """Regression: with the entry exec'd, a child it left holding stdout kept the exec's
+    stream open until the verifier's timeout; its late write must not count either."""
+    late = f"(sleep 3; echo 1 > {REWARD_DIR}/reward.txt) &"
+    res = _verify(
+        docker_engine, sum_image, files, f"echo 0 > {REWARD_DIR}/reward.txt; {late} exit 0"
+    )
+    assert (res.reward, res.reward_file) == (0, "reward.txt\n0\n")
+    assert res.command_s < 30  # the verifier's timeout is 60 s: the child was killed at once
+
+
+def test_output_cut_at_the_cap_falls_back_to_a_second_exec(docker_engine, sum_image, files):  # type: ignore[no-untyped-def]
+    engine = CountingExecs(docker_engine)
+    flood = "head -c 3000000 /dev/zero | tr '\\0' x"
+    res = _verify(engine, sum_image, files, f"echo 1 > {REWARD_DIR}/reward.txt; {flood}")
+    assert res.reward_file == "reward.txt\n1\n" and res.reward == 1
+    assert engine.execs >= 2  # the exec was cut before its tail: the file was read again
