@@ -185,7 +185,9 @@ class Standby:
         """Start as many as `kind` lacks, in the background."""
         with self._lock:
             shelf = self._shelves.get(kind)
-            missing = self.depth - len(shelf.ready) - len(shelf.starts) if shelf else 0
+            if shelf is None:
+                return
+            missing = self.depth - len(shelf.ready) - len(shelf.starts)
             if missing <= 0:
                 return
             if self._pool is None:
