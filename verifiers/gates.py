@@ -204,6 +204,7 @@ class _GateRunner:
                 self._spawn(self._produce_reference)  # then partials and regressions
                 self._spawn(self._produce_noop)
                 self._drain()
+                self._last_tick()
             finally:
                 self.pool.shutdown(wait=True)
                 self.reaper.shutdown(wait=True)
@@ -229,7 +230,7 @@ class _GateRunner:
             self.spec.partial_solutions
         )
         n_states = 2 + n_unsolved + len(self.inp.regressions)
-        total = n_states + len(self.inp.probes) * (1 + n_unsolved)
+        total = n_states + sum(1 if p.noop_only else 1 + n_unsolved for p in self.inp.probes)
         if self._harbor_rows():
             total += 2 + len(self.inp.probes)
         return total
@@ -598,6 +599,14 @@ class _GateRunner:
                 fut = self.pending[i]
             fut.result()
             i += 1
+
+    def _last_tick(self) -> None:
+        """The plan is an estimate (rows appear and vanish with what the oracle wrote): end
+        the progress at done == total."""
+        with self.lock:
+            changed, self.total = self.total != self.done, self.done
+        if changed and self.inp.progress:
+            self.inp.progress(self.done, self.done, "done")
 
     def _tick(self, what: str) -> None:
         with self.lock:

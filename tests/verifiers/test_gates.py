@@ -33,7 +33,9 @@ def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> 
     # made minimal
     from_oracle = {"probe:truncated-outputs@oracle", "probe:inputs-minimal+reference@no-op"}
     assert from_oracle <= {c.name for c in probes}
-    assert len(probes) == len(PROBES) * 3 + 2  # every probe on no-op, prefix-1 and the partial
+    # every probe on no-op, prefix-1 and the partial (the no-op-only ones on the no-op)
+    per_state = sum(1 if p.noop_only else 3 for p in PROBES)
+    assert len(probes) == per_state + 2
     # expected at once: run once (a row whose input is the no-op's shares the no-op's runs)
     own = [c for c in probes if not any("result shared" in e for e in c.evidence)]
     assert {c.name: c.observed for c in own if c.observed != (0,)} == {}
