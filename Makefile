@@ -26,10 +26,11 @@ test: $(STAMP)
 	fi; \
 	$(BIN)/python -m pytest -m "not gpu" $(PYTEST_ARGS)
 
-# ruff, the import contracts (.importlinter), what they cannot state (no import cycle, every
+# ruff (lint and format), the import contracts (.importlinter), what they cannot state (no import cycle, every
 # package in a layer: scripts/check_imports.py), and strict mypy ([tool.mypy] in pyproject).
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/check_imports.py
 	$(BIN)/mypy

@@ -67,8 +67,10 @@ def _seed_inputs(d: Path) -> dict[str, Path]:
 
 def _task_inputs(d: Path) -> dict[str, Path]:
     out = {}
-    for name, text in (("yaml-alias-bomb", BOMB + "instruction: x\n"),
-                       ("yaml-deep", "instruction: " + "[" * 100_000 + "]" * 100_000)):  # fmt: skip
+    for name, text in (
+        ("yaml-alias-bomb", BOMB + "instruction: x\n"),
+        ("yaml-deep", "instruction: " + "[" * 100_000 + "]" * 100_000),
+    ):
         shutil.copytree(REPO / "examples/tasks-tb/error-summary", d / name)
         _write(d / name / "task.yaml", text)
         out[name] = d / name
@@ -132,8 +134,9 @@ def _tar_gz(path: Path, entries: list[tuple[str, bytes]], zeros_name: str) -> Pa
 
 def _lying_manifest(raw: bytes, zeros_name: str) -> bytes:
     doc = json.loads(raw)
-    doc["members"].append({"path": zeros_name, "sha256": _zeros_sha(GIB3), "size": GIB3,
-                           "visibility": "solver"})  # fmt: skip
+    doc["members"].append(
+        {"path": zeros_name, "sha256": _zeros_sha(GIB3), "size": GIB3, "visibility": "solver"}
+    )
     return json.dumps(doc).encode()
 
 
@@ -142,10 +145,14 @@ def _pack_inputs(d: Path) -> dict[str, Path]:
     entries = _members(good)
     zeros = "envs/env-hello/solver/context/zeros.bin"
     lying = [("pack.json", _lying_manifest(entries[0][1], zeros)), *entries[1:]]
-    out = {"unlisted-3gib-member": _tar_gz(d / "unlisted.tar.gz", entries, zeros),
-           "listed-3gib-bomb": _tar_gz(d / "lying.tar.gz", lying, zeros)}  # fmt: skip
-    for name, extra in (("file-then-path", [("x", b"1"), ("x/y", b"2")]),
-                        ("300-char-name", [("envs/" + "n" * 300, b"x")])):  # fmt: skip
+    out = {
+        "unlisted-3gib-member": _tar_gz(d / "unlisted.tar.gz", entries, zeros),
+        "listed-3gib-bomb": _tar_gz(d / "lying.tar.gz", lying, zeros),
+    }
+    for name, extra in (
+        ("file-then-path", [("x", b"1"), ("x/y", b"2")]),
+        ("300-char-name", [("envs/" + "n" * 300, b"x")]),
+    ):
         with tarfile.open(d / f"{name}.tar", "w") as tf:
             for n, data in [*entries, *extra]:
                 _add(tf, n, data)
@@ -178,30 +185,59 @@ def _signed_inputs(d: Path, entries: list[tuple[str, bytes]]) -> dict[str, Path]
     _write(forged / "pack.json", json.dumps(doc, indent=2))
     trust = d / "trusted"
     _write(trust / "alice.pub", public.read_bytes())
-    return {"forged-pack": forged, "trust-dir": trust, "public-key": public,
-            "unsigned-pack": d / "good.tar"}  # fmt: skip
+    return {
+        "forged-pack": forged,
+        "trust-dir": trust,
+        "public-key": public,
+        "unsigned-pack": d / "good.tar",
+    }
 
 
 def build_cases(inputs: Path) -> list[Case]:
     cli = [PY, "-m", "envfactory.cli"]
     seeds, tasks = _seed_inputs(inputs / "seeds"), _task_inputs(inputs / "tasks")
     packs = _pack_inputs(inputs / "packs")
-    cases = [Case("baseline: envfactory --help (CLI start-up)", [*cli, "--help"]),
-             Case("baseline: api GET /api/health (app start-up)", [PY, __file__, "--api", "health"])]  # fmt: skip
-    cases += [Case(f"seed submit: {k}", [*cli, "seed", "submit", str(p), "--no-start"])
-              for k, p in seeds.items()]  # fmt: skip
+    cases = [
+        Case("baseline: envfactory --help (CLI start-up)", [*cli, "--help"]),
+        Case("baseline: api GET /api/health (app start-up)", [PY, __file__, "--api", "health"]),
+    ]
+    cases += [
+        Case(f"seed submit: {k}", [*cli, "seed", "submit", str(p), "--no-start"])
+        for k, p in seeds.items()
+    ]
     cases += [Case(f"task import: {k}", [*cli, "task", "import", str(p)]) for k, p in tasks.items()]
     cases += [Case(f"api: {k}", [PY, __file__, "--api", k]) for k in API_CASES]
-    for k in ("unlisted-3gib-member", "listed-3gib-bomb", "file-then-path", "300-char-name",
-              "truncated-tar", "truncated-tar.gz"):  # fmt: skip
+    for k in (
+        "unlisted-3gib-member",
+        "listed-3gib-bomb",
+        "file-then-path",
+        "300-char-name",
+        "truncated-tar",
+        "truncated-tar.gz",
+    ):
         cases.append(
             Case(f"pack import: {k}", [*cli, "pack", "import", str(packs[k]), "--no-build"])
         )
-    cases.append(Case("pack verify --trust: forged (manifest rehashed)",
-                      [*cli, "pack", "verify", str(packs["forged-pack"]), "--trust", str(packs["public-key"])]))  # fmt: skip
-    cases.append(Case("pack import: unsigned, trust dir set",
-                      [*cli, "pack", "import", str(packs["unsigned-pack"]), "--no-build"],
-                      {"ENVFACTORY_PACKS__TRUST_DIR": str(packs["trust-dir"])}))  # fmt: skip
+    cases.append(
+        Case(
+            "pack verify --trust: forged (manifest rehashed)",
+            [
+                *cli,
+                "pack",
+                "verify",
+                str(packs["forged-pack"]),
+                "--trust",
+                str(packs["public-key"]),
+            ],
+        )
+    )
+    cases.append(
+        Case(
+            "pack import: unsigned, trust dir set",
+            [*cli, "pack", "import", str(packs["unsigned-pack"]), "--no-build"],
+            {"ENVFACTORY_PACKS__TRUST_DIR": str(packs["trust-dir"])},
+        )
+    )
     return cases
 
 
@@ -229,8 +265,11 @@ def run_api_case(name: str) -> None:
 
     settings = load_settings()
     store = Store.from_settings(settings)
-    store.findings.add(ShortcutFinding(id="f1", env_id="env-a", source="probe", rule="r",
-                                       evidence=Evidence(summary="s")))  # fmt: skip
+    store.findings.add(
+        ShortcutFinding(
+            id="f1", env_id="env-a", source="probe", rule="r", evidence=Evidence(summary="s")
+        )
+    )
     store.reviews.add(ReviewItem(id="rev-1", finding_id="f1", env_id="env-a"))
     auth = {"Authorization": f"Bearer {store.reviewers.add('ana', ReviewerRole.REVIEWER)}"}
     app = create_app(settings, store=store)  # no pipeline: decisions and seeds stored only
@@ -283,8 +322,13 @@ def measure(spec: dict[str, object]) -> dict[str, object]:
             time.sleep(0.02)
     seconds = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return {"rc": proc.returncode, "seconds": seconds, "cpu_s": usage.ru_utime + usage.ru_stime,
-            "peak_mb": usage.ru_maxrss / 1024, "written_mb": written / 2**20}  # fmt: skip
+    return {
+        "rc": proc.returncode,
+        "seconds": seconds,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_mb": usage.ru_maxrss / 1024,
+        "written_mb": written / 2**20,
+    }
 
 
 def _stored(home: Path) -> str:
@@ -295,9 +339,12 @@ def _stored(home: Path) -> str:
     from envfactory.store import Store
 
     with Store.from_settings(Settings(home=home, database_url=None)) as store:
-        rows = {"seeds": store.seeds.count(), "environments": len(store.environments.list()),
-                "packs": len(store.packs.list()),
-                "decisions": len([r for r in store.reviews.list() if r.state != ReviewState.OPEN])}  # fmt: skip
+        rows = {
+            "seeds": store.seeds.count(),
+            "environments": len(store.environments.list()),
+            "packs": len(store.packs.list()),
+            "decisions": len([r for r in store.reviews.list() if r.state != ReviewState.OPEN]),
+        }
     kept = {k: v for k, v in rows.items() if v}
     return "nothing" if not kept else ", ".join(f"{v} {k}" for k, v in kept.items())
 
@@ -316,35 +363,55 @@ def _message(case_dir: Path, rc: object) -> str:
 def run_case(case: Case, scratch: Path, index: int, timeout: float) -> dict[str, object]:
     case_dir = scratch / f"case-{index:02d}"
     (case_dir / "tmp").mkdir(parents=True)
-    env = dict(os.environ) | {"ENVFACTORY_HOME": str(case_dir / "home"), "TMPDIR": str(case_dir / "tmp"),
-                              "PYTHONPATH": str(REPO), "COLUMNS": "250"} | case.env  # fmt: skip
+    env = (
+        dict(os.environ)
+        | {
+            "ENVFACTORY_HOME": str(case_dir / "home"),
+            "TMPDIR": str(case_dir / "tmp"),
+            "PYTHONPATH": str(REPO),
+            "COLUMNS": "250",
+        }
+        | case.env
+    )
     env.pop("ENVFACTORY_DATABASE_URL", None)
     spec = {"argv": case.argv, "env": env, "dir": str(case_dir), "timeout": timeout}
-    helper = subprocess.run([PY, __file__, "--measure", json.dumps(spec)], capture_output=True,
-                            text=True, check=True)  # fmt: skip
+    helper = subprocess.run(
+        [PY, __file__, "--measure", json.dumps(spec)], capture_output=True, text=True, check=True
+    )
     result: dict[str, object] = json.loads(helper.stdout)
     left = [p for p in (case_dir / "tmp").rglob("*")]
-    return {"case": case.name, **result, "error": _message(case_dir, result["rc"]),
-            "stored": _stored(case_dir / "home"), "tmp_left": len(left)}  # fmt: skip
+    return {
+        "case": case.name,
+        **result,
+        "error": _message(case_dir, result["rc"]),
+        "stored": _stored(case_dir / "home"),
+        "tmp_left": len(left),
+    }
 
 
 def report(rows: list[dict[str, object]]) -> str:
-    lines = [f"{'case':<48} {'exit':>4} {'wall':>7} {'cpu':>6} {'peak':>7} {'written':>9}  "
-             "stored / tmp left"]  # fmt: skip
+    lines = [
+        f"{'case':<48} {'exit':>4} {'wall':>7} {'cpu':>6} {'peak':>7} {'written':>9}  "
+        "stored / tmp left"
+    ]
     for r in rows:
-        lines.append(f"{r['case']:<48} {r['rc']:>4} {r['seconds']:>6.2f}s {r['cpu_s']:>5.2f}s "
-                     f"{r['peak_mb']:>5.0f}MB {r['written_mb']:>7.2f}MB  {r['stored']} / "
-                     f"{r['tmp_left']} files")  # fmt: skip
+        lines.append(
+            f"{r['case']:<48} {r['rc']:>4} {r['seconds']:>6.2f}s {r['cpu_s']:>5.2f}s "
+            f"{r['peak_mb']:>5.0f}MB {r['written_mb']:>7.2f}MB  {r['stored']} / "
+            f"{r['tmp_left']} files"
+        )
         lines.append(f"    {r['error']}")
     cases = [r for r in rows if not str(r["case"]).startswith("baseline")]
     base = max((float(r["seconds"]) for r in rows if r not in cases), default=0.0)  # type: ignore[arg-type]
     worst = max(cases, key=lambda r: float(r["seconds"]))  # type: ignore[arg-type]
     big = max(cases, key=lambda r: float(r["peak_mb"]))  # type: ignore[arg-type]
-    lines.append(f"{len(cases)} cases; slowest {worst['seconds']:.2f} s wall / {worst['cpu_s']:.2f} s "
-                 f"cpu ({worst['case']}; start-up alone {base:.2f} s here); highest peak "
-                 f"{big['peak_mb']:.0f} MB ({big['case']}); stored anything: "
-                 f"{sum(1 for r in cases if not str(r['stored']).startswith('nothing'))}; "
-                 f"left files in TMPDIR: {sum(1 for r in cases if r['tmp_left'])}")  # fmt: skip
+    lines.append(
+        f"{len(cases)} cases; slowest {worst['seconds']:.2f} s wall / {worst['cpu_s']:.2f} s "
+        f"cpu ({worst['case']}; start-up alone {base:.2f} s here); highest peak "
+        f"{big['peak_mb']:.0f} MB ({big['case']}); stored anything: "
+        f"{sum(1 for r in cases if not str(r['stored']).startswith('nothing'))}; "
+        f"left files in TMPDIR: {sum(1 for r in cases if r['tmp_left'])}"
+    )
     return "\n".join(lines)
 
 

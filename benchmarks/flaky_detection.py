@@ -57,15 +57,24 @@ def flaky_table(
         artifacts = ArtifactStore(Path(tmp) / "artifacts")
         for task_dir in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
             task = load_task(task_dir, artifacts)
-            image = engine.build(context_tar(task.spec.build, artifacts.get),
-                                 dockerfile=task.spec.build.dockerfile).image  # fmt: skip
+            image = engine.build(
+                context_tar(task.spec.build, artifacts.get), dockerfile=task.spec.build.dockerfile
+            ).image
             row = FlakyRow(task_dir.name, runs)
             for i in range(runs):
                 order = list(MODES.items()) if i % 2 == 0 else list(MODES.items())[::-1]
                 for mode, adaptive in order:
-                    inp = GateInput(engine=engine, spec=task.spec, verifier=task.verifier,
-                                    files=artifacts.get, image=image, repeats=repeats, probes=(),
-                                    concurrency=concurrency, adaptive_repeats=adaptive)  # fmt: skip
+                    inp = GateInput(
+                        engine=engine,
+                        spec=task.spec,
+                        verifier=task.verifier,
+                        files=artifacts.get,
+                        image=image,
+                        repeats=repeats,
+                        probes=(),
+                        concurrency=concurrency,
+                        adaptive_repeats=adaptive,
+                    )
                     run = run_gates_detailed(inp)
                     row.detected[mode] += run.report.verdict != GateVerdict.PASSED
                     row.verifications[mode].append(sum(len(v) for v in run.results.values()))
@@ -77,8 +86,10 @@ def flaky_table(
 
 def print_flaky(rows: list[FlakyRow], repeats: int) -> None:
     modes = list(MODES)
-    print(f"flaky-verifier detection (state rows only, R={repeats}; control = a sound verifier:"
-          " a detection there is a false alarm)")  # fmt: skip
+    print(
+        f"flaky-verifier detection (state rows only, R={repeats}; control = a sound verifier:"
+        " a detection there is a false alarm)"
+    )
     head = "".join(f" | {m + ': detected':>22} {'verif.':>7} {'s':>6}" for m in modes)
     print(f"  {'verifier':<10}{head}")
     for r in rows:

@@ -70,8 +70,22 @@ def oracle_trials(
 
 
 def _run(harbor: str, task: Path, jobs: Path, trials: int, concurrency: int) -> dict:
-    argv = [harbor, "run", "-p", str(task), "-a", "oracle", "-k", str(trials),
-            "-n", str(concurrency), "-o", str(jobs), "-y", "-q"]  # fmt: skip
+    argv = [
+        harbor,
+        "run",
+        "-p",
+        str(task),
+        "-a",
+        "oracle",
+        "-k",
+        str(trials),
+        "-n",
+        str(concurrency),
+        "-o",
+        str(jobs),
+        "-y",
+        "-q",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, cwd=jobs.parent)
     results = sorted(jobs.glob("*/result.json"))
     if done.returncode != 0 or not results:

@@ -185,8 +185,10 @@ def main() -> int:
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, _stop)
     entries = load_manifest(args.only, set(filter(None, args.skip.split(","))))
-    engine = DockerEngine(load_settings().sandbox.model_copy(update={"pool_size": args.concurrency}),
-                          run_id=f"bench-integrity-{uuid.uuid4().hex[:8]}")  # fmt: skip
+    engine = DockerEngine(
+        load_settings().sandbox.model_copy(update={"pool_size": args.concurrency}),
+        run_id=f"bench-integrity-{uuid.uuid4().hex[:8]}",
+    )
     results: list[TaskResult] = []
     t0 = time.monotonic()
     try:
@@ -195,9 +197,14 @@ def main() -> int:
             for i, entry in enumerate(entries, 1):
                 r = run_one(engine, entry, artifacts, args.repeats, args.concurrency)
                 results.append(r)
-                line = json.dumps(asdict(r)) if args.json else (
-                    f"[{i}/{len(entries)} {time.monotonic() - t0:6.0f}s] {r.name}: {r.outcome} "
-                    f"({r.seconds:.0f}s) {', '.join(r.failing[:4])} {r.evidence if r.oracle_only else ''}")  # fmt: skip
+                line = (
+                    json.dumps(asdict(r))
+                    if args.json
+                    else (
+                        f"[{i}/{len(entries)} {time.monotonic() - t0:6.0f}s] {r.name}: {r.outcome} "
+                        f"({r.seconds:.0f}s) {', '.join(r.failing[:4])} {r.evidence if r.oracle_only else ''}"
+                    )
+                )
                 print(line, flush=True)
     except KeyboardInterrupt:
         print(f"\ninterrupted after {len(results)} of {len(entries)} tasks", flush=True)

@@ -50,10 +50,27 @@ def main() -> None:
     cli = ["docker", "run", "--rm", "--network", "none", image, "true"]
     # The same lockdown as a sandbox, to separate the cost of the limits from ours.
     locked = [
-        "docker", "run", "--rm", "--network", "none", "--init", "--cap-drop", "ALL",
-        "--security-opt", "no-new-privileges", "--memory", "1024m", "--memory-swap", "1024m",
-        "--cpus", "1", "--pids-limit", "256", image, "true",
-    ]  # fmt: skip
+        "docker",
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--init",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--memory",
+        "1024m",
+        "--memory-swap",
+        "1024m",
+        "--cpus",
+        "1",
+        "--pids-limit",
+        "256",
+        image,
+        "true",
+    ]
 
     def ours() -> None:
         sb = engine.start(image, purpose="benchmark")

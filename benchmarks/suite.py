@@ -128,8 +128,12 @@ def failed_row(name: str, stage: str | None, exc: BaseException, elapsed_s: floa
     if hint:
         message += f" (fix: {' '.join(str(hint).split())})"
     built = elapsed_s if stage == "building" else 0.0
-    return TaskRow(name=name, verdict=FAILED_STAGES.get(stage, "gate-error"),
-                   build_s=built, error=f"{type(exc).__name__}: {message}")  # fmt: skip
+    return TaskRow(
+        name=name,
+        verdict=FAILED_STAGES.get(stage, "gate-error"),
+        build_s=built,
+        error=f"{type(exc).__name__}: {message}",
+    )
 
 
 def format_report(summary: SuiteSummary) -> str:
@@ -141,8 +145,10 @@ def format_report(summary: SuiteSummary) -> str:
     ]
     for r in rows:
         first = (r.reasons[0] if r.reasons else "")[:90]
-        out.append(f"{r.name:{width}}  {r.verdict:20}  {r.build_s:8.1f}  {r.gate_s:8.1f}  "
-                   f"{r.checks:6d}  {first if r.error is None else '-'}")  # fmt: skip
+        out.append(
+            f"{r.name:{width}}  {r.verdict:20}  {r.build_s:8.1f}  {r.gate_s:8.1f}  "
+            f"{r.checks:6d}  {first if r.error is None else '-'}"
+        )
     out.append("")
     out.append("verdicts: " + "   ".join(f"{k}: {v}" for k, v in summary.counts.items()))
     for heading in sorted({r.verdict for r in rows if r.error is not None}):
@@ -194,16 +200,21 @@ def run_one(
     t0 = time.monotonic()
     try:
         result = validate_task(
-            engine, path, artifacts, repeats=repeats, concurrency=concurrency,  # type: ignore[arg-type]
+            engine,
+            path,
+            artifacts,
+            repeats=repeats,
+            concurrency=concurrency,  # type: ignore[arg-type]
             on_stage=lambda s: stage.__setitem__(0, s),
-        )  # fmt: skip
+        )
     except (EnvFactoryError, OSError) as exc:  # docker/IO trouble is a row too
         return failed_row(path.name, stage[0], exc, time.monotonic() - t0)
     return row_from_validation(path.name, result)
 
 
-def run_suite(paths: Sequence[Path], *, repeats: int, concurrency: int, workers: int,
-              progress: bool = True) -> SuiteSummary:  # fmt: skip
+def run_suite(
+    paths: Sequence[Path], *, repeats: int, concurrency: int, workers: int, progress: bool = True
+) -> SuiteSummary:
     """Gate every task in `paths` on a fresh engine and temporary artifact store."""
     from envfactory.core.settings import load_settings
     from envfactory.store import ArtifactStore
@@ -223,8 +234,11 @@ def run_suite(paths: Sequence[Path], *, repeats: int, concurrency: int, workers:
                 rows.append(run_one(engine, path, artifacts, repeats, concurrency))
                 if progress:
                     r = rows[-1]
-                    print(f"  {r.name}: {r.verdict} ({r.build_s:.1f}s build, {r.gate_s:.1f}s gate)",
-                          file=sys.stderr, flush=True)  # fmt: skip
+                    print(
+                        f"  {r.name}: {r.verdict} ({r.build_s:.1f}s build, {r.gate_s:.1f}s gate)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
     finally:
         engine.gc(run_id=engine.run_id, include_live=True)
     return SuiteSummary(rows, time.monotonic() - t0, workers, os.cpu_count() or 1)
@@ -235,16 +249,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("dir", type=Path, help="a suite directory (or one task directory)")
-    ap.add_argument("--workers", type=int, default=4,
-                    help="N for the throughput estimate (the run itself is one task at a time)")  # fmt: skip
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=4,
+        help="N for the throughput estimate (the run itself is one task at a time)",
+    )
     ap.add_argument("--repeats", type=int, default=1, help="runs per gate check")
     ap.add_argument("--concurrency", type=int, default=2, help="containers at once within a task")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = ap.parse_args(argv)
     if not args.dir.is_dir():
         ap.error(f"{args.dir} is not a directory: give a suite directory such as examples/tasks")
-    summary = run_suite(task_dirs(args.dir), repeats=args.repeats,
-                        concurrency=args.concurrency, workers=args.workers)  # fmt: skip
+    summary = run_suite(
+        task_dirs(args.dir),
+        repeats=args.repeats,
+        concurrency=args.concurrency,
+        workers=args.workers,
+    )
     print(json.dumps(as_json(summary), indent=2) if args.json else format_report(summary))
     return 0
 

@@ -54,7 +54,11 @@ class Timed:
 
     def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
         attr = getattr(self._inner, name)
-        if not callable(attr) or name.startswith("_") or name in {"build", "ensure_base_image", "gc", "standby"}:  # fmt: skip
+        if (
+            not callable(attr)
+            or name.startswith("_")
+            or name in {"build", "ensure_base_image", "gc", "standby"}
+        ):
             return attr
 
         def call(*a, **kw):  # type: ignore[no-untyped-def]
@@ -93,8 +97,21 @@ def bare_container_s(image: str, n: int = 5) -> float:
     times = []
     for _ in range(n):
         t0 = time.monotonic()
-        subprocess.run(["docker", "run", "--rm", "--label", "envfactory.owner=bench",
-                        "--network", "none", image, "true"], check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            [
+                "docker",
+                "run",
+                "--rm",
+                "--label",
+                "envfactory.owner=bench",
+                "--network",
+                "none",
+                image,
+                "true",
+            ],
+            check=True,
+            capture_output=True,
+        )
         times.append(time.monotonic() - t0)
     return st.median(times)
 
@@ -109,20 +126,35 @@ def gate_all(modes: list[Mode], tasks: list[Path], artifacts: ArtifactStore, arg
     for i, task in enumerate(tasks):
         for mode in modes if i % 2 == 0 else modes[::-1]:
             timed = Timed(mode.engine, mode.totals, threading.Lock())
-            res = validate_task(timed, task, artifacts, repeats=args.repeats,  # type: ignore[arg-type]
-                                concurrency=args.concurrency)  # fmt: skip
+            res = validate_task(
+                timed,
+                task,
+                artifacts,
+                repeats=args.repeats,  # type: ignore[arg-type]
+                concurrency=args.concurrency,
+            )
             mode.gate_s[task.name] = res.run.wall_s
             mode.checks[task.name] = len(res.report.checks)
             mode.verifications[task.name] = sum(len(v) for v in res.run.results.values())
             mode.verdicts[task.name] = res.report.verdict.value
-            print(f"  {task.name:16s} {mode.name:12s} {res.report.verdict.value:7s} "
-                  f"{res.run.wall_s:6.1f}s", file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"  {task.name:16s} {mode.name:12s} {res.report.verdict.value:7s} "
+                f"{res.run.wall_s:6.1f}s",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    ap.add_argument("--tasks", nargs="*", type=Path,
-                    default=sorted(p for p in (ROOT / "benchmarks/tasks").iterdir() if p.is_dir()))  # fmt: skip
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--tasks",
+        nargs="*",
+        type=Path,
+        default=sorted(p for p in (ROOT / "benchmarks/tasks").iterdir() if p.is_dir()),
+    )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument(
@@ -138,8 +170,10 @@ def main() -> int:
     run_id = f"bench-{uuid.uuid4().hex[:8]}"
     base = load_settings().sandbox.model_copy(update={"pool_size": args.concurrency})
     depth = args.standby if args.standby is not None else args.concurrency
-    modes = [Mode(name, DockerEngine(base.model_copy(update={"standby": d}), run_id=run_id))
-             for name, d in zip(MODES, (0, depth), strict=True)]  # fmt: skip
+    modes = [
+        Mode(name, DockerEngine(base.model_copy(update={"standby": d}), run_id=run_id))
+        for name, d in zip(MODES, (0, depth), strict=True)
+    ]
     engine = modes[1].engine
     harbor, harbor_note = find_harbor(args.harbor) if args.harbor_trials else (None, "skipped")
     harbor_runs: list[HarborRun] = []
@@ -153,17 +187,28 @@ def main() -> int:
             sb = engine.prestarted
             modes[1].standby = (sb.handed_out, sb.started, sb.discarded)
         for t in tasks if harbor else []:
-            harbor_runs.append(oracle_trials(harbor, t, engine, trials=args.harbor_trials,  # type: ignore[arg-type]
-                                             concurrency=args.concurrency))  # fmt: skip
+            harbor_runs.append(
+                oracle_trials(
+                    harbor,
+                    t,
+                    engine,
+                    trials=args.harbor_trials,  # type: ignore[arg-type]
+                    concurrency=args.concurrency,
+                )
+            )
         if args.flaky_runs:
-            flaky = flaky_table(engine, runs=args.flaky_runs, repeats=args.repeats,
-                                concurrency=args.concurrency)  # fmt: skip
+            flaky = flaky_table(
+                engine, runs=args.flaky_runs, repeats=args.repeats, concurrency=args.concurrency
+            )
     finally:
         for m in modes:
             m.engine.close()
         engine.gc(run_id=run_id, include_live=True)
-        subprocess.run("docker ps -aq --filter label=envfactory.owner=bench | xargs -r docker rm -f",
-                       shell=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            "docker ps -aq --filter label=envfactory.owner=bench | xargs -r docker rm -f",
+            shell=True,
+            capture_output=True,
+        )
     report(modes, tasks, harbor_runs, harbor_note, bare, exec_over, args)
     if flaky:
         print()
@@ -178,11 +223,20 @@ def _build(engine: DockerEngine, task: Path, artifacts: ArtifactStore) -> str:
     ).image
 
 
-def report(modes: list[Mode], tasks: list[Path], harbor: list[HarborRun], harbor_note: str,
-           bare: float, exec_over: float, args) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
+def report(
+    modes: list[Mode],
+    tasks: list[Path],
+    harbor: list[HarborRun],
+    harbor_note: str,
+    bare: float,
+    exec_over: float,
+    args,
+) -> None:  # type: ignore[no-untyped-def]
     print()
-    print(f"tasks: {len(tasks)}   repeats: {args.repeats}   concurrency: {args.concurrency}   "
-          f"standby depth: {modes[1].engine.settings.standby}   {harbor_note}")  # fmt: skip
+    print(
+        f"tasks: {len(tasks)}   repeats: {args.repeats}   concurrency: {args.concurrency}   "
+        f"standby depth: {modes[1].engine.settings.standby}   {harbor_note}"
+    )
     hb = {h.task: h for h in harbor}
     cols = [*MODES, "Harbor oracle trials"]
     print(f"  {'':28s}" + "".join(f"{c:>22s}" for c in cols))
@@ -204,18 +258,29 @@ def report(modes: list[Mode], tasks: list[Path], harbor: list[HarborRun], harbor
             f"{m.per_min(m.verifications) / harbor_min:.1f}x" if harbor_min else "n/a"
             for m in modes
         ]
-        + [""],  # fmt: skip
+        + [""],
     }
     for name, cells in rows.items():
         print(f"  {name:28s}" + "".join(f"{c:>22s}" for c in cells))
     if harbor:
-        print("  Harbor trials passed: " + ", ".join(f"{h.task} {h.passed}/{h.trials}" for h in harbor)
-              + ("   errors: " + str(sum(h.errors for h in harbor)) if any(h.errors for h in harbor) else ""))  # fmt: skip
+        print(
+            "  Harbor trials passed: "
+            + ", ".join(f"{h.task} {h.passed}/{h.trials}" for h in harbor)
+            + (
+                "   errors: " + str(sum(h.errors for h in harbor))
+                if any(h.errors for h in harbor)
+                else ""
+            )
+        )
     handed, started, unused = modes[1].standby
-    print(f"standby: {handed} containers handed out ready (of {sum(modes[1].verifications.values())} "
-          f"verifications), {started} started ahead, {unused} removed unused at the runs' ends")  # fmt: skip
-    print(f"floor here: bare container (docker run --rm IMAGE true) {bare:.3f}s   "
-          f"exec {exec_over:.3f}s")  # fmt: skip
+    print(
+        f"standby: {handed} containers handed out ready (of {sum(modes[1].verifications.values())} "
+        f"verifications), {started} started ahead, {unused} removed unused at the runs' ends"
+    )
+    print(
+        f"floor here: bare container (docker run --rm IMAGE true) {bare:.3f}s   "
+        f"exec {exec_over:.3f}s"
+    )
     for m in modes:
         print(f"where the time goes, {m.name} (engine calls, summed over threads):")
         for name, vals in sorted(m.totals.items(), key=lambda kv: -sum(kv[1])):

@@ -49,8 +49,15 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
 
 
-def in_fresh(engine: DockerEngine, image: str, spec: EnvironmentSpec, vdir: dict[str, bytes],
-             argv: list[str], *, twice: bool = False) -> float:  # fmt: skip
+def in_fresh(
+    engine: DockerEngine,
+    image: str,
+    spec: EnvironmentSpec,
+    vdir: dict[str, bytes],
+    argv: list[str],
+    *,
+    twice: bool = False,
+) -> float:
     """Seconds of one exec of `argv` in a fresh container holding the tests at /tests
     (with `twice`, the second of two runs)."""
     box = engine.start(image, limits=spec.limits, purpose="verify", network=False)
@@ -65,8 +72,14 @@ def in_fresh(engine: DockerEngine, image: str, spec: EnvironmentSpec, vdir: dict
         box.remove()
 
 
-def reward_read_s(engine: DockerEngine, image: str, spec: EnvironmentSpec,
-                  vdir: dict[str, bytes], entry: str, reward_dir: str) -> float:  # fmt: skip
+def reward_read_s(
+    engine: DockerEngine,
+    image: str,
+    spec: EnvironmentSpec,
+    vdir: dict[str, bytes],
+    entry: str,
+    reward_dir: str,
+) -> float:
     """Seconds of reading the reward file by an exec of its own after the entry ran (what
     the runner did for every Harbor-format verification before it read it in the same exec)."""
     box = engine.start(image, limits=spec.limits, purpose="verify", network=False)
@@ -98,18 +111,23 @@ def main() -> int:
             artifacts = ArtifactStore(Path(tmp) / "a")
             task = load_task(args.task, artifacts)
             spec = task.spec
-            image = engine.build(context_tar(spec.build, artifacts.get),
-                                 dockerfile=spec.build.dockerfile).image  # fmt: skip
+            image = engine.build(
+                context_tar(spec.build, artifacts.get), dockerfile=spec.build.dockerfile
+            ).image
             rows = measure(engine, image, task, artifacts, args.n)
     finally:
         engine.close()
         engine.gc(run_id=engine.run_id, include_live=True)
     print(f"task: {args.task.name}   n={args.n} per row   (fresh containers from standby)")
     for name, xs in rows.items():
-        print(f"  {name:<52} p50 {pct(xs, .5) * 1000:7.0f} ms   p95 {pct(xs, .95) * 1000:7.0f} ms")  # fmt: skip
+        print(
+            f"  {name:<52} p50 {pct(xs, 0.5) * 1000:7.0f} ms   p95 {pct(xs, 0.95) * 1000:7.0f} ms"
+        )
     added = statistics.median(rows[TRIVIAL]) - statistics.median(rows["exec `true`"])
-    print(f"  what the runner adds to an exec (p50 of the trivial entry minus exec `true`): "
-          f"{added * 1000:.0f} ms")  # fmt: skip
+    print(
+        f"  what the runner adds to an exec (p50 of the trivial entry minus exec `true`): "
+        f"{added * 1000:.0f} ms"
+    )
     return 0
 
 
@@ -118,40 +136,74 @@ def measure(engine: DockerEngine, image: str, task, artifacts: ArtifactStore, n:
     vfiles = verifier_tar(verifier, artifacts.get)
     vdir = {name: data for name, (data, _) in vfiles.items()}
     tests = sorted(n for n in vdir if n.endswith(".py"))
-    pytest = [PY, "-I", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
-              "--rootdir=/tests", *tests]  # fmt: skip
+    pytest = [
+        PY,
+        "-I",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--noconftest",
+        "--rootdir=/tests",
+        *tests,
+    ]
     run: dict[str, Callable[[], float]] = {
         "exec `true`": lambda: in_fresh(engine, image, spec, vdir, ["true"]),
-        "python3 -I -S -c pass": lambda: in_fresh(engine, image, spec, vdir, [PY, "-I", "-S", "-c", "pass"]),
-        "python3 -I -c pass (with site)": lambda: in_fresh(engine, image, spec, vdir, [PY, "-I", "-c", "pass"]),
-        "python3 -I -c 'import pytest'": lambda: in_fresh(engine, image, spec, vdir, [PY, "-I", "-c", "import pytest"]),
-        "pytest --co (start + collection)": lambda: in_fresh(engine, image, spec, vdir, [*pytest[:3], "pytest", "--co", *pytest[4:]]),
+        "python3 -I -S -c pass": lambda: in_fresh(
+            engine, image, spec, vdir, [PY, "-I", "-S", "-c", "pass"]
+        ),
+        "python3 -I -c pass (with site)": lambda: in_fresh(
+            engine, image, spec, vdir, [PY, "-I", "-c", "pass"]
+        ),
+        "python3 -I -c 'import pytest'": lambda: in_fresh(
+            engine, image, spec, vdir, [PY, "-I", "-c", "import pytest"]
+        ),
+        "pytest --co (start + collection)": lambda: in_fresh(
+            engine, image, spec, vdir, [*pytest[:3], "pytest", "--co", *pytest[4:]]
+        ),
         "pytest: start, collection and tests": lambda: in_fresh(engine, image, spec, vdir, pytest),
-        "pytest again in the same container": lambda: in_fresh(engine, image, spec, vdir, pytest, twice=True),
-        "pytest: the whole entry (bash test.sh)": lambda: in_fresh(engine, image, spec, vdir, ["sh", "-c", verifier.entry]),
-    }  # fmt: skip
+        "pytest again in the same container": lambda: in_fresh(
+            engine, image, spec, vdir, pytest, twice=True
+        ),
+        "pytest: the whole entry (bash test.sh)": lambda: in_fresh(
+            engine, image, spec, vdir, ["sh", "-c", verifier.entry]
+        ),
+    }
     if verifier.reward_dir:
         run["reward file read by a second exec (the runner before)"] = lambda: reward_read_s(
             engine, image, spec, vdir, verifier.entry, verifier.reward_dir or ""
         )
     steps = spec.reference_solution
-    (oracle,) = produce_chain(engine, image, spec, steps, names=[None] * (len(steps) - 1) + ["oracle"],
-                              kinds=[StateKind.ORACLE] * len(steps), want_diff=False)  # fmt: skip
+    (oracle,) = produce_chain(
+        engine,
+        image,
+        spec,
+        steps,
+        names=[None] * (len(steps) - 1) + ["oracle"],
+        kinds=[StateKind.ORACLE] * len(steps),
+        want_diff=False,
+    )
     # The runner around an entry that does nothing but write the reward: its own cost.
-    trivial = verifier.model_copy(update={"entry": f"echo 1 > {verifier.reward_dir}/reward.txt"
-                                          if verifier.reward_dir else "true"})  # fmt: skip
+    trivial = verifier.model_copy(
+        update={
+            "entry": f"echo 1 > {verifier.reward_dir}/reward.txt" if verifier.reward_dir else "true"
+        }
+    )
     results: dict[str, list[float]] = defaultdict(list)
     with engine.standby(image, limits=spec.limits, purpose="verify", network=False):
         for _ in range(n):
             for name, fn in run.items():
                 results[name].append(fn())
-            res = verify_prepared(engine, oracle.prepared, spec=spec, verifier=verifier,
-                                  verifier_files=vfiles)  # fmt: skip
+            res = verify_prepared(
+                engine, oracle.prepared, spec=spec, verifier=verifier, verifier_files=vfiles
+            )
             assert res.reward == 1, res
             results["runner: its exec (staging + entry + reward file)"].append(res.command_s)
             results["runner: container to reward"].append(res.duration_s)
-            bare = verify_prepared(engine, oracle.prepared, spec=spec, verifier=trivial,
-                                   verifier_files=vfiles)  # fmt: skip
+            bare = verify_prepared(
+                engine, oracle.prepared, spec=spec, verifier=trivial, verifier_files=vfiles
+            )
             results[TRIVIAL].append(bare.command_s)
     return results
 

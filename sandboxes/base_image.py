@@ -47,9 +47,15 @@ IMAGE_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 # Kept where update-ca-certificates looks, so a later `apt-get install` keeps the proxy CA.
 IMAGE_EXTRA_CA = "usr/local/share/ca-certificates/envfactory-host-bundle.crt"
 DEFAULT_PACKAGES = (
-    "bash", "coreutils", "procps", "python3", "python3-pip", "python3-venv", "git",
+    "bash",
+    "coreutils",
+    "procps",
+    "python3",
+    "python3-pip",
+    "python3-venv",
+    "git",
     "ca-certificates",
-)  # fmt: skip
+)
 PROCEDURE_VERSION = 2  # bump when the build steps below change (2: deb822 apt sources)
 CA_ENV = {
     "SSL_CERT_FILE": IMAGE_CA_BUNDLE,
@@ -68,10 +74,22 @@ CMD ["python3"]
 """
 
 # Suites of Debian's main archive: a mirror that serves one of them serves every release.
-DEBIAN_SUITES = frozenset({
-    "buster", "bullseye", "bookworm", "trixie", "forky", "duke", "sid",
-    "oldoldstable", "oldstable", "stable", "testing", "unstable",
-})  # fmt: skip
+DEBIAN_SUITES = frozenset(
+    {
+        "buster",
+        "bullseye",
+        "bookworm",
+        "trixie",
+        "forky",
+        "duke",
+        "sid",
+        "oldoldstable",
+        "oldstable",
+        "stable",
+        "testing",
+        "unstable",
+    }
+)
 DEBIAN_SOURCES = """\
 Types: deb
 URIs: {mirror}
@@ -176,9 +194,13 @@ def build_minimal(
     with tempfile.TemporaryDirectory(prefix="envfactory-rootfs-", dir=workdir) as tmp:
         rootfs = Path(tmp) / "rootfs"
         cmd = [
-            "debootstrap", f"--variant={recipe.variant}", "--include=" + ",".join(recipe.packages),
-            recipe.suite, str(rootfs), recipe.mirror,
-        ]  # fmt: skip
+            "debootstrap",
+            f"--variant={recipe.variant}",
+            "--include=" + ",".join(recipe.packages),
+            recipe.suite,
+            str(rootfs),
+            recipe.mirror,
+        ]
         log("$ " + " ".join(cmd))
         proc = subprocess.run(cmd, capture_output=True, text=True)
         log(proc.stdout[-20_000:] + proc.stderr[-20_000:])
@@ -189,14 +211,14 @@ def build_minimal(
             )
         _finish_rootfs(rootfs, recipe, ca_bundle)
         tar_path = Path(tmp) / "rootfs.tar"
-        subprocess.run(["tar", "--numeric-owner", "-C", str(rootfs), "-cf", str(tar_path), "."],
-                       check=True)  # fmt: skip
+        subprocess.run(
+            ["tar", "--numeric-owner", "-C", str(rootfs), "-cf", str(tar_path), "."], check=True
+        )
         changes = [f"ENV {k}={v}" for k, v in CA_ENV.items()] + ['CMD ["bash"]']
         lab = L.ownership("base", kind="base", recipe=recipe.hash())
         changes += [f"LABEL {k}={json.dumps(v)}" for k, v in lab.items()]
         with tar_path.open("rb") as f:  # an open file: a path string is taken as a URL
-            client.api.import_image(src=f, repository=BASE_REPO, tag=recipe.hash(),
-                                    changes=changes)  # fmt: skip
+            client.api.import_image(src=f, repository=BASE_REPO, tag=recipe.hash(), changes=changes)
     if not image_exists(client, tag):
         raise SandboxError(f"docker import did not produce {tag}")
     log(f"imported {tag}")
@@ -235,8 +257,16 @@ def build_python(client: docker.DockerClient, base_tag: str, *, log: Log = lambd
         tar.addfile(info, io.BytesIO(data))
     lab = L.ownership("base", kind="base", recipe=digest)
     try:
-        run_build(client, buf.getvalue(), tag=tag, dockerfile="Dockerfile", labels=lab,
-                  network=False, timeout_s=900, on_log=log)  # fmt: skip
+        run_build(
+            client,
+            buf.getvalue(),
+            tag=tag,
+            dockerfile="Dockerfile",
+            labels=lab,
+            network=False,
+            timeout_s=900,
+            on_log=log,
+        )
     except ImageBuildFailed as exc:
         raise SandboxError(f"building {tag} failed: {exc.message}", hint=exc.log[-2000:]) from exc
     return tag
@@ -252,8 +282,10 @@ def ensure_base_image(
     """The local base image tag for `flavour`, building what is missing (cached by recipe)."""
     flavour = FLAVOUR_ALIASES.get(flavour, flavour)
     if flavour not in FLAVOURS:
-        raise ConfigError(f"unknown base flavour {flavour!r}",
-                          hint=f"choose one of {FLAVOURS + tuple(FLAVOUR_ALIASES)}")  # fmt: skip
+        raise ConfigError(
+            f"unknown base flavour {flavour!r}",
+            hint=f"choose one of {FLAVOURS + tuple(FLAVOUR_ALIASES)}",
+        )
     recipe = recipe or BaseRecipe.from_host()
     base = f"{BASE_REPO}:{recipe.hash()}"
     # Several processes share one engine: a host-wide lock makes one of them build it.

@@ -62,9 +62,11 @@ class Standin:
     def warning(self, ref: str, image: str) -> str | None:
         if self.named is None:
             return None
-        return (f"{ref} -> {image}: {self.named.format(ref=ref)} is built as {self.describe()};"
-                " lines that assume the named release (package names, apt sources, versions)"
-                " may behave differently")  # fmt: skip
+        return (
+            f"{ref} -> {image}: {self.named.format(ref=ref)} is built as {self.describe()};"
+            " lines that assume the named release (package names, apt sources, versions)"
+            " may behave differently"
+        )
 
 
 def _py(release: str, named: str | None = None) -> Standin:
@@ -233,10 +235,17 @@ def run_build(
     context = _append_labels(context, dockerfile, labels)
     try:
         stream = client.api.build(
-            fileobj=io.BytesIO(context), custom_context=True, tag=tag, dockerfile=dockerfile,
-            pull=False, rm=True, forcerm=True, decode=True,
-            network_mode="host" if network else "none", timeout=int(timeout_s) + 60,
-        )  # fmt: skip
+            fileobj=io.BytesIO(context),
+            custom_context=True,
+            tag=tag,
+            dockerfile=dockerfile,
+            pull=False,
+            rm=True,
+            forcerm=True,
+            decode=True,
+            network_mode="host" if network else "none",
+            timeout=int(timeout_s) + 60,
+        )
     except docker.errors.APIError as exc:
         raise ImageBuildFailed(f"build of {tag} failed: {exc}") from exc
     # A watchdog hangs up at the deadline even while a step is silent; the daemon then
@@ -277,8 +286,9 @@ def _pump(stream: Any, tag: str, log: list[str], on_log: Callable[[str], None] |
             if on_log:
                 on_log(text)
         if "error" in chunk:
-            raise ImageBuildFailed(f"build of {tag} failed: {chunk['error'].strip()}",
-                                   log="".join(log))  # fmt: skip
+            raise ImageBuildFailed(
+                f"build of {tag} failed: {chunk['error'].strip()}", log="".join(log)
+            )
         image_id = chunk.get("aux", {}).get("ID", image_id)
     return image_id
 

@@ -120,8 +120,9 @@ class DockerEngine:
         if release is None or release == recipe.suite:
             return recipe
         if release not in BL.RELEASES:
-            raise ConfigError(f"unknown Debian release {release!r}",
-                              hint=f"choose one of {sorted(BL.RELEASES)}")  # fmt: skip
+            raise ConfigError(
+                f"unknown Debian release {release!r}", hint=f"choose one of {sorted(BL.RELEASES)}"
+            )
         # The host's mirror serves every release (find_mirror falls back to it).
         return dataclasses.replace(recipe, suite=release)
 
@@ -171,30 +172,45 @@ class DockerEngine:
         log = f"cached: {env_tag}\n" if cached else ""
         if not cached:
             out = BL.run_build(
-                self.client, ctx.to_tar(), tag=env_tag, dockerfile=dockerfile,
-                labels=BL.env_labels(chash, self.run_id), network=self.settings.build_network,
-                timeout_s=self.settings.build_timeout_s, on_log=on_log,
-            )  # fmt: skip
+                self.client,
+                ctx.to_tar(),
+                tag=env_tag,
+                dockerfile=dockerfile,
+                labels=BL.env_labels(chash, self.run_id),
+                network=self.settings.build_network,
+                timeout_s=self.settings.build_timeout_s,
+                on_log=on_log,
+            )
             log = out.log
         image = self.client.images.get(env_tag)
         if tag and tag != env_tag:
             repo, _, t = tag.rpartition(":") if ":" in tag.split("/")[-1] else (tag, "", "latest")
             image.tag(repo, t)
         return BuildResult(
-            image=BL.id_of(image, env_tag), tag=tag or env_tag, context_hash=chash, cached=cached,
-            substitutions=subs, warnings=tuple(warnings),
+            image=BL.id_of(image, env_tag),
+            tag=tag or env_tag,
+            context_hash=chash,
+            cached=cached,
+            substitutions=subs,
+            warnings=tuple(warnings),
             duration_s=round(time.monotonic() - started, 3),
             log_tail=log[-BL.LOG_TAIL_BYTES :],
-        )  # fmt: skip
+        )
 
     def build_dir(
-        self, path: Path, *, dockerfile: str = "Dockerfile", tag: str | None = None,
+        self,
+        path: Path,
+        *,
+        dockerfile: str = "Dockerfile",
+        tag: str | None = None,
         on_log: Log | None = None,
-    ) -> BuildResult:  # fmt: skip
+    ) -> BuildResult:
         path = Path(path)
         if not (path / dockerfile).is_file():
-            raise ImageBuildFailed(f"{path / dockerfile} does not exist",
-                                   hint="point build_dir at a directory holding a Dockerfile")  # fmt: skip
+            raise ImageBuildFailed(
+                f"{path / dockerfile} does not exist",
+                hint="point build_dir at a directory holding a Dockerfile",
+            )
         return self.build(tar_dir(path), dockerfile=dockerfile, tag=tag, on_log=on_log)
 
     def remove_image(self, image: str) -> None:
@@ -219,13 +235,18 @@ class DockerEngine:
     def _pool_exhausted(self) -> SandboxError:
         return SandboxError(
             f"no sandbox slot free after {self.pool_wait_s:.0f}s (pool_size="
-            f"{self.settings.pool_size})", hint="raise ENVFACTORY_SANDBOX__POOL_SIZE",
-        )  # fmt: skip
+            f"{self.settings.pool_size})",
+            hint="raise ENVFACTORY_SANDBOX__POOL_SIZE",
+        )
 
     def _start_in_slot(
-        self, image: str, limits: Limits | None, purpose: str, run_id: str | None,
+        self,
+        image: str,
+        limits: Limits | None,
+        purpose: str,
+        run_id: str | None,
         network: bool | None,
-    ) -> DockerSandbox:  # fmt: skip
+    ) -> DockerSandbox:
         """Start holding a pool slot already; the slot goes back on failure or remove().
         A container of this kind waiting on standby is handed out instead of a new one."""
         kind = self._kind(image, limits, purpose, run_id, network)
@@ -233,8 +254,10 @@ class DockerEngine:
             launched = self.prestarted.take(kind) or self._launch(kind)
         except docker.errors.ImageNotFound as exc:
             self._pool.release()
-            raise ConfigError(f"image {image} does not exist locally",
-                              hint="build it first (engine.build / ensure_base_image)") from exc  # fmt: skip
+            raise ConfigError(
+                f"image {image} does not exist locally",
+                hint="build it first (engine.build / ensure_base_image)",
+            ) from exc
         except BaseException as exc:
             self._pool.release()
             if isinstance(exc, docker.errors.APIError):
@@ -243,9 +266,13 @@ class DockerEngine:
         return self._adopt(kind, launched)
 
     def _kind(
-        self, image: str, limits: Limits | None, purpose: str, run_id: str | None,
+        self,
+        image: str,
+        limits: Limits | None,
+        purpose: str,
+        run_id: str | None,
         network: bool | None,
-    ) -> Kind:  # fmt: skip
+    ) -> Kind:
         """What `start` decides a container by, defaults filled in (the standby key)."""
         limits = limits or Limits()
         net = limits.network if network is None else network
@@ -274,10 +301,15 @@ class DockerEngine:
         cid, limits = launched.id, kind.limits
         container = self.client.containers.prepare_model({"Id": cid, "Name": launched.name})
         sb = DockerSandbox(
-            self.client, container, kind.image, default_timeout_s=limits.exec_timeout_s,
-            output_cap=self.settings.output_cap_bytes, run_id=kind.run_id,
-            on_remove=lambda: self._released(cid), disk_mb=limits.disk_mb,
-        )  # fmt: skip
+            self.client,
+            container,
+            kind.image,
+            default_timeout_s=limits.exec_timeout_s,
+            output_cap=self.settings.output_cap_bytes,
+            run_id=kind.run_id,
+            on_remove=lambda: self._released(cid),
+            disk_mb=limits.disk_mb,
+        )
         sb.graph_driver = launched.info.get("GraphDriver") or {}  # spares diff() an inspect
         try:
             self._disk_watchdog().watch(launched.info, limits.disk_mb, sb.stop_for_disk)
@@ -332,9 +364,14 @@ class DockerEngine:
         return cid, name
 
     def _create(
-        self, image: str, name: str, limits: Limits, purpose: str, run_id: str | None,
+        self,
+        image: str,
+        name: str,
+        limits: Limits,
+        purpose: str,
+        run_id: str | None,
         network: bool | None,
-    ) -> str:  # fmt: skip
+    ) -> str:
         """Create the container; the first create also learns whether the engine's storage
         driver takes a size (`storage_opt`): if it refuses, the disk watchdog alone
         enforces `limits.disk_mb` from then on (`disk.py`)."""
@@ -343,10 +380,14 @@ class DockerEngine:
             host = self._host_config(limits, network, sized)
             try:
                 cid = self.client.api.create_container(
-                    image, command=[], entrypoint=["sleep", "infinity"], name=name,
-                    host_config=host, labels=L.ownership(purpose, run_id, sandbox=name),
+                    image,
+                    command=[],
+                    entrypoint=["sleep", "infinity"],
+                    name=name,
+                    host_config=host,
+                    labels=L.ownership(purpose, run_id, sandbox=name),
                     stop_signal="SIGKILL",
-                )["Id"]  # fmt: skip
+                )["Id"]
             except docker.errors.APIError as exc:
                 if not (sized and D.storage_opt_refused(exc)):
                     raise
@@ -359,12 +400,18 @@ class DockerEngine:
     def _host_config(self, limits: Limits, network: bool | None, sized: bool) -> dict[str, Any]:
         net = limits.network if network is None else network
         return self.client.api.create_host_config(
-            init=True, network_mode="bridge" if net else "none", cap_drop=["ALL"],
-            cap_add=C.cap_add(limits.capabilities), security_opt=["no-new-privileges"], mem_limit=f"{limits.memory_mb}m",
-            memswap_limit=f"{limits.memory_mb}m", nano_cpus=int(limits.cpus * 1e9),
-            pids_limit=limits.pids, runtime=None if self.runtime() == "runc" else self.runtime(),
+            init=True,
+            network_mode="bridge" if net else "none",
+            cap_drop=["ALL"],
+            cap_add=C.cap_add(limits.capabilities),
+            security_opt=["no-new-privileges"],
+            mem_limit=f"{limits.memory_mb}m",
+            memswap_limit=f"{limits.memory_mb}m",
+            nano_cpus=int(limits.cpus * 1e9),
+            pids_limit=limits.pids,
+            runtime=None if self.runtime() == "runc" else self.runtime(),
             storage_opt={"size": D.storage_opt_size(limits.disk_mb)} if sized else None,
-        )  # fmt: skip
+        )
 
     def runtime(self) -> str:
         """runc, or runsc (gVisor) when asked for or when `auto` finds it on the engine."""
@@ -374,8 +421,10 @@ class DockerEngine:
                 set((self.client.info().get("Runtimes") or {}).keys()) if want != "runc" else set()
             )
             if want == "runsc" and "runsc" not in have:
-                raise ConfigError("runtime runsc (gVisor) is not configured on this Docker engine",
-                                  hint="install runsc and register it, or set runtime to auto/runc")  # fmt: skip
+                raise ConfigError(
+                    "runtime runsc (gVisor) is not configured on this Docker engine",
+                    hint="install runsc and register it, or set runtime to auto/runc",
+                )
             self._runtime = "runsc" if want != "runc" and "runsc" in have else "runc"
         return self._runtime
 
@@ -428,16 +477,27 @@ class DockerEngine:
     # -- cleanup ------------------------------------------------------------------------
 
     def gc(
-        self, *, older_than_s: float = 0, run_id: str | None = None, include_live: bool = False,
-        images: bool = False, foreign_ttl_s: float | None = None,
-    ) -> list[str]:  # fmt: skip
+        self,
+        *,
+        older_than_s: float = 0,
+        run_id: str | None = None,
+        include_live: bool = False,
+        images: bool = False,
+        foreign_ttl_s: float | None = None,
+    ) -> list[str]:
         """Remove our orphaned containers (owner process gone; another host's only past
         `foreign_ttl_s`) and, with `images`, our snapshot images; never anything without
         our owner label. Returns what was removed."""
         from .gc import collect
 
-        return collect(self.client, older_than_s=older_than_s, run_id=run_id,
-                       include_live=include_live, images=images, foreign_ttl_s=foreign_ttl_s)  # fmt: skip
+        return collect(
+            self.client,
+            older_than_s=older_than_s,
+            run_id=run_id,
+            include_live=include_live,
+            images=images,
+            foreign_ttl_s=foreign_ttl_s,
+        )
 
 
 def _remove_when_started(task: asyncio.Future[DockerSandbox]) -> None:

@@ -24,27 +24,35 @@ from envfactory.core.errors import BrokenReason, SandboxBroken
 from . import execution as X
 
 _WORDS: dict[str, tuple[str, str]] = {
-    "pids_exhausted": ("its pids limit is exhausted",
-                       "a process left running forks without end: restart() ends every process "
-                       "(files stay), or start a new sandbox"),
+    "pids_exhausted": (
+        "its pids limit is exhausted",
+        "a process left running forks without end: restart() ends every process "
+        "(files stay), or start a new sandbox",
+    ),
     "container_dead": ("the container is not running", "start a new sandbox; remove() this one"),
     "runtime_error": ("the container runtime refused the command", "start a new sandbox"),
-    "disk_exceeded": ("it wrote past its disk quota and was stopped",
-                      "raise limits.disk_mb if the task needs more"),
-}  # fmt: skip
+    "disk_exceeded": (
+        "it wrote past its disk quota and was stopped",
+        "raise limits.disk_mb if the task needs more",
+    ),
+}
 
 
 def broken(container_id: str, reason: BrokenReason, detail: str) -> SandboxBroken:
     what, hint = _WORDS[reason]
     message = f"sandbox {container_id[:12]} can no longer run commands: {what}"
-    return SandboxBroken(message + (f": {detail}" if detail else ""), reason=reason,
-                         detail=detail, hint=hint)  # fmt: skip
+    return SandboxBroken(
+        message + (f": {detail}" if detail else ""), reason=reason, detail=detail, hint=hint
+    )
 
 
 def never_started(
-    client: docker.DockerClient, container_id: str, exec_id: str, exit_code: int,
+    client: docker.DockerClient,
+    container_id: str,
+    exec_id: str,
+    exit_code: int,
     out: X.StreamOutcome,
-) -> SandboxBroken | None:  # fmt: skip
+) -> SandboxBroken | None:
     """`SandboxBroken` when an exec that ended with 125/126 never ran its command."""
     text = (out.stdout + out.stderr).decode("utf-8", "replace").strip()
     if client.api.exec_inspect(exec_id).get("Pid") == 0:

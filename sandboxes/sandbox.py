@@ -30,8 +30,8 @@ from envfactory.core.models import ExecResult, PathChange, StateKind, StateRef
 from . import execution as X
 from . import health as H
 from . import labels as L
-from .fastdiff import upper_diff
-from .fastsnap import layer_snapshot
+from .overlay_diff import upper_diff
+from .overlay_snapshot import layer_snapshot
 
 if TYPE_CHECKING:
     from docker.models.containers import Container
@@ -103,9 +103,14 @@ class DockerSandbox:
             raise H.broken(self.id, "container_dead", f"the container is gone: {exc}") from exc
 
     def _settle(
-        self, exec_id: str, out: X.StreamOutcome, marker: str, user: str | None, start: float,
+        self,
+        exec_id: str,
+        out: X.StreamOutcome,
+        marker: str,
+        user: str | None,
+        start: float,
         timeout_s: float,
-    ) -> ExecResult:  # fmt: skip
+    ) -> ExecResult:
         """The exec's result once its stream has ended (or been cut)."""
         if self._disk_used is not None:
             return self._disk_result(out, start)
@@ -131,23 +136,30 @@ class DockerSandbox:
             exit_code=exit_code,
             stdout=out.stdout.decode("utf-8", "replace"),
             stderr=out.stderr.decode("utf-8", "replace"),
-            truncated=out.truncated, timed_out=timed_out, oom_killed=oom, duration_s=duration,
-        )  # fmt: skip
+            truncated=out.truncated,
+            timed_out=timed_out,
+            oom_killed=oom,
+            duration_s=duration,
+        )
 
     def _disk_result(self, out: X.StreamOutcome, start: float) -> ExecResult:
         with self._lock:
             pass  # the watchdog removes the container under the lock: report once it is gone
         return ExecResult(
-            exit_code=None, stdout=out.stdout.decode("utf-8", "replace"),
-            stderr=out.stderr.decode("utf-8", "replace"), truncated=out.truncated,
-            disk_exceeded=True, duration_s=X.elapsed_since(start),
-        )  # fmt: skip
+            exit_code=None,
+            stdout=out.stdout.decode("utf-8", "replace"),
+            stderr=out.stderr.decode("utf-8", "replace"),
+            truncated=out.truncated,
+            disk_exceeded=True,
+            duration_s=X.elapsed_since(start),
+        )
 
     def _ensure_usable(self) -> None:
         if self._disk_used is not None:
             used = self._disk_used // (1024 * 1024)
-            raise H.broken(self.id, "disk_exceeded", f"{used} MiB written, the quota is "
-                           f"{self.disk_mb} MiB")  # fmt: skip
+            raise H.broken(
+                self.id, "disk_exceeded", f"{used} MiB written, the quota is {self.disk_mb} MiB"
+            )
 
     def stop_for_disk(self, used: int) -> None:
         """The disk watchdog's verdict: stop the sandbox for good and free its disk now.
@@ -161,16 +173,26 @@ class DockerSandbox:
                 self._client.api.remove_container(self.id, force=True, v=True)
 
     def _launch(
-        self, cmd: str | Sequence[str], timeout_s: float, user: str | None,
-        workdir: str | None, env: Mapping[str, str] | None, marker: str,
-    ) -> tuple[str, Any, Any]:  # fmt: skip
+        self,
+        cmd: str | Sequence[str],
+        timeout_s: float,
+        user: str | None,
+        workdir: str | None,
+        env: Mapping[str, str] | None,
+        marker: str,
+    ) -> tuple[str, Any, Any]:
         """Create and start the exec; return its id and the hijacked stream."""
         api = self._client.api
         try:
             exec_id = api.exec_create(
-                self.id, X.wrap_command(cmd, timeout_s), stdout=True, stderr=True,
-                user=user or "", workdir=workdir, environment=X.exec_env(env, marker),
-            )["Id"]  # fmt: skip
+                self.id,
+                X.wrap_command(cmd, timeout_s),
+                stdout=True,
+                stderr=True,
+                user=user or "",
+                workdir=workdir,
+                environment=X.exec_env(env, marker),
+            )["Id"]
             handle = api.exec_start(exec_id, socket=True)
         except docker.errors.APIError as exc:
             self._ensure_usable()
@@ -341,19 +363,23 @@ class DockerSandbox:
         tag = f"{kind}-{uuid.uuid4().hex[:12]}"
         image_id = None
         if method != "commit":
-            image_id = layer_snapshot(self._client, self.id, repo=STATE_REPO, tag=tag,
-                                      labels=lab, exclude=ENGINE_PATHS)  # fmt: skip
+            image_id = layer_snapshot(
+                self._client, self.id, repo=STATE_REPO, tag=tag, labels=lab, exclude=ENGINE_PATHS
+            )
             if image_id is None and method == "layer":
-                raise SandboxError(f"layer snapshot of sandbox {self.id[:12]} is not possible "
-                                   "here", hint="use method='auto' or 'commit'")  # fmt: skip
+                raise SandboxError(
+                    f"layer snapshot of sandbox {self.id[:12]} is not possible here",
+                    hint="use method='auto' or 'commit'",
+                )
         if image_id is None:
             image_id = self._commit(tag, lab)
         return StateRef(image=image_id, kind=kind, label=label, env_id=env_id, diff=tuple(changes))
 
     def _commit(self, tag: str, labels: dict[str, str]) -> str:
         try:
-            res = self._client.api.commit(self.id, repository=STATE_REPO, tag=tag,
-                                          conf={"Labels": labels}, pause=True)  # fmt: skip
+            res = self._client.api.commit(
+                self.id, repository=STATE_REPO, tag=tag, conf={"Labels": labels}, pause=True
+            )
         except docker.errors.APIError as exc:
             raise SandboxError(f"snapshot of sandbox {self.id[:12]} failed: {exc}") from exc
         return str(res["Id"])

@@ -100,7 +100,9 @@ def main() -> int:
     ours = {m for m in graph.modules if m.split(".")[0] in PACKAGES}
     problems = [f"import cycle: {' <-> '.join(c)}" for c in cycles(graph, ours)]
     layers = layer_names(ROOT / ".importlinter")
-    subpackages = [c for c in graph.find_children("envfactory") if (ROOT / c.replace(".", "/")).is_dir()]
+    subpackages = [
+        c for c in graph.find_children("envfactory") if (ROOT / c.replace(".", "/")).is_dir()
+    ]
     problems += [
         f"{name} is in no layer of the `layers` contract (.importlinter)"
         for name in sorted(subpackages)

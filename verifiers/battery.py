@@ -1,7 +1,7 @@
 """One place that assembles a gate run for a verifier: `gate_input`.
 
 Both `envfactory validate` (verifiers/validate.py) and the pipeline's gate activity
-(workflows/real.py) gate through here, so a task is judged the same way on both paths:
+(workflows/store_services.py) gate through here, so a task is judged the same way on both paths:
 
 - the verification layer (`verifiers.deps`): what the verifier installs at run time is
   provided offline in an image built once per task image; verifications start from it,
@@ -52,11 +52,19 @@ def gate_input(
         return traced_probes(engine, prepared, spec=spec, verifier=verifier, verifier_files=vfiles)
 
     inp = GateInput(
-        engine=engine, spec=spec, verifier=verifier, files=files, image=image, repeats=repeats,
-        regressions=regressions, probes=probes_for(vtar) if probes is None else probes,
-        concurrency=concurrency, progress=progress,
+        engine=engine,
+        spec=spec,
+        verifier=verifier,
+        files=files,
+        image=image,
+        repeats=repeats,
+        regressions=regressions,
+        probes=probes_for(vtar) if probes is None else probes,
+        concurrency=concurrency,
+        progress=progress,
         verify_image=layer.image if layer.image != image else None,
-        missing=layer.missing, provided=layer.provided,
+        missing=layer.missing,
+        provided=layer.provided,
         traced_probes=traced if trace and (probes is None or probes == PROBES) else None,
-    )  # fmt: skip
+    )
     return inp, tuple(notes)

@@ -102,7 +102,7 @@ def findings_from_report(report: GateReport) -> tuple[ShortcutFinding, ...]:
                         diff=check.tamper,
                         verifier_output="\n".join(check.evidence),
                     ),
-                )  # fmt: skip
+                )
             )
     for check in report.checks:
         if check.semantics != primary:
@@ -122,6 +122,6 @@ def findings_from_report(report: GateReport) -> tuple[ShortcutFinding, ...]:
                         diff=check.tamper,
                         verifier_output="\n".join(check.evidence),
                     ),
-                )  # fmt: skip
+                )
             )
     return tuple(out)

@@ -220,9 +220,14 @@ class _GateRunner:
             nets.add(self.spec.limits.network)
         with contextlib.ExitStack() as stack:
             for net in sorted(nets):
-                stack.enter_context(self.inp.engine.standby(
-                    image, limits=self.spec.limits, purpose="verify", network=net,
-                ))  # fmt: skip
+                stack.enter_context(
+                    self.inp.engine.standby(
+                        image,
+                        limits=self.spec.limits,
+                        purpose="verify",
+                        network=net,
+                    )
+                )
             yield
 
     def _planned_total(self) -> int:
@@ -253,9 +258,14 @@ class _GateRunner:
         chain: list[ProducedState] = []
         try:
             for st in produce_chain(
-                self.inp.engine, self.inp.image, self.spec, steps, names=names, kinds=kinds,
+                self.inp.engine,
+                self.inp.image,
+                self.spec,
+                steps,
+                names=names,
+                kinds=kinds,
                 stop_on_failure=True,
-            ):  # fmt: skip
+            ):
                 if st.kind == StateKind.ORACLE:
                     self.oracle = st
                     self.expected = frozenset(c.path for c in st.diff)
@@ -354,9 +364,12 @@ class _GateRunner:
         n_unsolved = max(len(self.spec.reference_solution) - 1, 0) + len(
             self.spec.partial_solutions
         )
-        self.skipped.append(SkippedCheck(
-            name=f"{len(self.probes)} probes on each of {1 + n_unsolved} states", why=why,
-        ))  # fmt: skip
+        self.skipped.append(
+            SkippedCheck(
+                name=f"{len(self.probes)} probes on each of {1 + n_unsolved} states",
+                why=why,
+            )
+        )
         with self.lock:
             self.total = self.done
 
@@ -379,8 +392,12 @@ class _GateRunner:
         self._on_state(noop, CheckKind.NOOP, 0, semantics="harbor")
         for probe in self.probes:
             recipe = (probe_replay(probe, self.spec, "harbor"),)
-            st = ProducedState(f"probe:{probe.name}@no-op", StateKind.PROBE,
-                               self._harbor_prepared(recipe, kill=True), recipe)  # fmt: skip
+            st = ProducedState(
+                f"probe:{probe.name}@no-op",
+                StateKind.PROBE,
+                self._harbor_prepared(recipe, kill=True),
+                recipe,
+            )
             self._on_state(st, CheckKind.PROBE, 0, probe, semantics="harbor")
             self._note_harness_limit(probe, "harbor")
         self.notes.append(
@@ -414,10 +431,17 @@ class _GateRunner:
         assert self.oracle is not None and self.noop is not None
         steps = recomputed_steps(self.spec)
         names: list[str | None] = [None] * (len(steps) - 1) + [RECOMPUTED]
-        (st,) = produce_chain(self.inp.engine, self.inp.image, self.spec, steps, names=names,
-                              kinds=[StateKind.PROBE] * len(steps))  # fmt: skip
-        if outputs_differ(st.prepared.workspace, self.oracle.prepared.workspace,
-                          self.noop.prepared.workspace):  # fmt: skip
+        (st,) = produce_chain(
+            self.inp.engine,
+            self.inp.image,
+            self.spec,
+            steps,
+            names=names,
+            kinds=[StateKind.PROBE] * len(steps),
+        )
+        if outputs_differ(
+            st.prepared.workspace, self.oracle.prepared.workspace, self.noop.prepared.workspace
+        ):
             self._on_state(st, CheckKind.PROBE, 0, by_name("inputs-minimal"))
         else:
             with self.lock:
@@ -458,8 +482,10 @@ class _GateRunner:
             twin = self.by_input.get(key) if kind == CheckKind.PROBE else None
             if twin is not None and self._rewarded(twin):
                 # the probe changed nothing the verifier sees: the oracle's own state
-                self.notes.append(f"{check.name}: the probe left the oracle's state as it was "
-                                  "(nothing for it to attack): not checked")  # fmt: skip
+                self.notes.append(
+                    f"{check.name}: the probe left the oracle's state as it was "
+                    "(nothing for it to attack): not checked"
+                )
                 return
             check.repeats = runs = self._first_repeats(kind, secondary)
             self.checks.append(check)
@@ -548,8 +574,14 @@ class _GateRunner:
             return []
         if len({r.reward for r in done}) > 1 and not self.disagreed:
             self.disagreed = True
-            again = [c for c in self.checks if not c.secondary and c.repeats < full
-                     and c.name in self.results and c.name not in self.shared]  # fmt: skip
+            again = [
+                c
+                for c in self.checks
+                if not c.secondary
+                and c.repeats < full
+                and c.name in self.results
+                and c.name not in self.shared
+            ]
         elif check.repeats < full and (done[0].reward != check.expected or self.disagreed):
             again = [check]
         else:
@@ -566,10 +598,14 @@ class _GateRunner:
         which expect 0. A sandbox broken twice is the engine's failure, raised with the
         check's name, so the gate run fails loudly and its activity is retried."""
         run = functools.partial(
-            verify_prepared, self.inp.engine, check.prepared or check.state.prepared,
-            spec=self.spec, verifier=self.inp.verifier, verifier_files=self.vfiles,
+            verify_prepared,
+            self.inp.engine,
+            check.prepared or check.state.prepared,
+            spec=self.spec,
+            verifier=self.inp.verifier,
+            verifier_files=self.vfiles,
             remove=self._remove_later,
-        )  # fmt: skip
+        )
         try:
             return run()
         except SandboxBroken as first:
@@ -577,9 +613,11 @@ class _GateRunner:
                 return run()
             except SandboxBroken as exc:
                 raise SandboxBroken(
-                    f"verifying {check.name}: twice, {exc.message}", reason=exc.reason,
-                    detail=exc.detail, hint=exc.hint,
-                ) from first  # fmt: skip
+                    f"verifying {check.name}: twice, {exc.message}",
+                    reason=exc.reason,
+                    detail=exc.detail,
+                    hint=exc.hint,
+                ) from first
 
     def _remove_later(self, box: Sandbox) -> None:
         self.reaper.submit(box.remove)
@@ -634,17 +672,22 @@ class _GateRunner:
                     [r.duration_s for r in res],
                     [r.command_s for r in res],
                     self.shared.get(c.name),
-                )  # fmt: skip
+                )
             )
         if self.reference_failure is None and self.oracle is None and self.oracle_ok is None:
             self.notes.append("the reference solution produced no oracle state")
         report = GateReport(
-            env_id=self.spec.id, verifier_version=self.inp.verifier.version, checks=tuple(rows),
-            repeats=self.inp.repeats, notes=tuple(sorted(set(self.notes))),
-            reference_failure=self.reference_failure, unrunnable=self.unrunnable,
-            provided=self.inp.provided, skipped=tuple(self.skipped),
+            env_id=self.spec.id,
+            verifier_version=self.inp.verifier.version,
+            checks=tuple(rows),
+            repeats=self.inp.repeats,
+            notes=tuple(sorted(set(self.notes))),
+            reference_failure=self.reference_failure,
+            unrunnable=self.unrunnable,
+            provided=self.inp.provided,
+            skipped=tuple(self.skipped),
             semantics=self.spec.semantics or ("envfactory",),
-        )  # fmt: skip
+        )
         states = {c.name: c.state for c in self.checks}
         prepared = {c.name: c.prepared or c.state.prepared for c in self.checks}
         return GateRun(report, timings, states, self.results, wall_s, prepared)
@@ -715,9 +758,18 @@ def unrunnable_signs(
     return tuple(found[:8])
 
 
-_KIND_ORDER = {k: i for i, k in enumerate(
-    [CheckKind.ORACLE, CheckKind.NOOP, CheckKind.UNSOLVED, CheckKind.PROBE, CheckKind.REGRESSION]
-)}  # fmt: skip
+_KIND_ORDER = {
+    k: i
+    for i, k in enumerate(
+        [
+            CheckKind.ORACLE,
+            CheckKind.NOOP,
+            CheckKind.UNSOLVED,
+            CheckKind.PROBE,
+            CheckKind.REGRESSION,
+        ]
+    )
+}
 
 
 def _order(c: _Check) -> tuple[int, int, str]:

@@ -45,7 +45,9 @@ _TEST_FILE = re.compile(
     r"(^|/)(tests?|testing|spec)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$"
     r"|(^|/)(pytest\.ini|tox\.ini|run-tests\.sh|test\.sh)$"
 )
-_REWARD_FILE = re.compile(r"(^|/)(reward|rewards|score|result|results)\.(txt|json)$|^/logs/verifier/")
+_REWARD_FILE = re.compile(
+    r"(^|/)(reward|rewards|score|result|results)\.(txt|json)$|^/logs/verifier/"
+)
 _NETWORK = re.compile(
     r"\b(curl|wget|nc|ncat|netcat|ssh|scp|rsync|telnet|ftp)\b|https?://|\bgit\s+(clone|fetch|pull)\b"
     r"|\bpip3?\s+(install|download)\b|\bapt(-get)?\s+(install|update)\b|/dev/tcp/"
@@ -56,7 +58,9 @@ _PATH_HIJACK_CMD = re.compile(
     r"|\bln\s+-[a-z]*s[a-z]*\s+\S+\s+/(usr/)?(local/)?s?bin/|\bsitecustomize\b|\busercustomize\b"
 )
 _REWARD_CMD = re.compile(r"(reward|score)\.(txt|json)|/logs/verifier")
-_TEST_EDIT_CMD = re.compile(r"\b(rm|mv|truncate|sed\s+-i)\b[^|;&]*\b(tests?/|test_\w+\.py|conftest\.py)")
+_TEST_EDIT_CMD = re.compile(
+    r"\b(rm|mv|truncate|sed\s+-i)\b[^|;&]*\b(tests?/|test_\w+\.py|conftest\.py)"
+)
 _SHELL_TOOLS = ("shell", "bash", "run", "exec", "run_shell", "execute", "command")
 _CMD_KEYS = ("command", "cmd", "script")
 _PATH_KEYS = ("path", "file", "filename")
@@ -223,9 +227,7 @@ def finding_id(env_id: str, trajectory_id: str, rule: str) -> str:
     return f"find-{digest[:12]}"
 
 
-def _finding(
-    trajectory: Trajectory, config: MiningConfig, rule: str, h: _Hits
-) -> ShortcutFinding:
+def _finding(trajectory: Trajectory, config: MiningConfig, rule: str, h: _Hits) -> ShortcutFinding:
     summary = f"{trajectory.role.value} trajectory {trajectory.id}: " + "; ".join(
         dict.fromkeys(h.reasons)
     )

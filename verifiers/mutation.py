@@ -57,8 +57,17 @@ RULE = "mutation:weak-battery"
 #: operators that take a check out (wholly or one operand of it). Such a mutant with the
 #: original's output on every state means no state ever failed that check — a blind spot
 #: of the battery, not an equivalent mutant (unless the check is redundant, which is rare).
-REMOVES_A_CHECK = frozenset({"drop-assert", "drop-check", "compare-true", "delete-test",
-                             "early-exit", "skip-file-check", "drop-check-line"})  # fmt: skip
+REMOVES_A_CHECK = frozenset(
+    {
+        "drop-assert",
+        "drop-check",
+        "compare-true",
+        "delete-test",
+        "early-exit",
+        "skip-file-check",
+        "drop-check-line",
+    }
+)
 #: parts of a verifier's output that differ between two runs of the same verifier
 _VOLATILE = (
     (re.compile(re.escape(VERIFIER_DIR_PREFIX) + r"[0-9a-f]+"), "<verifier-dir>"),
@@ -118,11 +127,14 @@ def mutation_score(
             scorer.reaper.shutdown(wait=True)
     count = {s: sum(m.status == s for m in mutants) for s in ("killed", "survived")}
     return MutationScore(
-        killed=count["killed"], survived=count["survived"],
-        equivalent=len(mutants) - count["killed"] - count["survived"], mutants=tuple(mutants),
-        candidates=len(found), verifications=scorer.verifications,
+        killed=count["killed"],
+        survived=count["survived"],
+        equivalent=len(mutants) - count["killed"] - count["survived"],
+        mutants=tuple(mutants),
+        candidates=len(found),
+        verifications=scorer.verifications,
         wall_s=round(time.monotonic() - t0, 3),
-    )  # fmt: skip
+    )
 
 
 class _Scorer:
@@ -153,9 +165,13 @@ class _Scorer:
         killed_by = None
         for target in self.targets:
             res = verify_prepared(
-                self.engine, target.prepared, spec=self.spec, verifier=self.verifier,
-                verifier_files=vfiles, remove=self._remove_later,
-            )  # fmt: skip
+                self.engine,
+                target.prepared,
+                spec=self.spec,
+                verifier=self.verifier,
+                verifier_files=vfiles,
+                remove=self._remove_later,
+            )
             with self.lock:
                 self.verifications += 1
             if res.reward != target.expected:
@@ -164,8 +180,14 @@ class _Scorer:
             passed.append((target, res))
         status = "killed" if killed_by else self._survivor_status(m, passed)
         self._tick(f"{m.operator} {m.file}:{m.line} {status}")
-        return Mutant(file=m.file, operator=m.operator, line=m.line, diff=m.diff,
-                      status=status, killed_by=killed_by)  # fmt: skip
+        return Mutant(
+            file=m.file,
+            operator=m.operator,
+            line=m.line,
+            diff=m.diff,
+            status=status,
+            killed_by=killed_by,
+        )
 
     def _survivor_status(
         self, m: MutantFile, passed: list[tuple[Target, VerifyResult]]

@@ -35,8 +35,15 @@ _TOLERANCES = {
 }
 _LOOSEN = 1000
 #: top-level statements of a script that do nothing yet (an early exit goes after them)
-_PASSIVE = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-            ast.Assign, ast.AnnAssign)  # fmt: skip
+_PASSIVE = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Assign,
+    ast.AnnAssign,
+)
 
 
 def python_edits(text: str) -> list[Edit]:
@@ -255,9 +262,17 @@ def _operand(src: _Source, node: ast.expr) -> str:
 
 
 _OP_TEXT: dict[type, str] = {
-    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-    ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
-}  # fmt: skip
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+}
 
 
 def _test_functions(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:

@@ -218,27 +218,33 @@ def verify_prepared(
     except SandboxBroken as exc:
         if exc.reason != "disk_exceeded":
             raise
-        return _zero(t0, prepared, f"the verification wrote past the sandbox's disk quota "
-                     f"({spec.limits.disk_mb} MiB): reward 0", disk_exceeded=True)  # fmt: skip
+        return _zero(
+            t0,
+            prepared,
+            f"the verification wrote past the sandbox's disk quota "
+            f"({spec.limits.disk_mb} MiB): reward 0",
+            disk_exceeded=True,
+        )
     finally:
         (remove or _remove_now)(box)
 
 
 def _verify_in(
-    box: Sandbox, engine: SandboxEngine, prepared: PreparedState, spec: EnvironmentSpec,
-    verifier: Verifier, verifier_files: dict[str, tuple[bytes, int]], t0: float,
-) -> VerifyResult:  # fmt: skip
+    box: Sandbox,
+    engine: SandboxEngine,
+    prepared: PreparedState,
+    spec: EnvironmentSpec,
+    verifier: Verifier,
+    verifier_files: dict[str, tuple[bytes, int]],
+    t0: float,
+) -> VerifyResult:
     """The verification proper, in the fresh container `box`."""
     harbor = prepared.semantics == "harbor"
     if prepared.replay:
         tamper = _replay(engine, box, spec, prepared)
         if not harbor and (tamper is None or tamper):
-            why = "replayed state: tamper evidence " + (
-                "unknown" if tamper is None else "present"
-            )
-            return _zero(
-                t0, prepared, f"full-state scope: {why}, reward is 0 (verifier not run)"
-            )
+            why = "replayed state: tamper evidence " + ("unknown" if tamper is None else "present")
+            return _zero(t0, prepared, f"full-state scope: {why}, reward is 0 (verifier not run)")
     token = secrets.token_hex(8)
     vdir = verifier.mount_path or VERIFIER_DIR_PREFIX + token
     stage = _STAGE_PREFIX + token
@@ -274,11 +280,18 @@ def _result(
         reward, why = _reward_from_file(reward_file, res.exit_code, timed_out, verifier.reward_dir)
         notes += why
     return VerifyResult(
-        reward=reward, exit_code=res.exit_code, stdout=res.stdout, stderr=res.stderr,
-        duration_s=time.monotonic() - t0, command_s=command_s, timed_out=timed_out,
-        disk_exceeded=res.disk_exceeded, tamper=prepared.tamper, notes=tuple(notes),
+        reward=reward,
+        exit_code=res.exit_code,
+        stdout=res.stdout,
+        stderr=res.stderr,
+        duration_s=time.monotonic() - t0,
+        command_s=command_s,
+        timed_out=timed_out,
+        disk_exceeded=res.disk_exceeded,
+        tamper=prepared.tamper,
+        notes=tuple(notes),
         reward_file=reward_file,
-    )  # fmt: skip
+    )
 
 
 _REWARD_MARK = "envfactory-reward-file:"
@@ -353,8 +366,10 @@ def _reward_from_file(
     reward = int(value == 1.0)
     notes = []
     if exit_code != 0 and reward == 1:
-        notes.append(f"exit status {exit_code} but {name} says {body.strip()[:20]}: "
-                     f"reward {reward} per the reward file")  # fmt: skip
+        notes.append(
+            f"exit status {exit_code} but {name} says {body.strip()[:20]}: "
+            f"reward {reward} per the reward file"
+        )
     return reward, notes
 
 
@@ -436,9 +451,14 @@ def _stage_and_run(
     if chunks is None:
         box.put_archive("/", staged)
     script = _setup_script(
-        prepared, verifier, vdir, stage, verifier.timeout_s, inline=chunks is not None,
+        prepared,
+        verifier,
+        vdir,
+        stage,
+        verifier.timeout_s,
+        inline=chunks is not None,
         reward_dir=verifier.reward_dir,
-    )  # fmt: skip
+    )
     argv = ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry, *(chunks or [])]
     # The entry has its own `timeout` inside; the exec's is a backstop for the setup.
     res = box.exec(argv, timeout=verifier.timeout_s + 15, workdir="/", user="root")
@@ -468,11 +488,15 @@ def _place_verifier(
     src, dst = _q(stage + "/verifier"), _q(vdir)
     rd = _q(verifier.reward_dir) if verifier.reward_dir else None
     if harbor:
-        lines = [f"mkdir -p -- {dst} && cp -a -- {src}/. {dst}/ && rm -rf -- {_q(stage)} "
-                 "|| fail 'placing the verifier'"]  # fmt: skip
+        lines = [
+            f"mkdir -p -- {dst} && cp -a -- {src}/. {dst}/ && rm -rf -- {_q(stage)} "
+            "|| fail 'placing the verifier'"
+        ]
         if rd:
-            lines.append(f"mkdir -p -- {rd} && chown root:root {rd} && chmod 0755 {rd} "
-                         "|| fail 'preparing the reward directory'")  # fmt: skip
+            lines.append(
+                f"mkdir -p -- {rd} && chown root:root {rd} && chmod 0755 {rd} "
+                "|| fail 'preparing the reward directory'"
+            )
         return lines
     # Each command is a process started in a fresh container: as few as the order allows.
     lines = [
@@ -550,9 +574,13 @@ def _zero(
     t0: float, prepared: PreparedState, why: str, *, disk_exceeded: bool = False
 ) -> VerifyResult:
     return VerifyResult(
-        reward=0, exit_code=None, duration_s=time.monotonic() - t0, tamper=prepared.tamper,
-        notes=(*prepared.notes, why), disk_exceeded=disk_exceeded,
-    )  # fmt: skip
+        reward=0,
+        exit_code=None,
+        duration_s=time.monotonic() - t0,
+        tamper=prepared.tamper,
+        notes=(*prepared.notes, why),
+        disk_exceeded=disk_exceeded,
+    )
 
 
 def _remove_now(box: Sandbox) -> None:

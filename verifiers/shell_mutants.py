@@ -24,8 +24,24 @@ _PREFIX = re.compile(
 _CHECK = re.compile(r"^(?:test|\[\[?|diff|cmp|python[0-9.]*|pytest|py\.test)$")
 _OPENERS = ("if", "while", "until")
 _NOT_BEFORE = ("elif", "else", "then", "do", "fi", "done", "esac", ";;", "}", ")")
-_STRUCTURAL = ("if", "elif", "else", "then", "fi", "for", "while", "until", "do", "done",
-               "case", "esac", "function", "{", "}", ";;")  # fmt: skip
+_STRUCTURAL = (
+    "if",
+    "elif",
+    "else",
+    "then",
+    "fi",
+    "for",
+    "while",
+    "until",
+    "do",
+    "done",
+    "case",
+    "esac",
+    "function",
+    "{",
+    "}",
+    ";;",
+)
 _OR_EXIT = re.compile(r"\|\|\s*exit(?:\s+(\d+))?\s*(?=$|;|#|\)|\})")
 _SET_E = re.compile(r"^(\s*set\s+)(-[A-Za-z]+)")
 
@@ -54,8 +70,15 @@ def shell_edits(text: str) -> list[Edit]:
         if cmd and _is_check(cmd) and not cmd.startswith(_NOT_BEFORE):
             out.append(Edit("early-exit", i + 1, at, at, f"{indent}exit 0\n"))
             if not _structural(cmd) and "<<" not in cmd:
-                out.append(Edit("drop-check-line", i + 1, at + len(indent.encode()),
-                                at + len(line.encode()), ":"))  # fmt: skip
+                out.append(
+                    Edit(
+                        "drop-check-line",
+                        i + 1,
+                        at + len(indent.encode()),
+                        at + len(line.encode()),
+                        ":",
+                    )
+                )
         for m in _OR_EXIT.finditer(line):
             if m.group(1) != "0":
                 matched = m.group(0)

@@ -28,13 +28,33 @@ from sandboxes.protocol import Sandbox, SandboxEngine
 Listing = dict[str, tuple[str, str]]  # path → (ctime, type)
 
 _ROOTS = (
-    "/usr/local", "/usr/bin", "/usr/sbin", "/usr/lib/python3*", "/usr/lib/x86_64-linux-gnu",
-    "/usr/lib/aarch64-linux-gnu", "/usr/libexec", "/usr/share/perl5", "/etc", "/root", "/home",
-    "/tests", "/logs", "/run", "/opt", "/srv",
-)  # fmt: skip
+    "/usr/local",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/lib/python3*",
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/libexec",
+    "/usr/share/perl5",
+    "/etc",
+    "/root",
+    "/home",
+    "/tests",
+    "/logs",
+    "/run",
+    "/opt",
+    "/srv",
+)
 # Created or bind-mounted by Docker in every container; their times differ per container.
-_RUNTIME = {"/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/.dockerenv", "/etc/mtab",
-            "/usr/sbin/docker-init", "/tmp/.envfactory-listing"}  # fmt: skip
+_RUNTIME = {
+    "/etc/hosts",
+    "/etc/hostname",
+    "/etc/resolv.conf",
+    "/.dockerenv",
+    "/etc/mtab",
+    "/usr/sbin/docker-init",
+    "/tmp/.envfactory-listing",
+}
 _OUT = "/tmp/.envfactory-listing"
 _lock = threading.Lock()
 _pristine: dict[tuple[str, tuple[str, ...]], Listing] = {}

@@ -192,17 +192,26 @@ def _run_or_raise(
     title = title or _first_line(entry)
     try:
         res = box.exec(
-            list(entry.argv), timeout=spec.limits.exec_timeout_s, workdir=entry.workdir,
+            list(entry.argv),
+            timeout=spec.limits.exec_timeout_s,
+            workdir=entry.workdir,
             user="root",
-        )  # fmt: skip
+        )
     except SandboxBroken as exc:
         raise _broken_step(box, exc, number, title) from exc
     if not res.ok:
         output = f"{res.stdout.strip()[-1500:]}\n{res.stderr.strip()[-1500:]}".strip()
         if res.disk_exceeded:
             output = f"the step wrote past the sandbox's disk quota ({spec.limits.disk_mb} MiB)\n{output}"
-        raise ReferenceStepFailed(StepFailure(step=number, title=title, exit_code=res.exit_code,
-                                              timed_out=res.timed_out, output=output.strip()))  # fmt: skip
+        raise ReferenceStepFailed(
+            StepFailure(
+                step=number,
+                title=title,
+                exit_code=res.exit_code,
+                timed_out=res.timed_out,
+                output=output.strip(),
+            )
+        )
 
 
 def _broken_step(box: Sandbox, exc: SandboxBroken, number: int, title: str) -> ReferenceStepFailed:
@@ -306,8 +315,16 @@ def produce_probe_batch(
             )
             recipe = (*base.recipe, probe_replay(probe, spec))
             now = time.monotonic()
-            yield ProducedState(f"probe:{probe.name}@{base.name}", StateKind.PROBE, prepared, recipe, (), None,
-                                now - t0, (*base_log, *log))  # fmt: skip
+            yield ProducedState(
+                f"probe:{probe.name}@{base.name}",
+                StateKind.PROBE,
+                prepared,
+                recipe,
+                (),
+                None,
+                now - t0,
+                (*base_log, *log),
+            )
             t0 = now
     finally:
         box.remove()

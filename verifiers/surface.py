@@ -130,9 +130,14 @@ def trace_verifier(
         box.put_archive("/", archives.combine(members, [], dirs=[(tdir.lstrip("/"), 0o700)]))
         # Tracing slows a run down (a few times for import-heavy Python): a longer leash.
         script = _setup_script(
-            prepared, verifier, vdir, stage, verifier.timeout_s * 3, inline=False,
+            prepared,
+            verifier,
+            vdir,
+            stage,
+            verifier.timeout_s * 3,
+            inline=False,
             wrap=_tracer_words(tdir, bundle),
-        )  # fmt: skip
+        )
         argv = ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry]
         res = box.exec(argv, timeout=verifier.timeout_s * 3 + 15, workdir="/", user="root")
         try:
@@ -212,13 +217,34 @@ _CALL = re.compile(r"^(\w+)\((.*)\)\s+=\s+(-?\d+|\?)(?:<[^>]*>)?(?:\s+(E[A-Z]+))
 _STR = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _CWD = re.compile(r"AT_FDCWD<([^>]*)>")
 _FD_PATH = re.compile(r"^\d+<([^>]*)>")
-_AT_CALLS = {"openat", "openat2", "newfstatat", "statx", "faccessat", "faccessat2",
-             "execveat", "readlinkat"}  # fmt: skip
-_OPS = {"open": "open", "openat": "open", "openat2": "open", "creat": "open",
-        "stat": "stat", "lstat": "stat", "newfstatat": "stat", "statx": "stat",
-        "access": "stat", "faccessat": "stat", "faccessat2": "stat",
-        "execve": "exec", "execveat": "exec", "readlink": "stat", "readlinkat": "stat",
-        "chdir": "chdir"}  # fmt: skip
+_AT_CALLS = {
+    "openat",
+    "openat2",
+    "newfstatat",
+    "statx",
+    "faccessat",
+    "faccessat2",
+    "execveat",
+    "readlinkat",
+}
+_OPS = {
+    "open": "open",
+    "openat": "open",
+    "openat2": "open",
+    "creat": "open",
+    "stat": "stat",
+    "lstat": "stat",
+    "newfstatat": "stat",
+    "statx": "stat",
+    "access": "stat",
+    "faccessat": "stat",
+    "faccessat2": "stat",
+    "execve": "exec",
+    "execveat": "exec",
+    "readlink": "stat",
+    "readlinkat": "stat",
+    "chdir": "chdir",
+}
 _FORKS = {"fork", "vfork", "clone", "clone3"}
 
 

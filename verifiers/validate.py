@@ -88,15 +88,27 @@ def validate_task(
     if on_stage:
         on_stage("verification layer")
     inp, layer_notes = gate_input(
-        engine, spec=task.spec, verifier=task.verifier, files=artifacts.get, image=build.image,
-        repeats=repeats, concurrency=concurrency, probes=probes, progress=progress,
-    )  # fmt: skip
+        engine,
+        spec=task.spec,
+        verifier=task.verifier,
+        files=artifacts.get,
+        image=build.image,
+        repeats=repeats,
+        concurrency=concurrency,
+        probes=probes,
+        progress=progress,
+    )
     if on_stage:
         on_stage("gating")
     run = run_gates_detailed(inp)
     notes = (*run.report.notes, *task.notes, *layer_notes)
     run.report = run.report.model_copy(update={"notes": tuple(dict.fromkeys(notes))})
     return TaskValidation(
-        Path(path), task, build.image, run, build_s, tuple(build.substitutions),
+        Path(path),
+        task,
+        build.image,
+        run,
+        build_s,
+        tuple(build.substitutions),
         tuple(build.warnings),
-    )  # fmt: skip
+    )

@@ -62,9 +62,18 @@ PUBLISH = ActivityDef("publish_environment", "publish", t.PublishInput, t.Publis
 
 #: every activity, in pipeline order
 ACTIVITIES: tuple[ActivityDef[Any, Any], ...] = (
-    RESEARCH, BUILD, RUN_AGENT, SYNTHESIZE_VERIFIER, RUN_GATES, SCORE, MINE,
-    RECORD_DECISION, REVIEW_STATE, SET_STATUS, PUBLISH,
-)  # fmt: skip
+    RESEARCH,
+    BUILD,
+    RUN_AGENT,
+    SYNTHESIZE_VERIFIER,
+    RUN_GATES,
+    SCORE,
+    MINE,
+    RECORD_DECISION,
+    REVIEW_STATE,
+    SET_STATUS,
+    PUBLISH,
+)
 
 
 def on_queue(queue: Queue) -> tuple[ActivityDef[Any, Any], ...]:

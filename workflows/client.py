@@ -179,7 +179,9 @@ async def list_synthesis(
 
 def api_sinks(
     settings: Settings, store: Store
-) -> tuple[Callable[[ReviewItem], Coroutine[Any, Any, None]], Callable[[str], Coroutine[Any, Any, None]]]:
+) -> tuple[
+    Callable[[ReviewItem], Coroutine[Any, Any, None]], Callable[[str], Coroutine[Any, Any, None]]
+]:
     """`on_decision` and `on_seed` for `envfactory.api.create_app`.
 
     The API stores a decision first, then calls `on_decision(item)`: we deliver it to the
@@ -198,8 +200,12 @@ def api_sinks(
         spec = await asyncio.to_thread(store.environments.get, item.env_id)
         if spec.seed_id is None:
             return  # an imported task: no pipeline waits for its review
-        decision = ReviewDecision(item_id=item.id, decision=item.state.decision,
-                                  reviewer=item.reviewer or "unknown", comment=item.comment)  # fmt: skip
+        decision = ReviewDecision(
+            item_id=item.id,
+            decision=item.state.decision,
+            reviewer=item.reviewer or "unknown",
+            comment=item.comment,
+        )
         await decide(await client(), synthesis_id(spec.seed_id), decision)
 
     async def on_seed(seed_id: str) -> None:

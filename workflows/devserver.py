@@ -69,18 +69,32 @@ class DevServer:
                 hint="stop the other process, pick ENVFACTORY_TEMPORAL__DEV_PORT, or point "
                 f"ENVFACTORY_TEMPORAL__ADDRESS at 127.0.0.1:{self.port} if it is Temporal",
             )
-        cmd = [str(temporal_binary()), "server", "start-dev", "--headless",
-               "--ip", "127.0.0.1", "--port", str(self.port), "--log-level", "error"]  # fmt: skip
+        cmd = [
+            str(temporal_binary()),
+            "server",
+            "start-dev",
+            "--headless",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--log-level",
+            "error",
+        ]
         if self.db_file is not None:
             self.db_file.parent.mkdir(parents=True, exist_ok=True)
             cmd += ["--db-filename", str(self.db_file)]
         out = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
-        self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
         deadline = time.monotonic() + ready_timeout
         while not port_open(self.port):
             if self.proc.poll() is not None:
-                raise ConfigError(f"the Temporal dev server exited with {self.proc.returncode}",
-                                  hint=f"see {self.log_file or 'its output'}")  # fmt: skip
+                raise ConfigError(
+                    f"the Temporal dev server exited with {self.proc.returncode}",
+                    hint=f"see {self.log_file or 'its output'}",
+                )
             if time.monotonic() > deadline:
                 self.stop()
                 raise ConfigError(f"the Temporal dev server did not open port {self.port}")

@@ -190,9 +190,14 @@ class SynthesizeEnvironment(Steps):
                 raise res  # cancellation and bugs are not "the judge failed"
             claimed = None if isinstance(res, BaseException) else res.claimed_solved
             runs.append(
-                AgentRun(kind=a.kind, index=a.index, trajectory_id=a.trajectory_id,
-                         claimed_solved=claimed, failed=isinstance(res, BaseException))
-            )  # fmt: skip
+                AgentRun(
+                    kind=a.kind,
+                    index=a.index,
+                    trajectory_id=a.trajectory_id,
+                    claimed_solved=claimed,
+                    failed=isinstance(res, BaseException),
+                )
+            )
             if isinstance(res, BaseException):
                 self._log(f"{a.kind} {a.index}: failed ({failure(a.kind, res).message})")
         self._set(agents=tuple(runs))
@@ -240,17 +245,22 @@ class SynthesizeEnvironment(Steps):
         self._stage("verifier")
         verifier = await self.act(
             acts.SYNTHESIZE_VERIFIER,
-            VerifierInput(env_id=env_id, gate_reasons=feedback,
-                          confirmed_finding_ids=tuple(self._confirmed), round=rnd),
-        )  # fmt: skip
+            VerifierInput(
+                env_id=env_id,
+                gate_reasons=feedback,
+                confirmed_finding_ids=tuple(self._confirmed),
+                round=rnd,
+            ),
+        )
         self._set(verifier_version=verifier.version)
         self._log(f"verifier: v{verifier.version} (round {rnd})")
         self._stage("gates")
         gate = await self.act(
             acts.RUN_GATES,
-            GatesInput(env_id=env_id, verifier_version=verifier.version,
-                       repeats=self.config.repeats),
-        )  # fmt: skip
+            GatesInput(
+                env_id=env_id, verifier_version=verifier.version, repeats=self.config.repeats
+            ),
+        )
         self._set(gate_report_id=gate.report_id, gate_passed=gate.passed, gate_reasons=gate.reasons)
         self._log(f"gates: {'passed' if gate.passed else 'failed'} ({gate.report_id})")
         return gate
@@ -287,8 +297,9 @@ class SynthesizeEnvironment(Steps):
         poll = timedelta(seconds=self.config.review_poll_s)
         while self._open or self._pending:
             try:
-                await workflow.wait_condition(lambda: not self._open and not self._pending,
-                                              timeout=poll)  # fmt: skip
+                await workflow.wait_condition(
+                    lambda: not self._open and not self._pending, timeout=poll
+                )
             except TimeoutError:
                 await self._sync_review(env_id)
         self._log(f"review: {len(self._status.decided)} decision(s) so far")
@@ -302,17 +313,24 @@ class SynthesizeEnvironment(Steps):
         for recorded, reviewer in zip(known.decided, known.reviewers, strict=True):
             if recorded.item_id in self._pending:
                 continue  # an update for it is in flight and will apply it
-            self._apply(recorded, ReviewDecision(item_id=recorded.item_id,
-                                                 decision=recorded.state.decision,
-                                                 reviewer=reviewer, comment="from the store"))  # fmt: skip
+            self._apply(
+                recorded,
+                ReviewDecision(
+                    item_id=recorded.item_id,
+                    decision=recorded.state.decision,
+                    reviewer=reviewer,
+                    comment="from the store",
+                ),
+            )
 
     async def _publish(self, seed_id: str, env_id: str, gate: GateOutcome) -> SynthesisResult:
         self._stage("publishing")
         published = await self.act(
             acts.PUBLISH,
-            PublishInput(env_id=env_id, verifier_version=gate.verifier_version,
-                         gate_report_id=gate.report_id),
-        )  # fmt: skip
+            PublishInput(
+                env_id=env_id, verifier_version=gate.verifier_version, gate_report_id=gate.report_id
+            ),
+        )
         if not published.published:
             return await self._reject(seed_id, published.reasons)
         return self._finish(seed_id, "published", ())
@@ -335,10 +353,15 @@ class SynthesizeEnvironment(Steps):
         self._log(f"outcome: {outcome}" + (f" ({'; '.join(reasons)})" if reasons else ""))
         s = self._status
         return SynthesisResult(
-            seed_id=seed_id, env_id=s.env_id, outcome=outcome, reasons=reasons,
-            verifier_version=s.verifier_version, gate_report_id=s.gate_report_id,
-            solve_rate=s.solve_rate, rounds=s.round,
-        )  # fmt: skip
+            seed_id=seed_id,
+            env_id=s.env_id,
+            outcome=outcome,
+            reasons=reasons,
+            verifier_version=s.verifier_version,
+            gate_report_id=s.gate_report_id,
+            solve_rate=s.solve_rate,
+            rounds=s.round,
+        )
 
     def _stage(self, stage: Stage) -> None:
         self._set(stage=stage)

@@ -4,7 +4,7 @@ Each method is one activity: its entry in activity_table.py names it, and
 `PipelineActivities` (activities.py) wraps it — heartbeats, error translation and thread
 hand-off live there, once. An implementation of this protocol is plain, synchronous
 Python over the store, the sandbox engine, the agents and the verifiers (see
-`workflows.real`), and can be called from a test without Temporal.
+`workflows.store_services`), and can be called from a test without Temporal.
 
 Contract for every method:
 - it stores its output (store rows + artifact keys) before it returns, and returns ids;
@@ -65,4 +65,3 @@ class PipelineServices(Protocol):
     def publish(self, inp: t.PublishInput) -> t.Published:
         """guard() then mark published; a refusal is a result listing every reason."""
         ...
-

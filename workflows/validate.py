@@ -75,8 +75,13 @@ class ValidateTasks(Steps):
             gate = await self.act(
                 acts.RUN_GATES, GatesInput(env_id=env_id, repeats=self.config.repeats)
             )
-            self._set(env_id, stage="mining", verdict=gate.verdict,
-                      gate_report_id=gate.report_id, reasons=gate.reasons)  # fmt: skip
+            self._set(
+                env_id,
+                stage="mining",
+                verdict=gate.verdict,
+                gate_report_id=gate.report_id,
+                reasons=gate.reasons,
+            )
             mined = await self.act(
                 acts.MINE,
                 MineInput(env_id=env_id, gate_report_id=gate.report_id, trajectory_ids=()),
@@ -97,9 +102,12 @@ class ValidateTasks(Steps):
             self._set(env_id, stage="publishing")
             pub = await self.act(
                 acts.PUBLISH,
-                PublishInput(env_id=env_id, verifier_version=gate.verifier_version,
-                             gate_report_id=gate.report_id),
-            )  # fmt: skip
+                PublishInput(
+                    env_id=env_id,
+                    verifier_version=gate.verifier_version,
+                    gate_report_id=gate.report_id,
+                ),
+            )
             if pub.published:
                 return _result(env_id, gate, "published", ())
             return _result(env_id, gate, "rejected", pub.reasons)
@@ -125,6 +133,11 @@ class ValidateTasks(Steps):
 def _result(
     env_id: str, gate: GateOutcome, outcome: Outcome, reasons: tuple[str, ...]
 ) -> SynthesisResult:
-    return SynthesisResult(seed_id="", env_id=env_id, outcome=outcome, reasons=reasons,
-                           verifier_version=gate.verifier_version,
-                           gate_report_id=gate.report_id)  # fmt: skip
+    return SynthesisResult(
+        seed_id="",
+        env_id=env_id,
+        outcome=outcome,
+        reasons=reasons,
+        verifier_version=gate.verifier_version,
+        gate_report_id=gate.report_id,
+    )

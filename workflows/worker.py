@@ -57,7 +57,8 @@ def build_workers(
                 workflows=WORKFLOWS if agents else [],
                 activities=activities.activities(queue),
                 max_concurrent_activities=(max_concurrent_agents or max_concurrent_activities)
-                if agents else max_concurrent_activities,
+                if agents
+                else max_concurrent_activities,
                 graceful_shutdown_timeout=timedelta(seconds=10),
             )
         )
@@ -95,8 +96,9 @@ def load_factory(spec: str) -> Callable[..., PipelineServices]:
     return factory
 
 
-async def connect_with_retry(settings: TemporalSettings, target: str | None = None,
-                             timeout_s: float = 30.0) -> Client:
+async def connect_with_retry(
+    settings: TemporalSettings, target: str | None = None, timeout_s: float = 30.0
+) -> Client:
     """A freshly started dev server opens its port before it serves: retry for a while."""
     deadline = asyncio.get_running_loop().time() + timeout_s
     while True:
@@ -120,8 +122,13 @@ async def serve(
     """The worker main: connect, poll the queues asked for, shut down on `stop`."""
     client = await connect_with_retry(settings.temporal, target)
     activities = PipelineActivities(services, max_threads=max(4, settings.sandbox.pool_size * 4))
-    workers = build_workers(client, activities, pipeline_config(settings), queues,
-                            max_concurrent_agents=max(1, settings.sandbox.pool_size // 2))  # fmt: skip
+    workers = build_workers(
+        client,
+        activities,
+        pipeline_config(settings),
+        queues,
+        max_concurrent_agents=max(1, settings.sandbox.pool_size // 2),
+    )
     try:
         async with contextlib.AsyncExitStack() as stack:
             for worker in workers:

@@ -33,31 +33,56 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = ()
 
 
-def completion_body(text: str = "", calls: Iterable[tuple[str, Any]] = (), *,
-                    usage: tuple[int, int] | None = (100, 20), ids: str = "call") -> dict[str, Any]:
+def completion_body(
+    text: str = "",
+    calls: Iterable[tuple[str, Any]] = (),
+    *,
+    usage: tuple[int, int] | None = (100, 20),
+    ids: str = "call",
+) -> dict[str, Any]:
     """A chat.completion object; a call's arguments may be a dict or raw (malformed) text."""
     tool_calls = [
-        {"id": f"{ids}_{i}", "type": "function",
-         "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+        {
+            "id": f"{ids}_{i}",
+            "type": "function",
+            "function": {
+                "name": name,
+                "arguments": args if isinstance(args, str) else json.dumps(args),
+            },
+        }
         for i, (name, args) in enumerate(calls)
     ]
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
     if tool_calls:
         message["tool_calls"] = tool_calls
     body: dict[str, Any] = {
-        "id": "chatcmpl-local", "object": "chat.completion", "created": int(time.time()),
+        "id": "chatcmpl-local",
+        "object": "chat.completion",
+        "created": int(time.time()),
         "model": "local-replay",
-        "choices": [{"index": 0, "message": message,
-                     "finish_reason": "tool_calls" if tool_calls else "stop"}],
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if tool_calls else "stop",
+            }
+        ],
     }
     if usage is not None:
-        body["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-                         "total_tokens": usage[0] + usage[1]}
+        body["usage"] = {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": usage[0] + usage[1],
+        }
     return body
 
 
-def tool_reply(*calls: tuple[str, Any], text: str = "", usage: tuple[int, int] | None = (100, 20),
-               delay_s: float = 0.0) -> Reply:
+def tool_reply(
+    *calls: tuple[str, Any],
+    text: str = "",
+    usage: tuple[int, int] | None = (100, 20),
+    delay_s: float = 0.0,
+) -> Reply:
     return Reply(body=completion_body(text, calls, usage=usage), delay_s=delay_s)
 
 
@@ -65,11 +90,15 @@ def text_reply(text: str, usage: tuple[int, int] | None = (100, 20)) -> Reply:
     return Reply(body=completion_body(text, usage=usage))
 
 
-def error_reply(status: int, message: str = "scripted error", *, retry_after: float | None = None
-                ) -> Reply:
+def error_reply(
+    status: int, message: str = "scripted error", *, retry_after: float | None = None
+) -> Reply:
     headers = (("Retry-After", str(retry_after)),) if retry_after is not None else ()
-    return Reply(status=status, body={"error": {"message": message, "type": "scripted",
-                                                "code": status}}, headers=headers)
+    return Reply(
+        status=status,
+        body={"error": {"message": message, "type": "scripted", "code": status}},
+        headers=headers,
+    )
 
 
 def replies_from_script(script: Script) -> list[Reply]:

@@ -54,9 +54,13 @@ def render(messages: Sequence[Message], per_message: int = 2000, total: int = 60
             f"{tc['function']['name']}({tc['function']['arguments'][:per_message]})"
             for tc in m.get("tool_calls") or ()
         ]
-        lines.append(f"{m.get('role', '?').upper()}: {content}" + (f" CALLS {calls}" if calls else ""))
+        lines.append(
+            f"{m.get('role', '?').upper()}: {content}" + (f" CALLS {calls}" if calls else "")
+        )
     text = "\n".join(lines)
-    return text if len(text) <= total else text[: total // 4] + "\n[...]\n" + text[-3 * total // 4 :]
+    return (
+        text if len(text) <= total else text[: total // 4] + "\n[...]\n" + text[-3 * total // 4 :]
+    )
 
 
 async def compact(
@@ -81,14 +85,18 @@ async def compact(
     task = str(head[-1].get("content") or "")
     request = [
         {"role": "system", "content": instructions},
-        {"role": "user", "content": f"TASK:\n{task}\n\nTRANSCRIPT TO SUMMARISE:\n"
-                                    f"{render(old, total=context_window * 2)}"},
+        {
+            "role": "user",
+            "content": f"TASK:\n{task}\n\nTRANSCRIPT TO SUMMARISE:\n"
+            f"{render(old, total=context_window * 2)}",
+        },
     ]
     fallback = False
     p_tok = c_tok = 0
     try:
-        done = await model.complete(request, None, max_tokens=max_tokens, temperature=0.0,
-                                    timeout_s=timeout_s)
+        done = await model.complete(
+            request, None, max_tokens=max_tokens, temperature=0.0, timeout_s=timeout_s
+        )
         summary = done.text.strip()
         p_tok = done.prompt_tokens or estimate_messages(request)
         c_tok = done.completion_tokens or 0

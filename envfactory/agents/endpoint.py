@@ -46,8 +46,10 @@ class RolePlan:
         if self.backend == "scripted":
             return f"{self.role}: scripted (replays recorded scripts; unscripted seeds are refused)"
         assert self.probe is not None
-        return (f"{self.role}: openai model {self.model!r} at {self.probe.base_url} "
-                f"(answered in {self.probe.latency_s:.2f}s)")  # fmt: skip
+        return (
+            f"{self.role}: openai model {self.model!r} at {self.probe.base_url} "
+            f"(answered in {self.probe.latency_s:.2f}s)"
+        )
 
 
 async def probe(settings: AgentSettings, api_key: str) -> Probe:
@@ -56,14 +58,23 @@ async def probe(settings: AgentSettings, api_key: str) -> Probe:
     assert isinstance(model, OpenAIChatModel)
     t0 = time.monotonic()
     try:
-        done = await model.complete([{"role": "user", "content": "Reply with: ok"}], None,
-                                    max_tokens=16, temperature=0.0,
-                                    timeout_s=settings.request_timeout_s)  # fmt: skip
+        done = await model.complete(
+            [{"role": "user", "content": "Reply with: ok"}],
+            None,
+            max_tokens=16,
+            temperature=0.0,
+            timeout_s=settings.request_timeout_s,
+        )
     finally:
         await model.aclose()
-    return Probe(model=model.name, base_url=settings.base_url or OPENAI_DEFAULT_URL,
-                 latency_s=time.monotonic() - t0, reply=done.text[:200],
-                 prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens)  # fmt: skip
+    return Probe(
+        model=model.name,
+        base_url=settings.base_url or OPENAI_DEFAULT_URL,
+        latency_s=time.monotonic() - t0,
+        reply=done.text[:200],
+        prompt_tokens=done.prompt_tokens,
+        completion_tokens=done.completion_tokens,
+    )
 
 
 async def check_roles(agents: AgentsSettings, api_keys: Mapping[str, str]) -> list[RolePlan]:

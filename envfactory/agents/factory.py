@@ -24,20 +24,25 @@ def resolve_api_key(settings: AgentSettings, environ: Mapping[str, str]) -> str:
         raise ConfigError(
             f"no API key: the environment variable {settings.api_key_env} is empty",
             hint=f"export {settings.api_key_env}=..., or set base_url to a local server "
-                 "(SGLang, vLLM) that needs no key",
+            "(SGLang, vLLM) that needs no key",
         )
     return key
 
 
-def make_model(settings: AgentSettings, *, api_key: str = "", script: Script | None = None
-               ) -> ChatModel:
+def make_model(
+    settings: AgentSettings, *, api_key: str = "", script: Script | None = None
+) -> ChatModel:
     if settings.backend == "scripted":
         if script is None:
-            raise ConfigError("the scripted backend needs a script",
-                              hint="pass script=Script.load(path), or set backend='openai'")
+            raise ConfigError(
+                "the scripted backend needs a script",
+                hint="pass script=Script.load(path), or set backend='openai'",
+            )
         return ScriptedModel(script, name=settings.model_name)
     if not settings.model:
-        raise ConfigError("the openai backend needs a model name, and none is set",
-                          hint="set ENVFACTORY_AGENTS__DEFAULT__MODEL (or the role's own "
-                               "ENVFACTORY_AGENTS__<ROLE>__MODEL)")
+        raise ConfigError(
+            "the openai backend needs a model name, and none is set",
+            hint="set ENVFACTORY_AGENTS__DEFAULT__MODEL (or the role's own "
+            "ENVFACTORY_AGENTS__<ROLE>__MODEL)",
+        )
     return OpenAIChatModel(name=settings.model, api_key=api_key, base_url=settings.base_url)

@@ -109,8 +109,11 @@ class OpenAIChatModel:
             # `chat.completions.create`: our messages are already wire-format dicts, and the
             # SDK's typed transform of them cost ~150 ms per turn on an 8 kB history.
             resp = await self._get_client().post(
-                "/chat/completions", cast_to=ChatCompletion, body=body,
-                options={"timeout": timeout_s})
+                "/chat/completions",
+                cast_to=ChatCompletion,
+                body=body,
+                options={"timeout": timeout_s},
+            )
         except Exception as exc:  # translated, never swallowed
             raise translate_error(exc) from exc
         return _to_completion(resp)
@@ -131,7 +134,9 @@ def _to_completion(resp: Any) -> Completion:
         fn = getattr(tc, "function", None)
         if fn is None:
             continue
-        calls.append(CallSpec(id=tc.id or f"call_{i}", name=fn.name or "", arguments=fn.arguments or ""))
+        calls.append(
+            CallSpec(id=tc.id or f"call_{i}", name=fn.name or "", arguments=fn.arguments or "")
+        )
     usage = getattr(resp, "usage", None)
     return Completion(
         text=msg.content or "",

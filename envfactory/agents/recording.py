@@ -89,25 +89,47 @@ class Recorder:
             )
         )
 
-    def note(self, text: str, *, meta: dict[str, Any], prompt_tokens: int = 0,
-             completion_tokens: int = 0, latency_s: float = 0.0) -> None:
+    def note(
+        self,
+        text: str,
+        *,
+        meta: dict[str, Any],
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        latency_s: float = 0.0,
+    ) -> None:
         """A step that is not a model turn (compaction, a refused request)."""
         self.steps.append(
-            TrajectoryStep(index=len(self.steps), assistant_text=text, meta=meta,
-                           prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                           latency_s=round(latency_s, 4))
+            TrajectoryStep(
+                index=len(self.steps),
+                assistant_text=text,
+                meta=meta,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                latency_s=round(latency_s, 4),
+            )
         )
 
-    def build(self, *, stop_reason: str, summary: str = "", error: str | None = None,
-              claimed_solved: bool | None = None) -> Trajectory:
+    def build(
+        self,
+        *,
+        stop_reason: str,
+        summary: str = "",
+        error: str | None = None,
+        claimed_solved: bool | None = None,
+    ) -> Trajectory:
         return Trajectory(
             id=self.id,
             role=self.role,
             env_id=self.env_id,
             model=self.model,
             steps=tuple(self.steps),
-            usage=Usage(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
-                        turns=self.turns, wall_s=round(self.clock() - self.started, 3)),
+            usage=Usage(
+                prompt_tokens=self.prompt_tokens,
+                completion_tokens=self.completion_tokens,
+                turns=self.turns,
+                wall_s=round(self.clock() - self.started, 3),
+            ),
             summary=summary,
             claimed_solved=claimed_solved,
             system_prompt=self.system_prompt,

@@ -99,8 +99,11 @@ def script_book(extra: tuple[Path, ...] = ()) -> ScriptBook:
 
 def unscripted_roles(agents: AgentsSettings, book: ScriptBook, names: Sequence[str]) -> list[str]:
     """The roles on the scripted backend that have no script for a seed of these names."""
-    return [role for role, cfg in agents.roles().items()
-            if cfg.backend == "scripted" and book.path(names, role) is None]  # fmt: skip
+    return [
+        role
+        for role, cfg in agents.roles().items()
+        if cfg.backend == "scripted" and book.path(names, role) is None
+    ]
 
 
 def require_scripts(

@@ -118,7 +118,9 @@ class ScriptedModel:
         prompt = estimate_messages(messages)
         if not tools:
             text = mechanical_summary(messages)
-            return Completion(text=text, prompt_tokens=prompt, completion_tokens=estimate_text(text))
+            return Completion(
+                text=text, prompt_tokens=prompt, completion_tokens=estimate_text(text)
+            )
         if self.position >= len(self.script.turns):
             last = str(messages[-1].get("content") or "")[-1500:] if messages else ""
             raise AgentError(

@@ -80,7 +80,9 @@ class Toolbox:
                 "send the call again with a JSON object"
             )
         if not isinstance(raw, dict):
-            return _err(f"the arguments of {call.name} must be a JSON object, got {type(raw).__name__}")
+            return _err(
+                f"the arguments of {call.name} must be a JSON object, got {type(raw).__name__}"
+            )
         try:
             args = tool.params.model_validate(raw)
         except ValidationError as exc:
@@ -168,13 +170,22 @@ class SandboxTools:
 
     def tools(self) -> list[Tool]:
         return [
-            Tool("shell", "Run a bash command in the environment; returns exit code and output.",
-                 ShellArgs, self.shell),
+            Tool(
+                "shell",
+                "Run a bash command in the environment; returns exit code and output.",
+                ShellArgs,
+                self.shell,
+            ),
             Tool("read_file", "Read a text file from the environment.", ReadArgs, self.read_file),
-            Tool("write_file", "Create or overwrite a file in the environment.", WriteArgs,
-                 self.write_file),
-            Tool("list_dir", "List a directory in the environment (ls -la).", ListArgs,
-                 self.list_dir),
+            Tool(
+                "write_file",
+                "Create or overwrite a file in the environment.",
+                WriteArgs,
+                self.write_file,
+            ),
+            Tool(
+                "list_dir", "List a directory in the environment (ls -la).", ListArgs, self.list_dir
+            ),
         ]
 
     def _timeout(self, asked: int | None) -> float:
@@ -186,8 +197,9 @@ class SandboxTools:
     async def shell(self, a: ShellArgs) -> ToolResult:
         timeout = self._timeout(a.timeout_s)
         try:
-            res = await asyncio.to_thread(self.sandbox.exec, a.command, timeout=timeout,
-                                          workdir=self.workdir)  # fmt: skip
+            res = await asyncio.to_thread(
+                self.sandbox.exec, a.command, timeout=timeout, workdir=self.workdir
+            )
         except SandboxBroken as exc:
             return await self._restarted(exc)
         return ToolResult(observation=format_exec(res, self.output_cap, timeout))
@@ -199,8 +211,10 @@ class SandboxTools:
         if exc.reason == "disk_exceeded":
             raise exc
         await asyncio.to_thread(self.sandbox.restart)
-        text = (f"the sandbox could not run the command ({exc.message}). It has been "
-                "restarted: every process ended, background servers included; files are kept.")  # fmt: skip
+        text = (
+            f"the sandbox could not run the command ({exc.message}). It has been "
+            "restarted: every process ended, background servers included; files are kept."
+        )
         return _err(text)
 
     async def read_file(self, a: ReadArgs) -> str:
@@ -214,8 +228,12 @@ class SandboxTools:
 
     async def list_dir(self, a: ListArgs) -> ToolResult:
         try:
-            res = await asyncio.to_thread(self.sandbox.exec, f"ls -la -- {shlex.quote(a.path)}",
-                                          timeout=30.0, workdir=self.workdir)  # fmt: skip
+            res = await asyncio.to_thread(
+                self.sandbox.exec,
+                f"ls -la -- {shlex.quote(a.path)}",
+                timeout=30.0,
+                workdir=self.workdir,
+            )
         except SandboxBroken as exc:
             return await self._restarted(exc)
         return ToolResult(observation=format_exec(res, self.output_cap, 30.0))

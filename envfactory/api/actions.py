@@ -84,10 +84,17 @@ def _draft(body: SeedIn) -> SeedDraft:
     if not data.get("constraints"):
         data.pop("constraints", None)
     if "attachments" in data:  # a JSON body cannot carry files: never drop them silently
-        raise_if_any([Problem("request body field 'attachments'", "cannot be sent as JSON",
-                              "POST multipart/form-data to /api/seeds/upload: the seed.yaml as "
-                              "`seed`, each file as a `files` part named by its path")],
-                     "request body")  # fmt: skip
+        raise_if_any(
+            [
+                Problem(
+                    "request body field 'attachments'",
+                    "cannot be sent as JSON",
+                    "POST multipart/form-data to /api/seeds/upload: the seed.yaml as "
+                    "`seed`, each file as a `files` part named by its path",
+                )
+            ],
+            "request body",
+        )
     fields, problems = validate_fields(data, "request body")
     raise_if_any(problems, "request body")
     if fields is None:  # validate_fields reports every problem above

@@ -75,9 +75,14 @@ def _read_legacy(path: Path) -> list[tuple[str, ReviewerRole, str, datetime]]:
     try:
         data = json.loads(path.read_text())
         return [
-            (name, ReviewerRole(d["role"]), d["token_sha256"], datetime.fromisoformat(d["created_at"]))
+            (
+                name,
+                ReviewerRole(d["role"]),
+                d["token_sha256"],
+                datetime.fromisoformat(d["created_at"]),
+            )
             for name, d in sorted(data.items())
-        ]  # fmt: skip
+        ]
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise InvalidInput(
             f"{path}: not a reviewers file ({e})",

@@ -34,8 +34,10 @@ def _unauthorized(request: Request, token: str | None) -> HTTPException:
     if token:
         message = "the bearer token is not a valid reviewer token (revoked, or mistyped)"
     elif request.cookies.get(SESSION_COOKIE):
-        message = ("the JSON API does not accept the review pages' sign-in cookie: send your "
-                   "reviewer token as `Authorization: Bearer <token>`")  # fmt: skip
+        message = (
+            "the JSON API does not accept the review pages' sign-in cookie: send your "
+            "reviewer token as `Authorization: Bearer <token>`"
+        )
     else:
         message = "a valid reviewer token is required: `Authorization: Bearer <token>`"
     return HTTPException(401, message, headers={"WWW-Authenticate": "Bearer"})

@@ -167,11 +167,14 @@ def audit(item_id: str, ctx: Ctx, who: Viewer) -> list[ReviewAudit]:
 
 def _pack_summary(ctx: ApiContext, m: PackManifest) -> PackSummary:
     return PackSummary(
-        id=m.id, format=m.format, created_by=m.created_by,
-        environments=[e.env_id for e in m.environments], members=len(m.members),
+        id=m.id,
+        format=m.format,
+        created_by=m.created_by,
+        environments=[e.env_id for e in m.environments],
+        members=len(m.members),
         bytes=sum(x.size for x in m.members),
         downloadable=ctx.store.packs.archive_key(m.id) is not None,
-    )  # fmt: skip
+    )
 
 
 @router.get("/packs", response_model=list[PackSummary], tags=["packs"])

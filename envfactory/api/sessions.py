@@ -62,10 +62,18 @@ def page_session(request: Request) -> PageSession | None:
     return None if who is None else PageSession(who, csrf_for(token), token)
 
 
-def set_cookie(request: Request, response: Response, name: str, value: str, max_age: int,
-               path: str = "/ui") -> None:  # fmt: skip
-    response.set_cookie(name, value, max_age=max_age, path=path, httponly=True,
-                        samesite="strict", secure=request.url.scheme == "https")  # fmt: skip
+def set_cookie(
+    request: Request, response: Response, name: str, value: str, max_age: int, path: str = "/ui"
+) -> None:
+    response.set_cookie(
+        name,
+        value,
+        max_age=max_age,
+        path=path,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
 
 
 def login_csrf(request: Request) -> str:

@@ -37,14 +37,25 @@ router = APIRouter(prefix="/ui", include_in_schema=False, dependencies=[Depends(
 Ctx = Annotated[ApiContext, Depends(context)]
 Session = Annotated[PageSession | None, Depends(page_session)]
 CsrfField = Annotated[str, Form()]
-STALE_FORM = ("This form's security token is missing or out of date (it may come from an "
-              "earlier sign-in or another site). Reload the page and try again.")  # fmt: skip
+STALE_FORM = (
+    "This form's security token is missing or out of date (it may come from an "
+    "earlier sign-in or another site). Reload the page and try again."
+)
 
 
-def _page(ctx: ApiContext, request: Request, name: str, session: PageSession | None,
-          status: int = 200, **data: Any) -> HTMLResponse:  # fmt: skip
-    common = {"who": session.who if session else None, "csrf": session.csrf if session else "",
-              "Role": ReviewerRole}  # fmt: skip
+def _page(
+    ctx: ApiContext,
+    request: Request,
+    name: str,
+    session: PageSession | None,
+    status: int = 200,
+    **data: Any,
+) -> HTMLResponse:
+    common = {
+        "who": session.who if session else None,
+        "csrf": session.csrf if session else "",
+        "Role": ReviewerRole,
+    }
     return ctx.templates.TemplateResponse(request, name, common | data, status_code=status)
 
 
@@ -52,16 +63,28 @@ def _signin(request: Request) -> RedirectResponse:
     return RedirectResponse(f"/ui/login?next={request.url.path}", status_code=303)
 
 
-def _refuse(ctx: ApiContext, request: Request, session: PageSession | None, csrf_token: str,
-            needs: ReviewerRole, verb: str) -> Response | None:  # fmt: skip
+def _refuse(
+    ctx: ApiContext,
+    request: Request,
+    session: PageSession | None,
+    csrf_token: str,
+    needs: ReviewerRole,
+    verb: str,
+) -> Response | None:
     """The answer that stops a post (sign in, stale form, role too low), or None."""
     if session is None:
         return _signin(request)
     if not tokens_match(session.csrf, csrf_token):
         return _page(ctx, request, "error.html", session, 403, message=STALE_FORM)
     if not session.who.role.allows(needs):
-        return _page(ctx, request, "error.html", session, 403,
-                     message=f"{session.who.name} is a {session.who.role.value}; only reviewers {verb}.")  # fmt: skip
+        return _page(
+            ctx,
+            request,
+            "error.html",
+            session,
+            403,
+            message=f"{session.who.name} is a {session.who.role.value}; only reviewers {verb}.",
+        )
     return None
 
 
@@ -69,11 +92,18 @@ def _next(target: str) -> str:
     return target if target.startswith("/ui/") else "/ui/queue"
 
 
-def _login_page(ctx: ApiContext, request: Request, session: PageSession | None, status: int,
-                next: str, error: str = "") -> Response:  # fmt: skip
+def _login_page(
+    ctx: ApiContext,
+    request: Request,
+    session: PageSession | None,
+    status: int,
+    next: str,
+    error: str = "",
+) -> Response:
     token = login_csrf(request)
-    resp = _page(ctx, request, "login.html", session, status, next=_next(next), error=error,
-                 login_csrf=token)  # fmt: skip
+    resp = _page(
+        ctx, request, "login.html", session, status, next=_next(next), error=error, login_csrf=token
+    )
     set_cookie(request, resp, LOGIN_COOKIE, token, LOGIN_TTL_S, path="/ui/login")
     return resp
 
@@ -84,8 +114,14 @@ def login_form(request: Request, ctx: Ctx, session: Session, next: str = "/ui/qu
 
 
 @router.post("/login")
-def login(request: Request, ctx: Ctx, session: Session, token: Annotated[str, Form()],
-          next: Annotated[str, Form()] = "/ui/queue", csrf_token: CsrfField = "") -> Response:  # fmt: skip
+def login(
+    request: Request,
+    ctx: Ctx,
+    session: Session,
+    token: Annotated[str, Form()],
+    next: Annotated[str, Form()] = "/ui/queue",
+    csrf_token: CsrfField = "",
+) -> Response:
     if not tokens_match(request.cookies.get(LOGIN_COOKIE, ""), csrf_token):
         return _login_page(ctx, request, session, 403, next, error=STALE_FORM)
     who = ctx.reviewers.find_by_token(token.strip())
@@ -94,8 +130,13 @@ def login(request: Request, ctx: Ctx, session: Session, token: Annotated[str, Fo
     if session is not None:
         ctx.reviewers.close_session(session.token)
     resp = RedirectResponse(_next(next), status_code=303)
-    set_cookie(request, resp, SESSION_COOKIE, ctx.reviewers.open_session(who.name, SESSION_TTL_S),
-               SESSION_TTL_S)  # fmt: skip
+    set_cookie(
+        request,
+        resp,
+        SESSION_COOKIE,
+        ctx.reviewers.open_session(who.name, SESSION_TTL_S),
+        SESSION_TTL_S,
+    )
     resp.delete_cookie(LOGIN_COOKIE, path="/ui/login")
     return resp
 
@@ -114,20 +155,34 @@ def logout(request: Request, ctx: Ctx, session: Session, csrf_token: CsrfField =
 
 @router.get("/queue", response_class=HTMLResponse)
 def queue(
-    request: Request, ctx: Ctx, session: Session, state: str = "open", env_id: str = "",
+    request: Request,
+    ctx: Ctx,
+    session: Session,
+    state: str = "open",
+    env_id: str = "",
     empty: str = "",
-) -> Response:  # fmt: skip
+) -> Response:
     if session is None:
         return _signin(request)
     chosen = ReviewState(state) if state in {s.value for s in ReviewState} else None
     view = views.queue_view(ctx.store, chosen, env_id or None)
-    return _page(ctx, request, "queue.html", session, view=view, state=state, env_id=env_id,
-                 states=[s.value for s in ReviewState], empty=bool(empty))  # fmt: skip
+    return _page(
+        ctx,
+        request,
+        "queue.html",
+        session,
+        view=view,
+        state=state,
+        env_id=env_id,
+        states=[s.value for s in ReviewState],
+        empty=bool(empty),
+    )
 
 
 @router.post("/claim")
-async def claim_next(request: Request, ctx: Ctx, session: Session,
-                     csrf_token: CsrfField = "") -> Response:  # fmt: skip
+async def claim_next(
+    request: Request, ctx: Ctx, session: Session, csrf_token: CsrfField = ""
+) -> Response:
     """Lease the oldest free open item to the signed-in reviewer and open it."""
     stop = _refuse(ctx, request, session, csrf_token, ReviewerRole.REVIEWER, "claim")
     if stop is not None:
@@ -139,8 +194,14 @@ async def claim_next(request: Request, ctx: Ctx, session: Session,
     return RedirectResponse(f"/ui/items/{item.id}", status_code=303)
 
 
-def _item_page(ctx: ApiContext, request: Request, session: PageSession, item_id: str,
-               status: int = 200, **extra: Any) -> Response:  # fmt: skip
+def _item_page(
+    ctx: ApiContext,
+    request: Request,
+    session: PageSession,
+    item_id: str,
+    status: int = 200,
+    **extra: Any,
+) -> Response:
     try:
         view = views.item_view(ctx.store, item_id)
     except NotFound as e:
@@ -156,9 +217,15 @@ def item(item_id: str, request: Request, ctx: Ctx, session: Session) -> Response
 
 
 @router.post("/items/{item_id}/decide", response_class=HTMLResponse)
-async def decide(item_id: str, request: Request, ctx: Ctx, session: Session,
-                 decision: Annotated[Decision, Form()], comment: Annotated[str, Form()] = "",
-                 csrf_token: CsrfField = "") -> Response:  # fmt: skip
+async def decide(
+    item_id: str,
+    request: Request,
+    ctx: Ctx,
+    session: Session,
+    decision: Annotated[Decision, Form()],
+    comment: Annotated[str, Form()] = "",
+    csrf_token: CsrfField = "",
+) -> Response:
     stop = _refuse(ctx, request, session, csrf_token, ReviewerRole.REVIEWER, "decide")
     if stop is not None:
         return stop
@@ -170,8 +237,9 @@ async def decide(item_id: str, request: Request, ctx: Ctx, session: Session,
         return _item_page(ctx, request, session, item_id, 409, error=e.message)
     except NotFound as e:
         return _page(ctx, request, "error.html", session, 404, message=e.message)
-    note = "Decision recorded." + ("" if result.workflow_notified else
-                                   f" The workflow was not told yet: {result.notify_error}")  # fmt: skip
+    note = "Decision recorded." + (
+        "" if result.workflow_notified else f" The workflow was not told yet: {result.notify_error}"
+    )
     return _item_page(ctx, request, session, item_id, notice=note)
 
 
@@ -180,9 +248,15 @@ def environments(request: Request, ctx: Ctx, session: Session, status: str = "")
     if session is None:
         return _signin(request)
     chosen = EnvStatus(status) if status in {s.value for s in EnvStatus} else None
-    return _page(ctx, request, "environments.html", session,
-                 envs=views.env_summaries(ctx.store, chosen), env_status=status,
-                 statuses=[s.value for s in EnvStatus])  # fmt: skip
+    return _page(
+        ctx,
+        request,
+        "environments.html",
+        session,
+        envs=views.env_summaries(ctx.store, chosen),
+        env_status=status,
+        statuses=[s.value for s in EnvStatus],
+    )
 
 
 @router.get("/environments/{env_id}", response_class=HTMLResponse)

@@ -109,7 +109,7 @@ def _excerpt(tx: Tx, evidence: Evidence | None) -> list[ExcerptStep]:
             assistant_text=s.assistant_text,
             calls=[f"{c.name}({c.arguments})" for c in s.tool_calls],
             observations=list(s.observations),
-        )  # fmt: skip
+        )
         for s in traj.steps
         if lo <= s.index <= hi
     ]
@@ -125,12 +125,16 @@ def item_view(store: Store, item_id: str) -> ItemView:
         evidence = finding.evidence if finding else None
         claimed_by, lease = tx.reviews.claim_of(item_id)
         return ItemView(
-            item=item, finding=finding, evidence=evidence,
+            item=item,
+            finding=finding,
+            evidence=evidence,
             diff=diff_rows(evidence.diff if evidence else ()),
             excerpt=_excerpt(tx, evidence),
             trajectory_id=evidence.trajectory_id if evidence else None,
-            claimed_by=claimed_by, lease_until=lease, audit=tx.reviews.audit(item_id),
-        )  # fmt: skip
+            claimed_by=claimed_by,
+            lease_until=lease,
+            audit=tx.reviews.audit(item_id),
+        )
 
 
 def queue_view(store: Store, state: ReviewState | None, env_id: str | None) -> QueueView:
@@ -150,7 +154,7 @@ def env_summaries(store: Store, status: EnvStatus | None) -> list[EnvSummary]:
             status=r.status,
             seed_id=r.spec.seed_id,
             updated_at=r.updated_at,
-        )  # fmt: skip
+        )
         for r in store.environments.list(status=status)
     ]
 
@@ -166,11 +170,20 @@ def env_view(store: Store, env_id: str) -> EnvView:
     solved = sum(1 for t in rewarded if t.reward == 1)
     spec = rec.spec
     return EnvView(
-        summary=EnvSummary(id=spec.id, version=spec.version, name=spec.name, status=rec.status,
-                           seed_id=spec.seed_id, updated_at=rec.updated_at),
-        instruction=spec.instruction, success_criteria=spec.success_criteria,
-        gate_report=report, verifier_version=verifier.version if verifier else None,
+        summary=EnvSummary(
+            id=spec.id,
+            version=spec.version,
+            name=spec.name,
+            status=rec.status,
+            seed_id=spec.seed_id,
+            updated_at=rec.updated_at,
+        ),
+        instruction=spec.instruction,
+        success_criteria=spec.success_criteria,
+        gate_report=report,
+        verifier_version=verifier.version if verifier else None,
         verifier_author=verifier.provenance.author if verifier else None,
-        judge_runs=len(rewarded), judge_solved=solved,
+        judge_runs=len(rewarded),
+        judge_solved=solved,
         judge_solve_rate=round(solved / len(rewarded), 3) if rewarded else None,
-    )  # fmt: skip
+    )

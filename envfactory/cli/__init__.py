@@ -1,13 +1,13 @@
 """The `envfactory` command line: sub-commands by noun. Settings are loaded here, once.
 
-    seed      submit / list / show task seeds
-    task      existing task suites in the store: import / list / show / validate
-    validate  run every gate on Harbor / Terminal-Bench task directories
-    review    the human shortcut-review queue (list / show / decide / serve)
-    pack      export / verify / import verified environment packs
-    train     SAO training on a pack or a synthetic task (extra `trainer`)
-    up, worker, status, demo   the Temporal pipeline
-    db, images, sandbox, agents, reviewer   operations
+seed      submit / list / show task seeds
+task      existing task suites in the store: import / list / show / validate
+validate  run every gate on Harbor / Terminal-Bench task directories
+review    the human shortcut-review queue (list / show / decide / serve)
+pack      export / verify / import verified environment packs
+train     SAO training on a pack or a synthetic task (extra `trainer`)
+up, worker, status, demo   the Temporal pipeline
+db, images, sandbox, agents, reviewer   operations
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ app.add_typer(reviewer.app, name="reviewer")
 def main() -> None:
     try:
         app()
-    except EnvFactoryError as exc:  # e.g. invalid ENVFACTORY_* settings, met before a command's own handling
+    except (
+        EnvFactoryError
+    ) as exc:  # e.g. invalid ENVFACTORY_* settings, met before a command's own handling
         typer.echo(f"error: {exc}", err=True)
         raise SystemExit(1) from exc

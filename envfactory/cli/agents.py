@@ -34,8 +34,9 @@ Role = Literal[ROLES]  # type: ignore[valid-type]
 
 def _fail(exc: EnvFactoryError, as_json: bool) -> None:
     if as_json:
-        typer.echo(json.dumps({"error": type(exc).__name__, "message": exc.message,
-                               "hint": exc.hint}))
+        typer.echo(
+            json.dumps({"error": type(exc).__name__, "message": exc.message, "hint": exc.hint})
+        )
     else:
         typer.echo(f"error: {exc}", err=True)
     raise typer.Exit(1)
@@ -47,8 +48,11 @@ def scripts(as_json: JsonOpt = False) -> None:
 
     Example: envfactory agents scripts --json
     """
-    rows = [{"seed": s, "role": r, "turns": len(load_script(s, r).turns)}
-            for s in available_seeds() for r in ROLES]
+    rows = [
+        {"seed": s, "role": r, "turns": len(load_script(s, r).turns)}
+        for s in available_seeds()
+        for r in ROLES
+    ]
     if as_json:
         typer.echo(json.dumps(rows))
         return
@@ -99,8 +103,17 @@ def check_endpoint(
         done = asyncio.run(probe(settings, key))  # the edge: the only env read is the key
     except EnvFactoryError as exc:
         _fail(exc, as_json)
-    out = {"role": role, "model": done.model, "base_url": settings.base_url,
-           "latency_s": round(done.latency_s, 3), "reply": done.reply,
-           "prompt_tokens": done.prompt_tokens, "completion_tokens": done.completion_tokens}
-    typer.echo(json.dumps(out) if as_json else
-               f"{done.model} at {done.base_url}: {out['latency_s']}s, replied {out['reply']!r}")
+    out = {
+        "role": role,
+        "model": done.model,
+        "base_url": settings.base_url,
+        "latency_s": round(done.latency_s, 3),
+        "reply": done.reply,
+        "prompt_tokens": done.prompt_tokens,
+        "completion_tokens": done.completion_tokens,
+    }
+    typer.echo(
+        json.dumps(out)
+        if as_json
+        else f"{done.model} at {done.base_url}: {out['latency_s']}s, replied {out['reply']!r}"
+    )

@@ -44,12 +44,16 @@ def load_examples(settings: Settings, seeds_dir: Path) -> list[tuple[str, Any]]:
     from envfactory.seeds import load_seed
 
     if not seeds_dir.is_dir():
-        raise ConfigError(f"{seeds_dir}: no such directory of seeds",
-                          hint="pass --seeds-dir DIR holding one sub-directory per seed")  # fmt: skip
+        raise ConfigError(
+            f"{seeds_dir}: no such directory of seeds",
+            hint="pass --seeds-dir DIR holding one sub-directory per seed",
+        )
     paths = sorted(p for p in seeds_dir.iterdir() if (p / "seed.yaml").exists())
     if not paths:
-        raise ConfigError(f"{seeds_dir}: no seed directories (DIR/<name>/seed.yaml)",
-                          hint="pass --seeds-dir DIR holding one sub-directory per seed")  # fmt: skip
+        raise ConfigError(
+            f"{seeds_dir}: no seed directories (DIR/<name>/seed.yaml)",
+            hint="pass --seeds-dir DIR holding one sub-directory per seed",
+        )
     return [(path.name, load_seed(path, settings.seeds)) for path in paths]
 
 
@@ -63,19 +67,26 @@ def refuse_unrunnable(settings: Settings, drafts: list[tuple[str, Any]], console
     for name, draft in drafts:
         f = draft.fields
         try:
-            require_scripts(settings.agents, book, seed_names(
-                draft.seed_id, f.title, draft.content_hash, f.source, (name,)), f.title)
+            require_scripts(
+                settings.agents,
+                book,
+                seed_names(draft.seed_id, f.title, draft.content_hash, f.source, (name,)),
+                f.title,
+            )
         except ConfigError as exc:
             console.print(f"[red]refused[/] seed {name}: {exc.message}", highlight=False)
             refused.append((name, exc))
     if refused:
-        raise ConfigError(f"{len(refused)} of {len(drafts)} seed(s) cannot run with these "
-                          f"agent settings: {', '.join(n for n, _ in refused)}",
-                          hint=refused[0][1].hint)  # fmt: skip
+        raise ConfigError(
+            f"{len(refused)} of {len(drafts)} seed(s) cannot run with these "
+            f"agent settings: {', '.join(n for n, _ in refused)}",
+            hint=refused[0][1].hint,
+        )
 
 
-def submit_examples(settings: Settings, drafts: list[tuple[str, Any]],
-                    console: Console) -> list[tuple[str, TaskSeed]]:  # fmt: skip
+def submit_examples(
+    settings: Settings, drafts: list[tuple[str, Any]], console: Console
+) -> list[tuple[str, TaskSeed]]:
     """Store every example seed (an already stored one is reused), named by directory."""
     from envfactory.seeds import store_draft
     from envfactory.store import ArtifactStore, Store
@@ -107,30 +118,52 @@ async def decide_open(client: Any, services: Any, wid: str, status: Any, console
         item = services.store.reviews.get(item_id)
         finding = services.store.findings.get(item.finding_id)
         decision, why = review_decision(finding)
-        console.print(f"[yellow]review[/] {item_id} ({finding.rule}, {finding.source}): "
-                      f"{finding.evidence.summary[:300]}")  # fmt: skip
-        console.print(f"  → demo reviewer decides [bold]{decision.value}[/]: {why} "
-                      "(sent through the same `decide` update a human reviewer uses)")  # fmt: skip
-        await decide(client, wid, ReviewDecision(item_id=item_id, decision=decision,
-                                                 reviewer=REVIEWER, comment=f"demo: {why}"))  # fmt: skip
+        console.print(
+            f"[yellow]review[/] {item_id} ({finding.rule}, {finding.source}): "
+            f"{finding.evidence.summary[:300]}"
+        )
+        console.print(
+            f"  → demo reviewer decides [bold]{decision.value}[/]: {why} "
+            "(sent through the same `decide` update a human reviewer uses)"
+        )
+        await decide(
+            client,
+            wid,
+            ReviewDecision(
+                item_id=item_id, decision=decision, reviewer=REVIEWER, comment=f"demo: {why}"
+            ),
+        )
 
 
 def gate_table(services: Any, env_id: str, report_id: str) -> Table:
     report = services.store.gate_reports.get(int(report_id))
     verdict = report.verdict.value
-    table = Table(title=f"{env_id} — verifier v{report.verifier_version}: gates {verdict}",
-                  title_style="bold green" if verdict == "passed" else "bold red")  # fmt: skip
+    table = Table(
+        title=f"{env_id} — verifier v{report.verifier_version}: gates {verdict}",
+        title_style="bold green" if verdict == "passed" else "bold red",
+    )
     for col in ("check", "name", "expected", "observed", "ok", "s"):
         table.add_column(col)
     for c in report.checks:
         ok = "[green]✓[/]" if c.passed else "[red]✗[/]"
-        table.add_row(c.kind.value, c.name, str(c.expected), " ".join(map(str, c.observed)), ok,
-                      f"{c.duration_s:.1f}")  # fmt: skip
+        table.add_row(
+            c.kind.value,
+            c.name,
+            str(c.expected),
+            " ".join(map(str, c.observed)),
+            ok,
+            f"{c.duration_s:.1f}",
+        )
     return table
 
 
-async def run_pipelines(settings: Settings, services: Any, seeds: list[tuple[str, TaskSeed]],
-                        target: str, console: Console) -> list[Any]:  # fmt: skip
+async def run_pipelines(
+    settings: Settings,
+    services: Any,
+    seeds: list[tuple[str, TaskSeed]],
+    target: str,
+    console: Console,
+) -> list[Any]:
     from temporalio.client import WorkflowExecutionStatus
 
     from workflows.client import astart_synthesis, pipeline_config, status
@@ -143,21 +176,25 @@ async def run_pipelines(settings: Settings, services: Any, seeds: list[tuple[str
         clients.append(client)
         ready.set()
 
-    worker = asyncio.create_task(serve(settings, services, target=target, stop=stop,
-                                       on_ready=on_ready))  # fmt: skip
+    worker = asyncio.create_task(
+        serve(settings, services, target=target, stop=stop, on_ready=on_ready)
+    )
     await asyncio.wait([worker, asyncio.create_task(ready.wait())], return_when="FIRST_COMPLETED")
     if worker.done():
         worker.result()  # raises the worker's start-up error
     client = clients[0]
-    handles = [await astart_synthesis(client, seed.id, pipeline_config(settings)) for _, seed in seeds]
+    handles = [
+        await astart_synthesis(client, seed.id, pipeline_config(settings)) for _, seed in seeds
+    ]
     decided: set[str] = set()
     shown = _Shown(console)
     try:
         with shown:
             while True:
                 states = [await status(client, h.id) for h in handles]
-                running = [(await h.describe()).status == WorkflowExecutionStatus.RUNNING
-                           for h in handles]  # fmt: skip
+                running = [
+                    (await h.describe()).status == WorkflowExecutionStatus.RUNNING for h in handles
+                ]
                 shown.update([h.id for h in handles], states)
                 for h, s in zip(handles, states, strict=True):
                     if s.stage == "awaiting-review" and set(s.open_review_items) - decided:
@@ -204,7 +241,7 @@ class _Shown:
             self.live.update(Group(*(render(i, s) for i, s in zip(ids, states, strict=True))))
             return
         for wid, s in zip(ids, states, strict=True):
-            for line in s.history[self.printed.get(wid, 0):]:
+            for line in s.history[self.printed.get(wid, 0) :]:
                 self.console.print(f"{wid}: {line}")
             self.printed[wid] = len(s.history)
 
@@ -219,12 +256,17 @@ async def _result(handle: Any, status: Any) -> Any:
         return await handle.result()
     except WorkflowFailureError as exc:
         cause = getattr(exc.cause, "message", None) or str(exc.cause or exc)
-        return SynthesisResult(seed_id=status.seed_id or "", env_id=status.env_id,
-                               outcome="rejected", reasons=(f"pipeline failed: {cause}",))  # fmt: skip
+        return SynthesisResult(
+            seed_id=status.seed_id or "",
+            env_id=status.env_id,
+            outcome="rejected",
+            reasons=(f"pipeline failed: {cause}",),
+        )
 
 
-def export_published(settings: Settings, services: Any, results: list[Any],
-                     console: Console) -> Path | None:  # fmt: skip
+def export_published(
+    settings: Settings, services: Any, results: list[Any], console: Console
+) -> Path | None:
     """Write the published environments as one pack (build contexts, not image archives)."""
     published = [r for r in results if r.outcome == "published"]
     if not published:
@@ -239,15 +281,20 @@ def export_published(settings: Settings, services: Any, results: list[Any],
     items = []
     for r in published:
         spec = store.environments.get(r.env_id)
-        items.append(ExportItem(
-            spec=spec, verifier=store.verifiers.get(r.env_id, r.verifier_version),
-            gate_report=store.gate_reports.get(int(r.gate_report_id)),
-            seed=store.seeds.get(spec.seed_id) if spec.seed_id else None,
-        ))  # fmt: skip
+        items.append(
+            ExportItem(
+                spec=spec,
+                verifier=store.verifiers.get(r.env_id, r.verifier_version),
+                gate_report=store.gate_reports.get(int(r.gate_report_id)),
+                seed=store.seeds.get(spec.seed_id) if spec.seed_id else None,
+            )
+        )
     out = settings.home / "packs" / f"demo-{published[0].env_id}"
     manifest = export_pack(items, out, artifacts=services.artifacts, created_by=REVIEWER)
-    console.print(f"pack: {out} ({len(manifest.environments)} environment(s), "
-                  f"{len(manifest.members)} member(s) with sha256)")  # fmt: skip
+    console.print(
+        f"pack: {out} ({len(manifest.environments)} environment(s), "
+        f"{len(manifest.members)} member(s) with sha256)"
+    )
     return out
 
 
@@ -257,19 +304,37 @@ def maybe_train(settings: Settings, pack: Path | None, console: Console) -> None
         console.print("trainer: no pack to train on; skipping")
         return
     if importlib.util.find_spec("torch") is None:  # the trainer extra brings torch
-        console.print("trainer: the `trainer` extra is not installed (pip install -e '.[trainer]'); skipping")
+        console.print(
+            "trainer: the `trainer` extra is not installed (pip install -e '.[trainer]'); skipping"
+        )
         return
-    cmd = [str(Path(sys.executable).parent / "envfactory"), "train", "--pack", str(pack),
-           "--model", "tiny", "--steps", "3", "--batch-size", "4", "--max-turns", "4",
-           "--out", str(settings.home / "train-demo"), "--json"]  # fmt: skip
+    cmd = [
+        str(Path(sys.executable).parent / "envfactory"),
+        "train",
+        "--pack",
+        str(pack),
+        "--model",
+        "tiny",
+        "--steps",
+        "3",
+        "--batch-size",
+        "4",
+        "--max-turns",
+        "4",
+        "--out",
+        str(settings.home / "train-demo"),
+        "--json",
+    ]
     # a short run: each pack episode is real sandboxed exec plus a fresh-container verification
     console.print(f"trainer: {' '.join(cmd[1:])}")
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
-        console.print(f"[red]trainer failed[/] (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
+        console.print(
+            f"[red]trainer failed[/] (exit {done.returncode}): {done.stderr.strip()[-2000:]}"
+        )
         return
     try:
-        plot = json.loads(done.stdout[done.stdout.index("{"):])["plot"]
+        plot = json.loads(done.stdout[done.stdout.index("{") :])["plot"]
     except (ValueError, KeyError, IndexError):
         console.print(f"trainer: finished, but printed no plot path: {done.stdout[-500:]}")
         return
@@ -277,9 +342,13 @@ def maybe_train(settings: Settings, pack: Path | None, console: Console) -> None
 
 
 def demo(
-    seeds_dir: Annotated[Path, typer.Option(help="Directory of example seeds.")] = Path("examples/seeds"),
+    seeds_dir: Annotated[Path, typer.Option(help="Directory of example seeds.")] = Path(
+        "examples/seeds"
+    ),
     scripts: Annotated[list[Path] | None, typer.Option(help="Agent script directories.")] = None,
-    train: Annotated[bool, typer.Option(help="Train briefly on the published environments.")] = True,
+    train: Annotated[
+        bool, typer.Option(help="Train briefly on the published environments.")
+    ] = True,
 ) -> None:
     """Run every example seed end to end to published environments and print their gates.
 
@@ -303,13 +372,21 @@ def demo(
         refuse_unrunnable(settings, drafts, console)
         announce_agents(settings, console)
         with contextlib.ExitStack() as stack:
-            console.print("base image: ensuring the local base image (built with debootstrap once)…")
-            console.print(f"base image: {DockerEngine(settings.sandbox).ensure_base_image('python')}")
+            console.print(
+                "base image: ensuring the local base image (built with debootstrap once)…"
+            )
+            console.print(
+                f"base image: {DockerEngine(settings.sandbox).ensure_base_image('python')}"
+            )
             target = settings.temporal.address
             if target is None:
-                server = stack.enter_context(DevServer(free_port(), log_file=settings.home / "demo-temporal.log"))
+                server = stack.enter_context(
+                    DevServer(free_port(), log_file=settings.home / "demo-temporal.log")
+                )
                 target = server.address
-                console.print(f"Temporal: embedded dev server on {target} (in memory, for this demo)")
+                console.print(
+                    f"Temporal: embedded dev server on {target} (in memory, for this demo)"
+                )
             seeds = submit_examples(settings, drafts, console)
             aliases = {seed.id: (name,) for name, seed in seeds}
             services = make_services(settings, (), aliases)
@@ -331,8 +408,11 @@ def all_published(results: list[Any], names: dict[str, str], console: Console) -
     missed = [r for r in results if r.outcome != "published"]
     for r in missed:
         why = "; ".join(r.reasons) or "no reason recorded"
-        console.print(f"[red]not published[/] {names.get(r.seed_id, r.seed_id)} ({r.seed_id}): "
-                      f"{r.outcome} — {why}", highlight=False)  # fmt: skip
+        console.print(
+            f"[red]not published[/] {names.get(r.seed_id, r.seed_id)} ({r.seed_id}): "
+            f"{r.outcome} — {why}",
+            highlight=False,
+        )
     if missed:
         console.print(f"demo: {len(missed)} of {len(results)} seed(s) did not end published")
     return not missed
@@ -342,11 +422,25 @@ def summarize(services: Any, results: list[Any], console: Console) -> None:
     for r in results:
         if r.gate_report_id:
             console.print(gate_table(services, r.env_id, r.gate_report_id))
-    table = Table("seed", "environment", "outcome", "judge solve rate", "verifier", "patch rounds", title="demo")
+    table = Table(
+        "seed",
+        "environment",
+        "outcome",
+        "judge solve rate",
+        "verifier",
+        "patch rounds",
+        title="demo",
+    )
     for r in results:
         rate = "—" if r.solve_rate is None else f"{r.solve_rate:.2f}"
-        table.add_row(r.seed_id, r.env_id or "—", r.outcome, rate,
-                      f"v{r.verifier_version}" if r.verifier_version else "—", str(r.rounds))  # fmt: skip
+        table.add_row(
+            r.seed_id,
+            r.env_id or "—",
+            r.outcome,
+            rate,
+            f"v{r.verifier_version}" if r.verifier_version else "—",
+            str(r.rounds),
+        )
     console.print(table)
     for r in results:
         for reason in r.reasons:

@@ -14,8 +14,9 @@ from rich.console import Console
 
 from envfactory.core.settings import load_settings
 
-app = typer.Typer(help="Local base images, built with debootstrap and cached by recipe.",
-                  no_args_is_help=True)  # fmt: skip
+app = typer.Typer(
+    help="Local base images, built with debootstrap and cached by recipe.", no_args_is_help=True
+)
 
 
 @app.command()

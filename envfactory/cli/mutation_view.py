@@ -36,9 +36,15 @@ def attach_mutation_score(
     if not result.passed:
         return
     score = mutation_score(
-        result.run, engine=engine, spec=result.task.spec, verifier=result.task.verifier,
-        files=artifacts.get, max_mutants=max_mutants, concurrency=jobs, progress=progress,
-    )  # fmt: skip
+        result.run,
+        engine=engine,
+        spec=result.task.spec,
+        verifier=result.task.verifier,
+        files=artifacts.get,
+        max_mutants=max_mutants,
+        concurrency=jobs,
+        progress=progress,
+    )
     result.run.report = result.run.report.model_copy(update={"mutation": score})
 
 
@@ -66,8 +72,11 @@ def print_mutation(out: Console, report: GateReport) -> None:
             by_check[m.killed_by] = by_check.get(m.killed_by, 0) + 1
     if by_check:
         out.print("    killed by: " + ", ".join(f"{k} {n}" for k, n in by_check.items()))
-    equivalent = [f"{m.operator} {m.file}:{m.line}" for m in ms.mutants if m.status != "killed"
-                  and m.status != "survived"]  # fmt: skip
+    equivalent = [
+        f"{m.operator} {m.file}:{m.line}"
+        for m in ms.mutants
+        if m.status != "killed" and m.status != "survived"
+    ]
     if equivalent:
         out.print("    equivalent-suspected (same output on every state): " + ", ".join(equivalent))
     for m in ms.mutants:

@@ -133,9 +133,15 @@ def export_cmd(
         items = items_from_store(store, ids)
         saver = DockerImages.from_engine(_engine(settings)) if images == "save" else None
         manifest = export_pack(
-            items, out, artifacts=artifacts, created_by=f"human:{getpass.getuser()}",
-            fmt=fmt, images=images, saver=saver, signing_key=key,  # type: ignore[arg-type]
-        )  # fmt: skip
+            items,
+            out,
+            artifacts=artifacts,
+            created_by=f"human:{getpass.getuser()}",
+            fmt=fmt,  # type: ignore[arg-type]
+            images=images,  # type: ignore[arg-type]
+            saver=saver,
+            signing_key=key,
+        )
         _record(store, artifacts, manifest, out)
     except EnvFactoryError as e:
         raise _fail(e) from e

@@ -117,17 +117,29 @@ def decide(
     except EnvFactoryError as e:
         raise _fail(e) from e
     if auth == AuthMethod.LOCAL_OPERATOR:
-        typer.secho(f"no ENVFACTORY_REVIEWER_TOKEN: recorded as {who}, a local operator "
-                    "(not a verified reviewer)", err=True, fg=typer.colors.YELLOW)  # fmt: skip
+        typer.secho(
+            f"no ENVFACTORY_REVIEWER_TOKEN: recorded as {who}, a local operator "
+            "(not a verified reviewer)",
+            err=True,
+            fg=typer.colors.YELLOW,
+        )
     told, error = True, None
     try:
         asyncio.run(_deliver(pipeline_sinks(settings, store).on_decision, item))
     except Exception as e:  # noqa: BLE001 — the decision is stored either way; say what happened
         told, error = False, str(e)
-    out = {"item": item.model_dump(mode="json"), "auth": auth.value, "workflow_notified": told,
-           "notify_error": error}  # fmt: skip
-    typer.echo(json.dumps(out, indent=2) if as_json else f"{item.id}: {item.state.value} by {who}"
-               + ("" if told else f" (pipeline not told: {error})"))  # fmt: skip
+    out = {
+        "item": item.model_dump(mode="json"),
+        "auth": auth.value,
+        "workflow_notified": told,
+        "notify_error": error,
+    }
+    typer.echo(
+        json.dumps(out, indent=2)
+        if as_json
+        else f"{item.id}: {item.state.value} by {who}"
+        + ("" if told else f" (pipeline not told: {error})")
+    )
 
 
 def _identity(settings: Settings, store: Store, claimed: str | None) -> tuple[str, AuthMethod, str]:
@@ -138,14 +150,18 @@ def _identity(settings: Settings, store: Store, claimed: str | None) -> tuple[st
         return f"operator:{_unix_user()}@{socket.gethostname()}", AuthMethod.LOCAL_OPERATOR, note
     who = store.reviewers.find_by_token(token)
     if who is None:
-        raise InvalidInput("ENVFACTORY_REVIEWER_TOKEN is not a valid reviewer token",
-                           hint="ask for a new one (`envfactory reviewer add NAME`), or unset "
-                                "it to decide as the local operator")  # fmt: skip
+        raise InvalidInput(
+            "ENVFACTORY_REVIEWER_TOKEN is not a valid reviewer token",
+            hint="ask for a new one (`envfactory reviewer add NAME`), or unset "
+            "it to decide as the local operator",
+        )
     if not who.role.allows(ReviewerRole.REVIEWER):
         raise InvalidInput(f"{who.name} is a {who.role.value}; only reviewers decide")
     if claimed not in (None, who.name):
-        raise InvalidInput(f"--as {claimed} is not the token's reviewer ({who.name})",
-                           hint="drop --as: the token says who you are")  # fmt: skip
+        raise InvalidInput(
+            f"--as {claimed} is not the token's reviewer ({who.name})",
+            hint="drop --as: the token says who you are",
+        )
     return who.name, AuthMethod.CLI_TOKEN, ""
 
 

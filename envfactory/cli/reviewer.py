@@ -56,8 +56,11 @@ def add(
         typer.secho(f"error: {e}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from e
     typer.echo(token)
-    typer.secho(f"token for {name} ({role}); it is not stored and will not be shown again",
-                err=True, fg=typer.colors.YELLOW)  # fmt: skip
+    typer.secho(
+        f"token for {name} ({role}); it is not stored and will not be shown again",
+        err=True,
+        fg=typer.colors.YELLOW,
+    )
 
 
 @app.command("list")

@@ -42,8 +42,13 @@ def gc(
     from sandboxes import DockerEngine
 
     engine = DockerEngine(load_settings().sandbox)
-    removed = engine.gc(older_than_s=older_than, run_id=run_id, include_live=all_, images=images,
-                        foreign_ttl_s=foreign_older_than)  # fmt: skip
+    removed = engine.gc(
+        older_than_s=older_than,
+        run_id=run_id,
+        include_live=all_,
+        images=images,
+        foreign_ttl_s=foreign_older_than,
+    )
     if as_json:
         typer.echo(json.dumps(removed))
     else:

@@ -143,8 +143,9 @@ def start_seed(seed_id: Annotated[str, typer.Argument(help="A stored seed's id."
         store, _ = _stores(settings)
         with store:
             seed = store.seeds.get(seed_id)
-        require_runnable(settings, seed_names(seed.id, seed.title, seed.content_hash,
-                                              seed.source), seed.title)  # fmt: skip
+        require_runnable(
+            settings, seed_names(seed.id, seed.title, seed.content_hash, seed.source), seed.title
+        )
     except EnvFactoryError as exc:
         fail(exc, False)
     from workflows.client import start_synthesis

@@ -31,8 +31,12 @@ Status = PipelineStatus | ValidateStatus
 
 def render(wid: str, s: PipelineStatus) -> Group:
     """A status as rich renderables (shared with `envfactory demo`)."""
-    head = Text.assemble((wid, "bold"), f"  seed {s.seed_id}  env {s.env_id or '—'}  ",
-                         ("stage ", "dim"), (s.stage, "cyan"))  # fmt: skip
+    head = Text.assemble(
+        (wid, "bold"),
+        f"  seed {s.seed_id}  env {s.env_id or '—'}  ",
+        ("stage ", "dim"),
+        (s.stage, "cyan"),
+    )
     if s.outcome:
         colour = {"published": "green", "unproven": "yellow"}.get(s.outcome, "red")
         head.append(f"  → {s.outcome}", style=f"bold {colour}")
@@ -65,15 +69,22 @@ def render(wid: str, s: PipelineStatus) -> Group:
 def render_validation(wid: str, s: ValidateStatus) -> Group:
     """A `ValidateTasks` status: one row per task."""
     done = sum(1 for t in s.tasks if t.stage == "done")
-    parts: list[RenderableType] = [Text.assemble((wid, "bold"), f"  {done}/{len(s.tasks)} task(s) done")]
+    parts: list[RenderableType] = [
+        Text.assemble((wid, "bold"), f"  {done}/{len(s.tasks)} task(s) done")
+    ]
     t = Table(box=None, show_header=True, pad_edge=False)
     for col in ("task", "stage", "gates", "findings", "open review", "outcome"):
         t.add_column(col)
     for task in s.tasks:
         colour = {"published": "green", "rejected": "red"}.get(task.outcome or "", "")
-        t.add_row(task.env_id, task.stage, task.verdict.value if task.verdict else "—",
-                  str(len(task.finding_ids)), ", ".join(task.open_review_items) or "—",
-                  f"[{colour}]{task.outcome}[/]" if colour else "—")  # fmt: skip
+        t.add_row(
+            task.env_id,
+            task.stage,
+            task.verdict.value if task.verdict else "—",
+            str(len(task.finding_ids)),
+            ", ".join(task.open_review_items) or "—",
+            f"[{colour}]{task.outcome}[/]" if colour else "—",
+        )
     parts.append(t)
     for task in s.tasks:
         parts += [Text(f"  {task.env_id}: {r}", style="red") for r in task.reasons[:8]]

@@ -48,8 +48,9 @@ def _out() -> Console:
 
 def _fail(exc: EnvFactoryError, as_json: bool) -> NoReturn:
     if as_json:
-        typer.echo(json.dumps({"error": type(exc).__name__, "message": exc.message,
-                               "hint": exc.hint}))  # fmt: skip
+        typer.echo(
+            json.dumps({"error": type(exc).__name__, "message": exc.message, "hint": exc.hint})
+        )
     else:
         typer.echo(f"error: {exc}", err=True)
     raise typer.Exit(1)
@@ -61,12 +62,18 @@ def _stores(settings: Settings) -> tuple[Store, ArtifactStore]:
 
 @app.command("import")
 def import_(
-    paths: Annotated[list[Path], typer.Argument(help="Task directories, suite directories of "
-                     "tasks, or git checkouts holding them (searched two levels down).")],
-    suite: Annotated[str | None, typer.Option(help="Suite name (default: the suite "
-                     "directory's name).")] = None,
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Task directories, suite directories of "
+            "tasks, or git checkouts holding them (searched two levels down)."
+        ),
+    ],
+    suite: Annotated[
+        str | None, typer.Option(help="Suite name (default: the suite directory's name).")
+    ] = None,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Store tasks as environments (status imported) with their origin: suite, path, git
     remote and commit, and the sha256 of every file read. Importing an unchanged task
     again changes nothing. Bad tasks are listed with what to fix while the good ones are
@@ -87,13 +94,32 @@ def import_(
 
 def _print_import(report: ImportReport, as_json: bool) -> None:
     if as_json:
-        typer.echo(json.dumps({
-            "imported": [{"env_id": e.env_id, "name": e.name, "suite": e.suite,
-                          "path": str(e.path), "format": e.format, "new": e.new}
-                         for e in report.imported],
-            "failed": [{"path": str(f.path), "error": type(f.error).__name__,
-                        "message": f.error.message, "hint": f.error.hint} for f in report.failed],
-        }))  # fmt: skip
+        typer.echo(
+            json.dumps(
+                {
+                    "imported": [
+                        {
+                            "env_id": e.env_id,
+                            "name": e.name,
+                            "suite": e.suite,
+                            "path": str(e.path),
+                            "format": e.format,
+                            "new": e.new,
+                        }
+                        for e in report.imported
+                    ],
+                    "failed": [
+                        {
+                            "path": str(f.path),
+                            "error": type(f.error).__name__,
+                            "message": f.error.message,
+                            "hint": f.error.hint,
+                        }
+                        for f in report.failed
+                    ],
+                }
+            )
+        )
         return
     out = _out()
     for e in report.imported:
@@ -191,12 +217,20 @@ def show(
 def validate(
     env_ids: Annotated[list[str] | None, typer.Argument(help="Env ids of stored tasks.")] = None,
     suite: Annotated[str | None, typer.Option(help="Every task of this suite.")] = None,
-    repeats: Annotated[int | None, typer.Option("--repeats", "-r", min=1,
-                       help="Runs per gate check (default: settings.gates.repeats).")] = None,
-    wait: Annotated[bool, typer.Option("--wait", help="Follow the workflow to its end and "
-                    "print each task's outcome.")] = False,
+    repeats: Annotated[
+        int | None,
+        typer.Option(
+            "--repeats", "-r", min=1, help="Runs per gate check (default: settings.gates.repeats)."
+        ),
+    ] = None,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait", help="Follow the workflow to its end and print each task's outcome."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Validate stored tasks durably: start the ValidateTasks workflow (build → gates →
     findings to the review queue → published or rejected). Needs Temporal (`envfactory
     up`). Progress: `envfactory status WORKFLOW_ID`.
@@ -219,8 +253,9 @@ def validate(
         if as_json:
             typer.echo(json.dumps({"workflow_id": wid, "env_ids": ids}))
         else:
-            _out().print(f"started workflow {wid} for {len(ids)} task(s) "
-                         f"(see: envfactory status {wid})")  # fmt: skip
+            _out().print(
+                f"started workflow {wid} for {len(ids)} task(s) (see: envfactory status {wid})"
+            )
         return
     _follow(settings, wid, as_json)
 

@@ -28,6 +28,7 @@ from .worker import (
     DEFAULT_SCRIPTS,
     announce_agents,
     make_services,
+    say_to,
     start_janitor,
     stop_on_signals,
     with_scripts,
@@ -46,7 +47,9 @@ def start_dev_server(settings: Settings, stack: contextlib.ExitStack, console: C
     server = DevServer(port, db_file=home / "temporal.db", log_file=home / "temporal.log")
     server.start()
     stack.callback(server.stop)
-    console.print(f"Temporal: embedded dev server on {server.address} (history in {home}/temporal.db)")
+    console.print(
+        f"Temporal: embedded dev server on {server.address} (history in {home}/temporal.db)"
+    )
     return server.address
 
 
@@ -58,8 +61,9 @@ def start_api(settings: Settings, stack: contextlib.ExitStack, console: Console)
     from envfactory.api.pipeline import pipeline_app
 
     app = pipeline_app(settings)
-    server = uvicorn.Server(uvicorn.Config(app, host=settings.api.host,
-                                           port=settings.api.port, log_level="warning"))  # fmt: skip
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=settings.api.host, port=settings.api.port, log_level="warning")
+    )
     thread = threading.Thread(target=server.run, name="envfactory-api", daemon=True)
     thread.start()
 
@@ -103,7 +107,7 @@ def up(
             if api:
                 start_api(settings, stack, console)
             services = make_services(settings) if worker else None
-            janitor = start_janitor(settings, console) if worker else None
+            janitor = start_janitor(settings, say_to(console)) if worker else None
             if janitor is not None:
                 stack.callback(janitor.stop)
 
@@ -114,8 +118,13 @@ def up(
                     console.print("worker: not started here (--no-worker); Ctrl-C to stop")
                     await stop.wait()
                     return
-                await serve(settings, services, target=target, stop=stop,
-                            on_ready=lambda _c: console.print("worker: polling; Ctrl-C to stop"))  # fmt: skip
+                await serve(
+                    settings,
+                    services,
+                    target=target,
+                    stop=stop,
+                    on_ready=lambda _c: console.print("worker: polling; Ctrl-C to stop"),
+                )
 
             asyncio.run(main())
     except EnvFactoryError as exc:

@@ -48,13 +48,43 @@ HELP = (
 
 
 def validate(
-    paths: Annotated[list[Path], typer.Argument(help="Task directories (Harbor or Terminal-Bench 1).")],
-    repeats: Annotated[int | None, typer.Option("--repeats", "-r", min=1, help="Runs per check (default: settings.gates.repeats).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per task on stdout.")] = False,
-    concurrency: Annotated[int | None, typer.Option("--concurrency", "-j", min=1, help="Containers at once (default: settings.sandbox.pool_size).")] = None,
-    mutation: Annotated[bool, typer.Option("--mutation-score", help="After the gates pass, weaken the verifier automatically and report which weaker verifiers the gates miss.")] = False,
-    max_mutants: Annotated[int, typer.Option("--max-mutants", min=1, help="Mutants per task with --mutation-score (spread over operators).")] = 40,
-) -> None:  # fmt: skip
+    paths: Annotated[
+        list[Path], typer.Argument(help="Task directories (Harbor or Terminal-Bench 1).")
+    ],
+    repeats: Annotated[
+        int | None,
+        typer.Option(
+            "--repeats", "-r", min=1, help="Runs per check (default: settings.gates.repeats)."
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per task on stdout.")
+    ] = False,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency",
+            "-j",
+            min=1,
+            help="Containers at once (default: settings.sandbox.pool_size).",
+        ),
+    ] = None,
+    mutation: Annotated[
+        bool,
+        typer.Option(
+            "--mutation-score",
+            help="After the gates pass, weaken the verifier automatically and report which weaker verifiers the gates miss.",
+        ),
+    ] = False,
+    max_mutants: Annotated[
+        int,
+        typer.Option(
+            "--max-mutants",
+            min=1,
+            help="Mutants per task with --mutation-score (spread over operators).",
+        ),
+    ] = 40,
+) -> None:
     """Build each task and run every gate on its verifier: oracle, no-op, unsolved states,
     shortcut probes; each check repeated and required to agree."""
     from sandboxes import DockerEngine
@@ -81,9 +111,16 @@ def validate(
     try:
         for path in dirs:
             result = _validate_one(
-                engine, path, artifacts, repeats or settings.gates.repeats, jobs, as_json, out, err,
+                engine,
+                path,
+                artifacts,
+                repeats or settings.gates.repeats,
+                jobs,
+                as_json,
+                out,
+                err,
                 mutants=max_mutants if mutation else 0,
-            )  # fmt: skip
+            )
             failed += 0 if result is not None and _as_expected(result) else 1
     finally:
         engine.gc(run_id=engine.run_id, include_live=True)
@@ -112,12 +149,18 @@ def _validate_one(
 
         try:
             result = validate_task(
-                engine, path, artifacts, repeats=repeats, concurrency=jobs, progress=progress,
+                engine,
+                path,
+                artifacts,
+                repeats=repeats,
+                concurrency=jobs,
+                progress=progress,
                 on_stage=lambda stage: bar.update(tid, description=f"{path.name}: {stage}"),
-            )  # fmt: skip
+            )
             if mutants:  # --mutation-score (envfactory/cli/mutation_view.py)
-                attach_mutation_score(engine, result, artifacts, max_mutants=mutants, jobs=jobs,
-                                      progress=progress)  # fmt: skip
+                attach_mutation_score(
+                    engine, result, artifacts, max_mutants=mutants, jobs=jobs, progress=progress
+                )
         except EnvFactoryError as exc:
             _print_error(out if as_json else err, path, exc, as_json)
             return None
@@ -139,9 +182,14 @@ def _as_expected(result: TaskValidation) -> bool:
 
 def _progress(console: Console, quiet: bool) -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=True, disable=quiet,
-    )  # fmt: skip
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=quiet,
+    )
 
 
 def _mark(check: GateCheck) -> str:

@@ -16,7 +16,6 @@ reader.py    one environment out of a verified pack, cross-checked against its k
 images.py    docker save / docker load
 registry.py  export items from the store; import into the store (idempotent)
 runtime.py   Pack → PackEnv → Episode (exec, reward, close; async variants)
-bench.py     `python -m envfactory.packs.bench TASK`: episode cost, phase by phase
 """
 
 from .export import ExportItem, export_pack, guard

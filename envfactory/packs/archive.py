@@ -76,14 +76,19 @@ def compression(path: Path) -> str:
 
 def _decompressed(path: Path, kind: str) -> IO[bytes]:
     opener: dict[str, Callable[[Path], Any]] = {
-        "gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open, "none": lambda p: open(p, "rb"),
-    }  # fmt: skip
+        "gzip": gzip.open,
+        "bzip2": bz2.open,
+        "xz": lzma.open,
+        "none": lambda p: open(p, "rb"),
+    }
     return opener[kind](path)  # type: ignore[no-any-return]
 
 
 def truncated(source: Path, detail: str) -> InvalidPack:
-    return InvalidPack(f"{source}: archive is truncated ({detail})",
-                       hint="copy or download the pack again; it did not arrive whole")  # fmt: skip
+    return InvalidPack(
+        f"{source}: archive is truncated ({detail})",
+        hint="copy or download the pack again; it did not arrive whole",
+    )
 
 
 @dataclass
@@ -117,8 +122,10 @@ class _Stream:
                 self._member(tf, info, name)
             self.last_name = name
         if self.manifest is None:
-            raise InvalidPack(f"{self.source}: no pack.json (the archive is empty)",
-                              hint="is this an envfactory pack?")  # fmt: skip
+            raise InvalidPack(
+                f"{self.source}: no pack.json (the archive is empty)",
+                hint="is this an envfactory pack?",
+            )
         self._accept()
         self._check_end(blocks)
         return self.manifest, self.found
@@ -157,10 +164,11 @@ class _Stream:
 
     def _read_manifest(self, tf: tarfile.TarFile, info: tarfile.TarInfo, name: str) -> None:
         if name != layout.MANIFEST:
-            raise InvalidPack(f"{self.source}: no pack.json at the start of the archive "
-                              f"(the first member is {name!r})",
-                              hint="export packs with `envfactory pack export`, which writes "
-                              "pack.json first")  # fmt: skip
+            raise InvalidPack(
+                f"{self.source}: no pack.json at the start of the archive "
+                f"(the first member is {name!r})",
+                hint="export packs with `envfactory pack export`, which writes pack.json first",
+            )
         self.manifest_raw = self._small(tf, info, name, self.limits.max_manifest_bytes)
         self.manifest = parse_manifest(self.manifest_raw, str(self.source))
         self.expected = {m.path: m for m in self.manifest.members}
@@ -183,8 +191,9 @@ class _Stream:
     def _check_size(self, total: int) -> None:
         size = self.source.stat().st_size
         if self.kind == "none" and total > size:
-            raise truncated(self.source, f"pack.json lists {total} bytes of members, the file "
-                            f"holds {size}")  # fmt: skip
+            raise truncated(
+                self.source, f"pack.json lists {total} bytes of members, the file holds {size}"
+            )
         cap = max(self.limits.max_expansion * size, self.limits.expansion_floor_bytes)
         if self.kind != "none" and total > cap:
             raise InvalidPack(
@@ -199,15 +208,18 @@ class _Stream:
         self.dest.mkdir(parents=True, exist_ok=True)
         free = shutil.disk_usage(self.dest).free
         if total > free:
-            raise InvalidPack(f"{self.dest}: extracting the pack needs {total} bytes, "
-                              f"{free} are free", hint="free some space or set TMPDIR to a "
-                              "larger disk")  # fmt: skip
+            raise InvalidPack(
+                f"{self.dest}: extracting the pack needs {total} bytes, {free} are free",
+                hint="free some space or set TMPDIR to a larger disk",
+            )
 
     def _member(self, tf: tarfile.TarFile, info: tarfile.TarInfo, name: str) -> None:
         if info.isdir():
             if name not in self.folders:
-                raise InvalidPack(f"pack member {name!r}: a folder holding no file that "
-                                  "pack.json lists", hint="re-export the pack")  # fmt: skip
+                raise InvalidPack(
+                    f"pack member {name!r}: a folder holding no file that pack.json lists",
+                    hint="re-export the pack",
+                )
             if self.dest is not None:
                 folder = self.dest / name
                 self._guard_os(name, lambda: folder.mkdir(parents=True, exist_ok=True))
@@ -215,12 +227,16 @@ class _Stream:
         listed = self.expected.get(name)
         if listed is None:
             where = "a folder of listed members" if name in self.folders else "not listed"
-            raise InvalidPack(f"member {name}: {where} in pack.json, but a file in the archive "
-                              "— it was added after export",
-                              hint="re-export the pack from the store; do not edit a pack by hand")  # fmt: skip
+            raise InvalidPack(
+                f"member {name}: {where} in pack.json, but a file in the archive "
+                "— it was added after export",
+                hint="re-export the pack from the store; do not edit a pack by hand",
+            )
         if info.size > listed.size:
-            raise InvalidPack(f"member {name}: {info.size} bytes in the archive, pack.json lists "
-                              f"{listed.size} — it was changed after export")  # fmt: skip
+            raise InvalidPack(
+                f"member {name}: {info.size} bytes in the archive, pack.json lists "
+                f"{listed.size} — it was changed after export"
+            )
         src = tf.extractfile(info)
         assert src is not None
         digest = self._copy(src, name, info)
@@ -258,9 +274,10 @@ class _Stream:
         try:
             return action()
         except OSError as e:
-            raise InvalidPack(f"pack member {name!r}: cannot be extracted ({e.strerror})",
-                              hint="a file and a folder of the same name, or a name the file "
-                              "system refuses") from e  # fmt: skip
+            raise InvalidPack(
+                f"pack member {name!r}: cannot be extracted ({e.strerror})",
+                hint="a file and a folder of the same name, or a name the file system refuses",
+            ) from e
 
     def _check_end(self, blocks: _LastBlock) -> None:
         if blocks.last == bytes(_BLOCK):
@@ -268,8 +285,11 @@ class _Stream:
         after = f"after member {self.last_name}" if self.last_name else "at its start"
         if len(blocks.last) < _BLOCK:
             missing = len(set(self.expected) - set(self.found))
-            raise truncated(self.source, f"it ends {after} without its end-of-archive block"
-                            + (f"; {missing} listed members never came" if missing else ""))  # fmt: skip
+            raise truncated(
+                self.source,
+                f"it ends {after} without its end-of-archive block"
+                + (f"; {missing} listed members never came" if missing else ""),
+            )
         raise InvalidPack(f"{self.source}: corrupt tar archive (a damaged header {after})")
 
 

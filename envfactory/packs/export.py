@@ -108,9 +108,11 @@ def guard(
 
 def _harbor_refusal(eid: str, report: GateReport) -> list[str]:
     if "harbor" not in report.semantics:
-        return [f"{eid}: gated under envfactory's runtime only; a Harbor export promises "
-                "Harbor's (verification in the solver's own container). Re-gate it with "
-                'semantics = ["envfactory", "harbor"] (envfactory validate on the export does)']  # fmt: skip
+        return [
+            f"{eid}: gated under envfactory's runtime only; a Harbor export promises "
+            "Harbor's (verification in the solver's own container). Re-gate it with "
+            'semantics = ["envfactory", "harbor"] (envfactory validate on the export does)'
+        ]
     if not report.safe_under("harbor"):
         why = "; ".join(report.other_runtime_reasons) or "; ".join(report.reasons)
         return [f"{eid}: not safe under Harbor's runtime ({why})"]

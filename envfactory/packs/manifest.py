@@ -131,16 +131,24 @@ def check_bounds(manifest: PackManifest, limits: PackLimits, where: str) -> int:
     """The total bytes the manifest lists, or InvalidPack if it lists more than `limits`
     allow; checked before a member is read, so a lying manifest cannot start a bomb."""
     if len(manifest.members) > limits.max_members:
-        raise InvalidPack(f"{where}/pack.json: lists {len(manifest.members)} members, more "
-                          f"than {limits.max_members}", hint="raise PackLimits.max_members")  # fmt: skip
+        raise InvalidPack(
+            f"{where}/pack.json: lists {len(manifest.members)} members, more "
+            f"than {limits.max_members}",
+            hint="raise PackLimits.max_members",
+        )
     big = max(manifest.members, key=lambda m: m.size, default=None)
     if big is not None and big.size > limits.max_member_bytes:
-        raise InvalidPack(f"{where}/pack.json: member {big.path!r} is {big.size} bytes, more "
-                          f"than {limits.max_member_bytes}", hint="raise PackLimits.max_member_bytes")  # fmt: skip
+        raise InvalidPack(
+            f"{where}/pack.json: member {big.path!r} is {big.size} bytes, more "
+            f"than {limits.max_member_bytes}",
+            hint="raise PackLimits.max_member_bytes",
+        )
     total = sum(m.size for m in manifest.members)
     if total > limits.max_total_bytes:
-        raise InvalidPack(f"{where}/pack.json: lists {total} bytes, more than "
-                          f"{limits.max_total_bytes}", hint="raise PackLimits.max_total_bytes")  # fmt: skip
+        raise InvalidPack(
+            f"{where}/pack.json: lists {total} bytes, more than {limits.max_total_bytes}",
+            hint="raise PackLimits.max_total_bytes",
+        )
     return total
 
 
@@ -196,8 +204,11 @@ def _structure_problems(manifest: PackManifest) -> list[str]:
             if p not in listed
         ]
         chain = env.provenance
-        for name, sha in (("spec", chain.spec_sha256), ("verifier", chain.verifier_sha256),
-                          ("gate_report", chain.gate_report_sha256)):  # fmt: skip
+        for name, sha in (
+            ("spec", chain.spec_sha256),
+            ("verifier", chain.verifier_sha256),
+            ("gate_report", chain.gate_report_sha256),
+        ):
             m = listed.get(links[name])
             if sha is not None and m is not None and m.sha256 != sha:
                 out.append(

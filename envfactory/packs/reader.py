@@ -55,13 +55,29 @@ class EnvPaths:
         if fmt == "harbor":
             task = root / env_root
             meta = root / layout.HARBOR_META / env_root
-            return cls(task / "instruction.md", task / "environment", task / "tests",
-                       meta / layout.VERIFIER_JSON, meta / layout.SPEC, meta / layout.GATE_REPORT,
-                       meta / layout.SEED, None, None)  # fmt: skip
+            return cls(
+                task / "instruction.md",
+                task / "environment",
+                task / "tests",
+                meta / layout.VERIFIER_JSON,
+                meta / layout.SPEC,
+                meta / layout.GATE_REPORT,
+                meta / layout.SEED,
+                None,
+                None,
+            )
         f = root / env_root
-        return cls(f / layout.INSTRUCTION, f / layout.CONTEXT, f / layout.VERIFIER_FILES,
-                   f / layout.VERIFIER_JSON, f / layout.SPEC, f / layout.GATE_REPORT,
-                   f / layout.SEED, f / layout.BASE, f / layout.IMAGE_TAR)  # fmt: skip
+        return cls(
+            f / layout.INSTRUCTION,
+            f / layout.CONTEXT,
+            f / layout.VERIFIER_FILES,
+            f / layout.VERIFIER_JSON,
+            f / layout.SPEC,
+            f / layout.GATE_REPORT,
+            f / layout.SEED,
+            f / layout.BASE,
+            f / layout.IMAGE_TAR,
+        )
 
 
 @dataclass(frozen=True)

@@ -125,12 +125,22 @@ def verify_with_runner(req: RewardRequest) -> Verification:
 
     st = req.state
     if st.prepared is not None:
-        return verify_prepared(req.engine, st.prepared, spec=req.spec, verifier=req.verifier,
-                               verifier_files=verifier_tar(req.verifier, req.files))  # fmt: skip
+        return verify_prepared(
+            req.engine,
+            st.prepared,
+            spec=req.spec,
+            verifier=req.verifier,
+            verifier_files=verifier_tar(req.verifier, req.files),
+        )
     return verify_state(
-        req.engine, state_image=st.state_image or st.pristine_image, pristine_image=st.pristine_image,
-        spec=req.spec, verifier=req.verifier, files=req.files, state_diff=st.diff,
-    )  # fmt: skip
+        req.engine,
+        state_image=st.state_image or st.pristine_image,
+        pristine_image=st.pristine_image,
+        spec=req.spec,
+        verifier=req.verifier,
+        files=req.files,
+        state_diff=st.diff,
+    )
 
 
 def observation(res: ExecResult) -> str:
@@ -230,8 +240,14 @@ class Episode:
 class PackEnv:
     """One environment of an open pack; `reset()` starts an episode."""
 
-    def __init__(self, packed: PackedEnvironment, engine: SandboxEngine, images: ImageIO,
-                 reward_fn: RewardFn, capture: Capture) -> None:  # fmt: skip
+    def __init__(
+        self,
+        packed: PackedEnvironment,
+        engine: SandboxEngine,
+        images: ImageIO,
+        reward_fn: RewardFn,
+        capture: Capture,
+    ) -> None:
         self.packed = packed
         self.engine = engine
         self._images = images
@@ -269,8 +285,9 @@ class PackEnv:
 
     def reset(self, *, run_id: str | None = None) -> Episode:
         image = self.image()
-        box = self.engine.start(image, limits=self.spec.limits, purpose="episode", run_id=run_id,
-                                network=False)  # fmt: skip
+        box = self.engine.start(
+            image, limits=self.spec.limits, purpose="episode", run_id=run_id, network=False
+        )
         return Episode(self, box, image)
 
     async def areset(self, *, run_id: str | None = None) -> Episode:
@@ -280,8 +297,15 @@ class PackEnv:
         return self._capture(self.engine, box, self.spec, pristine)
 
     def verify(self, state: CapturedState) -> Verification:
-        return self._reward_fn(RewardRequest(engine=self.engine, state=state, spec=self.spec,
-                                             verifier=self.packed.verifier, files=self._files.__getitem__))  # fmt: skip
+        return self._reward_fn(
+            RewardRequest(
+                engine=self.engine,
+                state=state,
+                spec=self.spec,
+                verifier=self.packed.verifier,
+                files=self._files.__getitem__,
+            )
+        )
 
 
 class Pack:
@@ -330,7 +354,7 @@ class Pack:
                     io,
                     reward_fn or verify_with_runner,
                     capture or capture_state,
-                )  # fmt: skip
+                )
                 for e in verified.manifest.environments
             )
         except BaseException:
@@ -353,8 +377,10 @@ class Pack:
         for env in self.environments:
             if env.env_id == env_id:
                 return env
-        raise NotFound(f"environment {env_id} is not in pack {self.manifest.id}",
-                       hint=f"it holds: {', '.join(e.env_id for e in self.environments)}")  # fmt: skip
+        raise NotFound(
+            f"environment {env_id} is not in pack {self.manifest.id}",
+            hint=f"it holds: {', '.join(e.env_id for e in self.environments)}",
+        )
 
     def close(self) -> None:
         if self._scratch is not None:

@@ -65,8 +65,10 @@ def check_member_name(name: str) -> str:
     if "\x00" in name or "\\" in name:
         raise InvalidPack(f"pack member {_shown(name)}: NUL or backslash in the name")
     if _CONTROL.search(name):
-        raise InvalidPack(f"pack member {_shown(name)}: control character in the name",
-                          hint="pack members are plain file names")  # fmt: skip
+        raise InvalidPack(
+            f"pack member {_shown(name)}: control character in the name",
+            hint="pack members are plain file names",
+        )
     _check_name_length(name)
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
         raise InvalidPack(
@@ -102,8 +104,10 @@ def _check_name_length(name: str) -> None:
         what = f"{total} bytes (at most {MAX_NAME_BYTES})"
     else:
         return
-    raise InvalidPack(f"pack member {_shown(name)}: name too long, {what}",
-                      hint="file systems cannot hold such a name; shorten it")  # fmt: skip
+    raise InvalidPack(
+        f"pack member {_shown(name)}: name too long, {what}",
+        hint="file systems cannot hold such a name; shorten it",
+    )
 
 
 def _link_escapes(member: str, target: str, *, hard: bool) -> bool:

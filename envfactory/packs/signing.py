@@ -67,8 +67,9 @@ def generate_keypair(out_dir: Path) -> tuple[Path, Path, str]:
         if p.exists():
             raise InvalidInput(f"{p}: already exists", hint="choose another --out folder")
     key = Ed25519PrivateKey.generate()
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption())  # fmt: skip
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
     fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(pem)
@@ -85,14 +86,17 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
     """An Ed25519 private key from a PEM file only its owner can read."""
     try:
         if path.stat().st_mode & 0o077:
-            raise InvalidInput(f"{path}: private key is readable by other users",
-                               hint=f"chmod 600 {path}")  # fmt: skip
+            raise InvalidInput(
+                f"{path}: private key is readable by other users", hint=f"chmod 600 {path}"
+            )
         key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except OSError as e:
         raise InvalidInput(f"{path}: cannot read the signing key ({e.strerror})") from e
     except (ValueError, TypeError, UnsupportedAlgorithm) as e:
-        raise InvalidInput(f"{path}: not an unencrypted PEM private key ({e})",
-                           hint="make one with `envfactory pack keygen --out DIR`") from e  # fmt: skip
+        raise InvalidInput(
+            f"{path}: not an unencrypted PEM private key ({e})",
+            hint="make one with `envfactory pack keygen --out DIR`",
+        ) from e
     if not isinstance(key, Ed25519PrivateKey):
         raise InvalidInput(f"{path}: not an Ed25519 key", hint="use `envfactory pack keygen`")
     return key
@@ -105,11 +109,16 @@ def load_public_key(path: Path) -> bytes:
     except OSError as e:
         raise ConfigError(f"{path}: cannot read the public key ({e.strerror})") from e
     try:
-        key = (serialization.load_ssh_public_key(data) if data.startswith(b"ssh-")
-               else serialization.load_pem_public_key(data))  # fmt: skip
+        key = (
+            serialization.load_ssh_public_key(data)
+            if data.startswith(b"ssh-")
+            else serialization.load_pem_public_key(data)
+        )
     except (ValueError, UnsupportedAlgorithm) as e:
-        raise ConfigError(f"{path}: not a PEM or OpenSSH public key ({e})",
-                          hint="use the pack-signing.pub that `pack keygen` wrote") from e  # fmt: skip
+        raise ConfigError(
+            f"{path}: not a PEM or OpenSSH public key ({e})",
+            hint="use the pack-signing.pub that `pack keygen` wrote",
+        ) from e
     if not isinstance(key, Ed25519PublicKey):
         raise ConfigError(f"{path}: not an Ed25519 public key", hint="use `envfactory pack keygen`")
     return _raw(key)
@@ -143,13 +152,17 @@ class TrustedKeys:
 
 def _dir_keys(trust_dir: Path) -> list[Path]:
     if not trust_dir.is_dir():
-        raise ConfigError(f"{trust_dir}: the trust directory does not exist",
-                          hint="create it with the trusted pack-signing.pub files, or unset "
-                          "ENVFACTORY_PACKS__TRUST_DIR")  # fmt: skip
+        raise ConfigError(
+            f"{trust_dir}: the trust directory does not exist",
+            hint="create it with the trusted pack-signing.pub files, or unset "
+            "ENVFACTORY_PACKS__TRUST_DIR",
+        )
     found = sorted(p for p in trust_dir.iterdir() if p.suffix in KEY_SUFFIXES and p.is_file())
     if not found:
-        raise ConfigError(f"{trust_dir}: the trust directory holds no public keys (*.pub, *.pem)",
-                          hint="copy the exporter's pack-signing.pub into it")  # fmt: skip
+        raise ConfigError(
+            f"{trust_dir}: the trust directory holds no public keys (*.pub, *.pem)",
+            hint="copy the exporter's pack-signing.pub into it",
+        )
     return found
 
 
@@ -169,8 +182,10 @@ def _parse(sig: bytes, where: str) -> tuple[bytes, bytes]:
         raw_public = base64.b64decode(parsed.public_key, validate=True)
         raw_sig = base64.b64decode(parsed.signature, validate=True)
     except (ValidationError, binascii.Error) as e:
-        raise InvalidPack(f"{where}/pack.sig: not a valid pack signature ({str(e)[:200]})",
-                          hint="re-export the pack with `pack export --sign KEY`") from e  # fmt: skip
+        raise InvalidPack(
+            f"{where}/pack.sig: not a valid pack signature ({str(e)[:200]})",
+            hint="re-export the pack with `pack export --sign KEY`",
+        ) from e
     if len(raw_public) != 32 or parsed.key_fingerprint != fingerprint(raw_public):
         raise InvalidPack(f"{where}/pack.sig: the key fingerprint does not match its key")
     return raw_public, raw_sig
@@ -183,21 +198,26 @@ def check_signature(
     pack or a key outside the list. None for an unsigned pack when trust is not set."""
     if sig is None:
         if trust is not None:
-            raise InvalidPack(f"{where}: the pack is not signed, and only packs signed by a "
-                              f"trusted key are accepted (trusted: {trust.listing()})",
-                              hint="ask its exporter for a signed pack (`pack export --sign KEY`)")  # fmt: skip
+            raise InvalidPack(
+                f"{where}: the pack is not signed, and only packs signed by a "
+                f"trusted key are accepted (trusted: {trust.listing()})",
+                hint="ask its exporter for a signed pack (`pack export --sign KEY`)",
+            )
         return None
     raw_public, raw_sig = _parse(sig, where)
     fp = fingerprint(raw_public)
     try:
         Ed25519PublicKey.from_public_bytes(raw_public).verify(raw_sig, CONTEXT + manifest)
     except InvalidSignature as e:
-        raise InvalidPack(f"{where}: the signature (key {fp}) does not match pack.json: "
-                          "pack.json or pack.sig was changed after signing",
-                          hint="get the pack again from its exporter; do not edit a pack") from e  # fmt: skip
+        raise InvalidPack(
+            f"{where}: the signature (key {fp}) does not match pack.json: "
+            "pack.json or pack.sig was changed after signing",
+            hint="get the pack again from its exporter; do not edit a pack",
+        ) from e
     if trust is not None and not trust.trusts(raw_public):
-        raise InvalidPack(f"{where}: signed by key {fp}, which is not trusted "
-                          f"(trusted: {trust.listing()})",
-                          hint="if you trust its exporter, add their public key with --trust "
-                          "FILE or to the trust directory")  # fmt: skip
+        raise InvalidPack(
+            f"{where}: signed by key {fp}, which is not trusted (trusted: {trust.listing()})",
+            hint="if you trust its exporter, add their public key with --trust "
+            "FILE or to the trust directory",
+        )
     return Signer(fp, trusted=trust is not None)

@@ -77,8 +77,9 @@ def resolve(
         elif target.is_file():
             files.setdefault(_rel(seed_dir, target), target)
         else:
-            problems.append(Problem(where, "is not a regular file or directory",
-                                    "attach regular files only"))  # fmt: skip
+            problems.append(
+                Problem(where, "is not a regular file or directory", "attach regular files only")
+            )
         if len(files) > limits.max_attachments:
             break
     files.pop(_rel(seed_dir, skip), None)
@@ -143,13 +144,23 @@ def _walk(
             p = Path(dirpath) / name
             mode = p.lstat().st_mode
             if stat.S_ISLNK(mode):
-                problems.append(Problem(f"attachment '{_rel(seed_dir, p)}'", "is a symlink",
-                                        "copy the real file in instead"))  # fmt: skip
+                problems.append(
+                    Problem(
+                        f"attachment '{_rel(seed_dir, p)}'",
+                        "is a symlink",
+                        "copy the real file in instead",
+                    )
+                )
             elif stat.S_ISREG(mode) and p != skip:
                 files.setdefault(_rel(seed_dir, p), p)
             elif not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-                problems.append(Problem(f"attachment '{_rel(seed_dir, p)}'",
-                                        "is not a regular file", "attach regular files only"))  # fmt: skip
+                problems.append(
+                    Problem(
+                        f"attachment '{_rel(seed_dir, p)}'",
+                        "is not a regular file",
+                        "attach regular files only",
+                    )
+                )
         if len(files) > limits.max_attachments:
             break  # enough to say "too many"; do not walk a huge tree to the end
     return problems
@@ -178,15 +189,19 @@ def read_all(
 
 
 def too_large(rel: str, size: int, limits: SeedLimits) -> Problem:
-    return Problem(f"attachment '{rel}'",
-                   f"is too large ({_mb(size)}; at most {_mb(limits.max_attachment_bytes)})",
-                   "attach a smaller sample, or raise ENVFACTORY_SEEDS__MAX_ATTACHMENT_BYTES")  # fmt: skip
+    return Problem(
+        f"attachment '{rel}'",
+        f"is too large ({_mb(size)}; at most {_mb(limits.max_attachment_bytes)})",
+        "attach a smaller sample, or raise ENVFACTORY_SEEDS__MAX_ATTACHMENT_BYTES",
+    )
 
 
 def too_large_together(total: int, limits: SeedLimits) -> Problem:
-    return Problem("attachments", f"are too large together ({_mb(total)}; at most "
-                   f"{_mb(limits.max_total_bytes)})",
-                   "attach less, or raise ENVFACTORY_SEEDS__MAX_TOTAL_BYTES")  # fmt: skip
+    return Problem(
+        "attachments",
+        f"are too large together ({_mb(total)}; at most {_mb(limits.max_total_bytes)})",
+        "attach less, or raise ENVFACTORY_SEEDS__MAX_TOTAL_BYTES",
+    )
 
 
 def not_text(rel: str, data: bytes) -> Problem | None:

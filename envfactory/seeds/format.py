@@ -111,18 +111,27 @@ def parse_yaml(text: str, label: str) -> tuple[dict[str, Any] | None, Problem | 
     except _DuplicateKey as exc:
         return None, Problem(label, str(exc), "keep one of them")
     except bounded_yaml.YamlTooComplex as exc:
-        return None, Problem(label, f"is refused: {exc}",
-                             "write the values out: no deep nesting, no repeated aliases")  # fmt: skip
+        return None, Problem(
+            label,
+            f"is refused: {exc}",
+            "write the values out: no deep nesting, no repeated aliases",
+        )
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         what = getattr(exc, "problem", None) or str(exc)
-        return None, Problem(label, f"is not valid YAML{at}: {what}",
-                             "check indentation and quote values containing ': '")  # fmt: skip
+        return None, Problem(
+            label,
+            f"is not valid YAML{at}: {what}",
+            "check indentation and quote values containing ': '",
+        )
     if not isinstance(data, dict):
         got = "an empty file" if data is None else f"a {type(data).__name__}"
-        return None, Problem(label, f"must be a YAML mapping of fields, got {got}",
-                             "start with `title: ...`; see docs/seed-format.md")  # fmt: skip
+        return None, Problem(
+            label,
+            f"must be a YAML mapping of fields, got {got}",
+            "start with `title: ...`; see docs/seed-format.md",
+        )
     return data, None
 
 

@@ -52,8 +52,11 @@ def locate(path: Path) -> tuple[Path, Path, bool]:
         for name in SEED_FILE_NAMES:
             if (path / name).exists() or (path / name).is_symlink():
                 return path / name, path, True
-        raise InvalidSeed(str(path), "has no seed.yaml",
-                          hint="put the seed fields in seed.yaml inside this directory")  # fmt: skip
+        raise InvalidSeed(
+            str(path),
+            "has no seed.yaml",
+            hint="put the seed fields in seed.yaml inside this directory",
+        )
     if path.is_file():
         return path, path.parent, False
     raise InvalidSeed(
@@ -83,8 +86,11 @@ def _read_seed_file(seed_file: Path, label: str, limits: SeedLimits) -> bytes:
         raise InvalidSeed(label, "is a symlink", hint="replace it with the real file")
     size = seed_file.stat().st_size
     if size > limits.max_attachment_bytes:
-        raise InvalidSeed(label, f"is too large ({size} bytes, at most {limits.max_attachment_bytes})",
-                          hint="move long material into an attached file")  # fmt: skip
+        raise InvalidSeed(
+            label,
+            f"is too large ({size} bytes, at most {limits.max_attachment_bytes})",
+            hint="move long material into an attached file",
+        )
     return seed_file.read_bytes()
 
 
@@ -143,10 +149,16 @@ def store_draft(draft: SeedDraft, *, store: Store, artifacts: ArtifactStore) -> 
     )
     fields = draft.fields
     seed = TaskSeed(
-        id=draft.seed_id, title=fields.title, description=fields.description, domain=fields.domain,
-        attachments=attachments, repository=fields.repository, constraints=fields.constraints,
-        source=fields.source, content_hash=draft.content_hash,
-    )  # fmt: skip
+        id=draft.seed_id,
+        title=fields.title,
+        description=fields.description,
+        domain=fields.domain,
+        attachments=attachments,
+        repository=fields.repository,
+        constraints=fields.constraints,
+        source=fields.source,
+        content_hash=draft.content_hash,
+    )
     try:
         with store.session() as tx:
             tx.seeds.add(seed)

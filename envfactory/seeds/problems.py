@@ -30,12 +30,21 @@ FIELD_HINTS: dict[str, str] = {
     "source": "free text saying where the seed came from, e.g. `source: incident INC-4411`",
 }
 
-_TYPE_NAMES = {"string_type": "text", "int_type": "a whole number", "dict_type": "a mapping",
-               "model_type": "a mapping", "bool_type": "true or false"}  # fmt: skip
+_TYPE_NAMES = {
+    "string_type": "text",
+    "int_type": "a whole number",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "bool_type": "true or false",
+}
 
 
-_BOUNDS = {"greater_than_equal": "at least", "greater_than": "more than",
-           "less_than_equal": "at most", "less_than": "less than"}  # fmt: skip
+_BOUNDS = {
+    "greater_than_equal": "at least",
+    "greater_than": "more than",
+    "less_than_equal": "at most",
+    "less_than": "less than",
+}
 
 
 @dataclass(frozen=True)
@@ -98,8 +107,13 @@ def from_validation_error(
             problems.append(Problem(where, "is empty", hint))
         elif kind == "string_too_long":
             limit = err.get("ctx", {}).get("max_length")
-            problems.append(Problem(where, f"is too long ({len(value)} characters, at most {limit})",
-                                    "shorten it; put detail in the description"))  # fmt: skip
+            problems.append(
+                Problem(
+                    where,
+                    f"is too long ({len(value)} characters, at most {limit})",
+                    "shorten it; put detail in the description",
+                )
+            )
         elif kind in _BOUNDS:
             bound = next(iter(err.get("ctx", {}).values()), "?")
             problems.append(

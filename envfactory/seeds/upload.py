@@ -36,13 +36,21 @@ class Upload:
     data: bytes | None
 
 
-def draft_from_upload(seed_yaml: bytes, uploads: Sequence[Upload], limits: SeedLimits,
-                      label: str = LABEL) -> SeedDraft:  # fmt: skip
+def draft_from_upload(
+    seed_yaml: bytes, uploads: Sequence[Upload], limits: SeedLimits, label: str = LABEL
+) -> SeedDraft:
     """Validate a seed.yaml and its uploaded files; InvalidSeed listing every problem."""
     if len(seed_yaml) > limits.max_attachment_bytes:
-        raise_if_any([Problem(label, f"is too large ({len(seed_yaml)} bytes, at most "
-                              f"{limits.max_attachment_bytes})",
-                              "move long material into an attached file")], label)  # fmt: skip
+        raise_if_any(
+            [
+                Problem(
+                    label,
+                    f"is too large ({len(seed_yaml)} bytes, at most {limits.max_attachment_bytes})",
+                    "move long material into an attached file",
+                )
+            ],
+            label,
+        )
     text, bad = decode_utf8(seed_yaml, label, label)
     raise_if_any([bad] if bad else [], label)
     data, bad = parse_yaml(text or "", label)
@@ -56,13 +64,16 @@ def draft_from_upload(seed_yaml: bytes, uploads: Sequence[Upload], limits: SeedL
     return SeedDraft(fields, tuple(loaded), content_hash(fields, loaded), label)
 
 
-def _chosen(data: dict[str, object], uploads: Sequence[Upload], label: str,
-            limits: SeedLimits) -> tuple[list[Upload], list[Problem]]:  # fmt: skip
+def _chosen(
+    data: dict[str, object], uploads: Sequence[Upload], label: str, limits: SeedLimits
+) -> tuple[list[Upload], list[Problem]]:
     """The uploads to attach: safe distinct names, matching `attachments:` when given."""
     problems = [p for u in uploads if (p := _bad_name(u.name))]
     names = [u.name for u in uploads]
-    problems += [Problem(f"attachment '{n}'", "was uploaded twice", "upload each file once")
-                 for n in sorted({n for n in names if names.count(n) > 1})]  # fmt: skip
+    problems += [
+        Problem(f"attachment '{n}'", "was uploaded twice", "upload each file once")
+        for n in sorted({n for n in names if names.count(n) > 1})
+    ]
     if len(uploads) > limits.max_attachments:
         problems.append(files.too_many(limits))
     if problems or "attachments" not in data:
@@ -77,12 +88,22 @@ def _match(listed: list[str], uploads: Sequence[Upload]) -> tuple[list[Upload], 
     problems = []
     for entry in listed:
         if not any(_covers(entry, u.name) for u in uploads):
-            problems.append(Problem(f"attachment '{entry}'", "is listed but was not uploaded",
-                                    "upload it as a `files` part named by this path"))  # fmt: skip
+            problems.append(
+                Problem(
+                    f"attachment '{entry}'",
+                    "is listed but was not uploaded",
+                    "upload it as a `files` part named by this path",
+                )
+            )
     for u in uploads:
         if not any(_covers(entry, u.name) for entry in listed):
-            problems.append(Problem(f"attachment '{u.name}'", "was uploaded but is not listed "
-                                    "in 'attachments'", "list it, or leave it out of the upload"))  # fmt: skip
+            problems.append(
+                Problem(
+                    f"attachment '{u.name}'",
+                    "was uploaded but is not listed in 'attachments'",
+                    "list it, or leave it out of the upload",
+                )
+            )
     return list(uploads), problems
 
 
@@ -110,8 +131,9 @@ def _bad_name(name: str) -> Problem | None:
     return None
 
 
-def _checked(uploads: Sequence[Upload], limits: SeedLimits
-             ) -> tuple[list[files.LoadedFile], list[Problem]]:  # fmt: skip
+def _checked(
+    uploads: Sequence[Upload], limits: SeedLimits
+) -> tuple[list[files.LoadedFile], list[Problem]]:
     """Sizes (each and together) and UTF-8 for text files, as for files on disk."""
     loaded, problems, total = [], [], 0
     for u in sorted(uploads, key=lambda x: x.name):

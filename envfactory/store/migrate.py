@@ -76,8 +76,10 @@ def current(url: str) -> str | None:
             return MigrationContext.configure(conn).get_current_revision()
     except DBAPIError as exc:
         shown = engine.url.render_as_string(hide_password=True)
-        raise StoreError(f"cannot read the schema revision of {shown}: {exc.orig}",
-                         hint="is the database running and the URL right?") from exc  # fmt: skip
+        raise StoreError(
+            f"cannot read the schema revision of {shown}: {exc.orig}",
+            hint="is the database running and the URL right?",
+        ) from exc
     finally:
         engine.dispose()
 

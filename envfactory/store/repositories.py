@@ -128,10 +128,18 @@ class EnvironmentRepo(_Repo):
         """Store ``spec`` at exactly ``spec.version``; Conflict if that version exists."""
         now = utcnow()
         row = EnvironmentRow(
-            id=spec.id, version=spec.version, name=spec.name, seed_id=spec.seed_id,
-            suite=spec.origin.suite if spec.origin else None, status=status.value, image=spec.image, build=None,
-            created_at=spec.created_at, updated_at=now, doc=dump(spec),
-        )  # fmt: skip
+            id=spec.id,
+            version=spec.version,
+            name=spec.name,
+            seed_id=spec.seed_id,
+            suite=spec.origin.suite if spec.origin else None,
+            status=status.value,
+            image=spec.image,
+            build=None,
+            created_at=spec.created_at,
+            updated_at=now,
+            doc=dump(spec),
+        )
         self._insert(row, f"environment {spec.id} v{spec.version}")
 
     def add_version(
@@ -232,9 +240,12 @@ def _env_record(row: EnvironmentRow) -> EnvironmentRecord:
 class VerifierRepo(_Repo):
     def add(self, verifier: Verifier) -> None:
         row = VerifierRow(
-            env_id=verifier.env_id, version=verifier.version, author=verifier.provenance.author,
-            created_at=verifier.created_at, doc=dump(verifier),
-        )  # fmt: skip
+            env_id=verifier.env_id,
+            version=verifier.version,
+            author=verifier.provenance.author,
+            created_at=verifier.created_at,
+            doc=dump(verifier),
+        )
         self._insert(row, f"verifier {verifier.env_id} v{verifier.version}")
 
     def add_version(self, verifier: Verifier) -> Verifier:
@@ -265,9 +276,12 @@ class GateReportRepo(_Repo):
     def add(self, report: GateReport) -> int:
         """Append a report; returns its row id (reports are never overwritten)."""
         row = GateReportRow(
-            env_id=report.env_id, verifier_version=report.verifier_version,
-            verdict=report.verdict.value, created_at=report.created_at, doc=dump(report),
-        )  # fmt: skip
+            env_id=report.env_id,
+            verifier_version=report.verifier_version,
+            verdict=report.verdict.value,
+            created_at=report.created_at,
+            doc=dump(report),
+        )
         self.s.add(row)
         self.s.flush()
         return row.id
@@ -293,9 +307,14 @@ class GateReportRepo(_Repo):
 class TrajectoryRepo(_Repo):
     def add(self, traj: Trajectory) -> None:
         row = TrajectoryRow(
-            id=traj.id, role=traj.role.value, env_id=traj.env_id, model=traj.model,
-            reward=traj.reward, created_at=traj.created_at, doc=dump(traj),
-        )  # fmt: skip
+            id=traj.id,
+            role=traj.role.value,
+            env_id=traj.env_id,
+            model=traj.model,
+            reward=traj.reward,
+            created_at=traj.created_at,
+            doc=dump(traj),
+        )
         self._insert(row, f"trajectory {traj.id}")
 
     def get(self, traj_id: str) -> Trajectory:
@@ -329,9 +348,13 @@ class TrajectoryRepo(_Repo):
 class FindingRepo(_Repo):
     def add(self, finding: ShortcutFinding) -> None:
         row = FindingRow(
-            id=finding.id, env_id=finding.env_id, source=finding.source, rule=finding.rule,
-            created_at=finding.created_at, doc=dump(finding),
-        )  # fmt: skip
+            id=finding.id,
+            env_id=finding.env_id,
+            source=finding.source,
+            rule=finding.rule,
+            created_at=finding.created_at,
+            doc=dump(finding),
+        )
         self._insert(row, f"finding {finding.id}")
 
     def get(self, finding_id: str) -> ShortcutFinding:
@@ -350,9 +373,12 @@ class FindingRepo(_Repo):
 class PackRepo(_Repo):
     def add(self, manifest: PackManifest, *, archive_key: str | None = None) -> None:
         row = PackRow(
-            id=manifest.id, created_by=manifest.created_by, archive_key=archive_key,
-            created_at=manifest.created_at, doc=dump(manifest),
-        )  # fmt: skip
+            id=manifest.id,
+            created_by=manifest.created_by,
+            archive_key=archive_key,
+            created_at=manifest.created_at,
+            doc=dump(manifest),
+        )
         self._insert(row, f"pack {manifest.id}")
 
     def _row(self, pack_id: str) -> PackRow:

@@ -100,8 +100,14 @@ class ReviewerRepo(_Repo):
         if self.s.get(ReviewerRow, name) is None:
             raise NotFound(f"no reviewer {name}")
         token = _new_token(SESSION_PREFIX)
-        self.s.add(ReviewerSessionRow(token_sha256=hash_token(token), reviewer=name,
-                                      created_at=now, expires_at=now + timedelta(seconds=ttl_s)))  # fmt: skip
+        self.s.add(
+            ReviewerSessionRow(
+                token_sha256=hash_token(token),
+                reviewer=name,
+                created_at=now,
+                expires_at=now + timedelta(seconds=ttl_s),
+            )
+        )
         self.s.flush()
         return token
 
@@ -112,9 +118,11 @@ class ReviewerRepo(_Repo):
         q = (
             select(ReviewerRow)
             .join(ReviewerSessionRow, ReviewerSessionRow.reviewer == ReviewerRow.name)
-            .where(ReviewerSessionRow.token_sha256 == hash_token(token),
-                   ReviewerSessionRow.expires_at > utcnow())
-        )  # fmt: skip
+            .where(
+                ReviewerSessionRow.token_sha256 == hash_token(token),
+                ReviewerSessionRow.expires_at > utcnow(),
+            )
+        )
         row = self.s.scalars(q).first()
         return None if row is None else _reviewer(row)
 

@@ -37,10 +37,15 @@ from .schema import ReviewDecisionRow, ReviewItemRow
 
 def _item(row: ReviewItemRow) -> ReviewItem:
     return ReviewItem(
-        id=row.id, finding_id=row.finding_id, env_id=row.env_id, state=ReviewState(row.state),
-        reviewer=row.reviewer, comment=row.comment, decided_at=row.decided_at,
+        id=row.id,
+        finding_id=row.finding_id,
+        env_id=row.env_id,
+        state=ReviewState(row.state),
+        reviewer=row.reviewer,
+        comment=row.comment,
+        decided_at=row.decided_at,
         created_at=row.created_at,
-    )  # fmt: skip
+    )
 
 
 class ReviewRepo(_Repo):
@@ -50,10 +55,17 @@ class ReviewRepo(_Repo):
     def add(self, item: ReviewItem) -> None:
         """Queue an item; its finding must already be stored (foreign key)."""
         row = ReviewItemRow(
-            id=item.id, finding_id=item.finding_id, env_id=item.env_id, state=item.state.value,
-            reviewer=item.reviewer, comment=item.comment, decided_at=item.decided_at,
-            claimed_by=None, lease_until=None, created_at=item.created_at,
-        )  # fmt: skip
+            id=item.id,
+            finding_id=item.finding_id,
+            env_id=item.env_id,
+            state=item.state.value,
+            reviewer=item.reviewer,
+            comment=item.comment,
+            decided_at=item.decided_at,
+            claimed_by=None,
+            lease_until=None,
+            created_at=item.created_at,
+        )
         self._insert(row, f"review item {item.id}")
 
     def get(self, item_id: str) -> ReviewItem:
@@ -118,9 +130,15 @@ class ReviewRepo(_Repo):
         return row.claimed_by, row.lease_until
 
     def decide(
-        self, item_id: str, reviewer: str, decision: Decision, comment: str = "", *,
-        auth: AuthMethod = AuthMethod.UNRECORDED, note: str = "",
-    ) -> ReviewItem:  # fmt: skip
+        self,
+        item_id: str,
+        reviewer: str,
+        decision: Decision,
+        comment: str = "",
+        *,
+        auth: AuthMethod = AuthMethod.UNRECORDED,
+        note: str = "",
+    ) -> ReviewItem:
         """Confirm or dismiss an open item, exactly once; the loser of a race gets Conflict.
         ``auth`` says how ``reviewer`` was established; ``note`` keeps unverified claims."""
         if not reviewer.strip():
@@ -132,18 +150,32 @@ class ReviewRepo(_Repo):
         res = self.s.execute(
             update(ReviewItemRow)
             .where(ReviewItemRow.id == item_id, ReviewItemRow.state == ReviewState.OPEN.value)
-            .values(state=new_state.value, reviewer=reviewer, comment=comment, decided_at=now,
-                    claimed_by=None, lease_until=None)
-        )  # fmt: skip
+            .values(
+                state=new_state.value,
+                reviewer=reviewer,
+                comment=comment,
+                decided_at=now,
+                claimed_by=None,
+                lease_until=None,
+            )
+        )
         if res.rowcount != 1:  # type: ignore[attr-defined]
             raise Conflict(f"review item {item_id} was decided concurrently by someone else")
         after = before.model_copy(
             update={"state": new_state, "reviewer": reviewer, "comment": comment, "decided_at": now}
         )
-        self.s.add(ReviewDecisionRow(
-            review_id=item_id, reviewer=reviewer, decision=Decision(decision).value, at=now,
-            before=dump(before), after=dump(after), auth=AuthMethod(auth).value, note=note,
-        ))  # fmt: skip
+        self.s.add(
+            ReviewDecisionRow(
+                review_id=item_id,
+                reviewer=reviewer,
+                decision=Decision(decision).value,
+                at=now,
+                before=dump(before),
+                after=dump(after),
+                auth=AuthMethod(auth).value,
+                note=note,
+            )
+        )
         self.s.flush()
         return after
 
@@ -163,7 +195,7 @@ class ReviewRepo(_Repo):
                 after=ReviewItem.model_validate(r.after),
                 auth=AuthMethod(r.auth),
                 note=r.note,
-            )  # fmt: skip
+            )
             for r in self.s.scalars(q)
         ]
 

@@ -75,16 +75,25 @@ def import_one(
     new = _store(store, spec, task)
     stored = spec if new else store.environments.get(spec.id)
     return ImportedEntry(
-        env_id=spec.id, name=spec.name, path=task_dir, format=task.format, new=new,
+        env_id=spec.id,
+        name=spec.name,
+        path=task_dir,
+        format=task.format,
+        new=new,
         suite=(stored.origin.suite if stored.origin else None) or suite,
-    )  # fmt: skip
+    )
 
 
 def origin_of(task_dir: Path, artifacts: ArtifactStore, suite: str) -> TaskOrigin:
     hashes = json.dumps(file_hashes(task_dir), sort_keys=True, indent=1).encode()
     repository, commit = git_origin(task_dir)
-    return TaskOrigin(suite=suite, path=str(task_dir), repository=repository, commit=commit,
-                      files_key=artifacts.put_bytes(hashes))  # fmt: skip
+    return TaskOrigin(
+        suite=suite,
+        path=str(task_dir),
+        repository=repository,
+        commit=commit,
+        files_key=artifacts.put_bytes(hashes),
+    )
 
 
 def _store(store: Store, spec: EnvironmentSpec, task: ImportedTask) -> bool:

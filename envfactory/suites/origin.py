@@ -21,8 +21,11 @@ def _git(cwd: Path, *args: str) -> str | None:
     try:
         done = subprocess.run(
             ["git", "-C", str(cwd), *args],
-            capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None  # no git here: the task simply has no recorded checkout
     out = done.stdout.strip()

@@ -43,10 +43,14 @@ def _summary(tx: Any, record: Any) -> TaskSummary:
     spec = record.spec
     report = tx.gate_reports.latest(spec.id)
     return TaskSummary(
-        env_id=spec.id, name=spec.name, suite=spec.origin.suite if spec.origin else None,
-        status=record.status, source=spec.source,
-        outcome=report.outcome if report else None, updated_at=record.updated_at,
-    )  # fmt: skip
+        env_id=spec.id,
+        name=spec.name,
+        suite=spec.origin.suite if spec.origin else None,
+        status=record.status,
+        source=spec.source,
+        outcome=report.outcome if report else None,
+        updated_at=record.updated_at,
+    )
 
 
 def task_summaries(
@@ -68,13 +72,16 @@ def task_detail(store: Any, env_id: str) -> TaskDetail:
         still_open = tx.reviews.list(state=ReviewState.OPEN, env_id=env_id)
         summary = _summary(tx, record)
     return TaskDetail(
-        summary=summary, origin=record.spec.origin, instruction=record.spec.instruction,
+        summary=summary,
+        origin=record.spec.origin,
+        instruction=record.spec.instruction,
         verifier_entry=verifier.entry if verifier else None,
         verifier_author=verifier.provenance.author if verifier else None,
         gate_reasons=list(report.reasons) if report else [],
         gate_report_at=report.created_at if report else None,
-        findings=len(findings), open_review_items=[i.id for i in still_open],
-    )  # fmt: skip
+        findings=len(findings),
+        open_review_items=[i.id for i in still_open],
+    )
 
 
 def resolve_env_ids(store: Any, env_ids: list[str], suite: str | None) -> list[str]:
@@ -82,13 +89,17 @@ def resolve_env_ids(store: Any, env_ids: list[str], suite: str | None) -> list[s
     checked to be stored (`NotFound` names a missing one; `InvalidInput` for neither/both
     or an empty suite)."""
     if bool(env_ids) == bool(suite):
-        raise InvalidInput("name the tasks: either --suite NAME or one or more ENV_IDs",
-                           hint="`envfactory task list` shows suites and ids")  # fmt: skip
+        raise InvalidInput(
+            "name the tasks: either --suite NAME or one or more ENV_IDs",
+            hint="`envfactory task list` shows suites and ids",
+        )
     if suite:
         ids = [r.env_id for r in task_summaries(store, suite=suite)]
         if not ids:
-            raise InvalidInput(f"suite {suite!r} has no stored tasks",
-                               hint="envfactory task import DIR --suite NAME")  # fmt: skip
+            raise InvalidInput(
+                f"suite {suite!r} has no stored tasks",
+                hint="envfactory task import DIR --suite NAME",
+            )
         return ids
     with store.session(readonly=True) as tx:
         for env_id in env_ids:

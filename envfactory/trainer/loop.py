@@ -123,9 +123,15 @@ class Trainer:
     ) -> Trajectory | None:
         cfg = self.config
         traj = run_episode(
-            self.engine, env, seed, self.sampling, cfg.max_turns, group_id,
-            cfg.max_context_tokens, should_stop=stop.is_set if stop else None,
-        )  # fmt: skip
+            self.engine,
+            env,
+            seed,
+            self.sampling,
+            cfg.max_turns,
+            group_id,
+            cfg.max_context_tokens,
+            should_stop=stop.is_set if stop else None,
+        )
         with self._prompt_lock:
             self.produced += 1
         return traj

@@ -37,9 +37,15 @@ class DirSandbox:
     def _p(self, path: str) -> Path:
         return self.root / path.lstrip("/")
 
-    def exec(self, cmd: str | Sequence[str], *, timeout: float | None = None,
-             user: str | None = None, workdir: str | None = None,
-             env: Mapping[str, str] | None = None) -> ExecResult:
+    def exec(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout: float | None = None,
+        user: str | None = None,
+        workdir: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
         text = cmd if isinstance(cmd, str) else " ".join(cmd)
         self.commands.append(text)
         text = self.MAPPED.sub(lambda m: f"{self.root}/{m.group(1)}", text)
@@ -47,12 +53,17 @@ class DirSandbox:
         cwd.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
         try:
-            p = subprocess.run(["bash", "-c", text], cwd=cwd, capture_output=True, text=True,
-                               timeout=timeout)
+            p = subprocess.run(
+                ["bash", "-c", text], cwd=cwd, capture_output=True, text=True, timeout=timeout
+            )
         except subprocess.TimeoutExpired:
             return ExecResult(exit_code=None, timed_out=True, duration_s=time.monotonic() - t0)
-        return ExecResult(exit_code=p.returncode, stdout=p.stdout, stderr=p.stderr,
-                          duration_s=time.monotonic() - t0)
+        return ExecResult(
+            exit_code=p.returncode,
+            stdout=p.stdout,
+            stderr=p.stderr,
+            duration_s=time.monotonic() - t0,
+        )
 
     def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
         p = self._p(path)
@@ -82,12 +93,20 @@ class DirSandbox:
         raise NotImplementedError
 
     def diff(self) -> list[PathChange]:
-        return [PathChange(path="/" + str(p.relative_to(self.root)), kind="A")
-                for p in sorted(self.root.rglob("*")) if p.is_file()]
+        return [
+            PathChange(path="/" + str(p.relative_to(self.root)), kind="A")
+            for p in sorted(self.root.rglob("*"))
+            if p.is_file()
+        ]
 
     def snapshot(self, kind: StateKind, label: str = "", env_id: str | None = None) -> StateRef:
-        ref = StateRef(image=f"dir-snapshot-{len(self.snapshots)}", kind=kind, label=label,
-                       env_id=env_id, diff=tuple(self.diff()))
+        ref = StateRef(
+            image=f"dir-snapshot-{len(self.snapshots)}",
+            kind=kind,
+            label=label,
+            env_id=env_id,
+            diff=tuple(self.diff()),
+        )
         self.snapshots.append(ref)
         return ref
 
@@ -142,8 +161,14 @@ def settings_for():
     """AgentSettings pointing at a local server; keyword overrides per test."""
 
     def make(server: LocalChatServer, **kw: object) -> AgentSettings:
-        base: dict[str, object] = dict(backend="openai", model="local-test", base_url=server.url,
-                                       max_turns=10, request_timeout_s=5.0, max_retries=3)
+        base: dict[str, object] = dict(
+            backend="openai",
+            model="local-test",
+            base_url=server.url,
+            max_turns=10,
+            request_timeout_s=5.0,
+            max_retries=3,
+        )
         return AgentSettings(**(base | kw))  # type: ignore[arg-type]
 
     return make

@@ -24,8 +24,11 @@ def test_scripts_lists_every_seed_and_role_as_json():
 def test_check_endpoint_reports_the_reply_and_usage(server):
     server.auto_summary = False
     server.push(text_reply("ok", usage=(12, 1)))
-    env = {"ENVFACTORY_AGENTS__JUDGE__BASE_URL": server.url,
-           "ENVFACTORY_AGENTS__JUDGE__MODEL": "tiny", "ENVFACTORY_AGENTS__JUDGE__BACKEND": "openai"}
+    env = {
+        "ENVFACTORY_AGENTS__JUDGE__BASE_URL": server.url,
+        "ENVFACTORY_AGENTS__JUDGE__MODEL": "tiny",
+        "ENVFACTORY_AGENTS__JUDGE__BACKEND": "openai",
+    }
     res = runner.invoke(app, ["agents", "check-endpoint", "--json"], env=env)
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
@@ -36,10 +39,13 @@ def test_check_endpoint_reports_the_reply_and_usage(server):
 def test_check_endpoint_fails_clearly_on_a_rejected_key(server):
     server.auto_summary = False
     server.push(error_reply(401, "invalid api key"))
-    env = {"ENVFACTORY_AGENTS__VERIFIER__BASE_URL": server.url,
-           "ENVFACTORY_AGENTS__VERIFIER__BACKEND": "openai", "MY_KEY": "k",
-           "ENVFACTORY_AGENTS__VERIFIER__MODEL": "tiny",
-           "ENVFACTORY_AGENTS__VERIFIER__API_KEY_ENV": "MY_KEY"}
+    env = {
+        "ENVFACTORY_AGENTS__VERIFIER__BASE_URL": server.url,
+        "ENVFACTORY_AGENTS__VERIFIER__BACKEND": "openai",
+        "MY_KEY": "k",
+        "ENVFACTORY_AGENTS__VERIFIER__MODEL": "tiny",
+        "ENVFACTORY_AGENTS__VERIFIER__API_KEY_ENV": "MY_KEY",
+    }
     res = runner.invoke(app, ["agents", "check-endpoint", "--role", "verifier", "--json"], env=env)
     assert res.exit_code == 1
     body = json.loads(res.stdout)

@@ -50,35 +50,59 @@ def _seed(name: str, store: ArtifactStore) -> TaskSeed:
     draft = load_seed(SEEDS_DIR / name, SeedLimits())
     f = draft.fields
     return TaskSeed(
-        id=draft.seed_id, title=f.title, description=f.description, domain=f.domain,
-        attachments=tuple(Attachment(path=a.path, key=store.put_bytes(a.data), size=len(a.data))
-                          for a in draft.files),
-        repository=f.repository, constraints=f.constraints, source=f.source,
-        content_hash=draft.content_hash)
+        id=draft.seed_id,
+        title=f.title,
+        description=f.description,
+        domain=f.domain,
+        attachments=tuple(
+            Attachment(path=a.path, key=store.put_bytes(a.data), size=len(a.data))
+            for a in draft.files
+        ),
+        repository=f.repository,
+        constraints=f.constraints,
+        source=f.source,
+        content_hash=draft.content_hash,
+    )
 
 
 def _rt(seed: str, role: str, store: ArtifactStore) -> RoleRuntime:
-    return RoleRuntime(model=ScriptedModel(load_script(seed, role)),
-                       settings=AgentSettings(max_turns=30), store=store)
+    return RoleRuntime(
+        model=ScriptedModel(load_script(seed, role)),
+        settings=AgentSettings(max_turns=30),
+        store=store,
+    )
 
 
 def _reward(engine, state, spec, verifier: Verifier, store: ArtifactStore) -> int:
     """The real verifier runner (fresh container, workspace scope, env -i, random dir)."""
     image, diff = (spec.image, ()) if state is None else (state.image, state.diff)
-    return verify_state(engine, state_image=image, pristine_image=spec.image, spec=spec,
-                        verifier=verifier, files=store.get, state_diff=diff).reward
+    return verify_state(
+        engine,
+        state_image=image,
+        pristine_image=spec.image,
+        spec=spec,
+        verifier=verifier,
+        files=store.get,
+        state_diff=diff,
+    ).reward
 
 
 @pytest.mark.parametrize("seed", EXAMPLES)
-def test_scripted_pipeline_yields_a_built_solvable_verified_environment(seed, engine, base_image,
-                                                                      tmp_path):
+def test_scripted_pipeline_yields_a_built_solvable_verified_environment(
+    seed, engine, base_image, tmp_path
+):
     store = ArtifactStore(tmp_path / "artifacts")
     base = base_image
     builder = engine.start(base, purpose="agents-e2e-builder")
     try:
-        res = asyncio.run(run_research(ResearchInput(seed=_seed(seed, store)),
-                                       rt=_rt(seed, "research", store), builder=builder,
-                                       engine=engine))
+        res = asyncio.run(
+            run_research(
+                ResearchInput(seed=_seed(seed, store)),
+                rt=_rt(seed, "research", store),
+                builder=builder,
+                engine=engine,
+            )
+        )
     finally:
         builder.remove()
     spec = res.spec
@@ -97,12 +121,14 @@ def test_scripted_pipeline_yields_a_built_solvable_verified_environment(seed, en
     red = asyncio.run(in_fresh(run_red_team, RedTeamInput.from_spec(spec), "red_team"))
     assert red.final_state is not None
     writer_rt = _rt(seed, "verifier", store)
-    written = asyncio.run(in_fresh(run_verifier_writer, VerifierWriterInput.from_spec(spec),
-                                   "verifier", writer_rt))
+    written = asyncio.run(
+        in_fresh(run_verifier_writer, VerifierWriterInput.from_spec(spec), "verifier", writer_rt)
+    )
     v = written.verifier
     # every prompt and tool output it was sent (its own assistant messages are its output)
-    seen = json.dumps([m for req in writer_rt.model.requests for m in req
-                       if m.get("role") != "assistant"])
+    seen = json.dumps(
+        [m for req in writer_rt.model.requests for m in req if m.get("role") != "assistant"]
+    )
     # A solution line that is also in the environment's own files may legitimately be seen
     # (the writer explores the fresh environment); every other distinctive line must not be.
     env_text = "\n".join(store.get(f.key).decode("utf-8", "replace") for f in spec.build.files)

@@ -25,8 +25,15 @@ async def _finish(args: FinishArgs) -> ToolResult:
 
 def make_loop(server, settings, sandbox, store, retry, **kw) -> AgentLoop:
     model = OpenAIChatModel(name=settings.model, api_key="test-key", base_url=settings.base_url)
-    loop = AgentLoop(model=model, toolbox=Toolbox([]), settings=settings, role=AgentRole.JUDGE,
-                     store=store, retry=retry, **kw)
+    loop = AgentLoop(
+        model=model,
+        toolbox=Toolbox([]),
+        settings=settings,
+        role=AgentRole.JUDGE,
+        store=store,
+        retry=retry,
+        **kw,
+    )
     tools = SandboxTools(sandbox, workdir="/workspace", remaining_s=loop.remaining_s).tools()
     loop.toolbox = Toolbox([*tools, Tool("finish", "end", FinishArgs, _finish)])
     return loop
@@ -36,8 +43,9 @@ def run(loop: AgentLoop, task: str = "do the task"):
     return asyncio.run(loop.run("system prompt", task))
 
 
-def test_tool_calls_run_in_the_sandbox_and_finish_ends_the_run(server, settings_for, sandbox,
-                                                               store, retry):
+def test_tool_calls_run_in_the_sandbox_and_finish_ends_the_run(
+    server, settings_for, sandbox, store, retry
+):
     server.push(
         tool_reply(("write_file", {"path": "/workspace/a.txt", "content": "hello"})),
         tool_reply(("shell", {"command": "cat a.txt && echo done"})),
@@ -57,7 +65,12 @@ def test_tool_calls_run_in_the_sandbox_and_finish_ends_the_run(server, settings_
     last = server.requests[-1]["messages"]
     assert last[-1]["role"] == "tool" and last[-1]["tool_call_id"] == "call_0"
     assert {t["function"]["name"] for t in server.requests[0]["tools"]} == {
-        "shell", "read_file", "write_file", "list_dir", "finish"}
+        "shell",
+        "read_file",
+        "write_file",
+        "list_dir",
+        "finish",
+    }
 
 
 def test_plain_text_answer_is_nudged_back_to_the_tools(server, settings_for, sandbox, store, retry):
@@ -70,18 +83,21 @@ def test_plain_text_answer_is_nudged_back_to_the_tools(server, settings_for, san
     assert second[-1]["role"] == "user" and "finish" in second[-1]["content"]
 
 
-def test_rate_limit_is_retried_after_the_servers_retry_after(server, settings_for, sandbox, store,
-                                                             retry, sleeper):
-    server.push(error_reply(429, "slow down", retry_after=1.5),
-                tool_reply(("finish", {"summary": "s"})))
+def test_rate_limit_is_retried_after_the_servers_retry_after(
+    server, settings_for, sandbox, store, retry, sleeper
+):
+    server.push(
+        error_reply(429, "slow down", retry_after=1.5), tool_reply(("finish", {"summary": "s"}))
+    )
     res = run(make_loop(server, settings_for(server), sandbox, store, retry))
     assert len(server.requests) == 2  # the SDK itself did not retry (max_retries=0)
     assert sleeper.delays == [1.5]
     assert "429" in res.trajectory.steps[0].meta["retries"][0]
 
 
-def test_server_errors_are_retried_with_backoff_then_give_up(server, settings_for, sandbox, store,
-                                                            retry, sleeper):
+def test_server_errors_are_retried_with_backoff_then_give_up(
+    server, settings_for, sandbox, store, retry, sleeper
+):
     server.push(*[error_reply(500, "boom")] * 4)
     with pytest.raises(AgentRetryable) as info:
         run(make_loop(server, settings_for(server), sandbox, store, retry))
@@ -105,8 +121,9 @@ def test_a_client_error_is_terminal_and_not_retried(server, settings_for, sandbo
     assert len(server.requests) == 1 and "bad key" in str(info.value)
 
 
-def test_malformed_tool_arguments_come_back_as_an_observation(server, settings_for, sandbox, store,
-                                                              retry):
+def test_malformed_tool_arguments_come_back_as_an_observation(
+    server, settings_for, sandbox, store, retry
+):
     server.push(
         tool_reply(("shell", '{"command": "ls'), ("no_such_tool", {}), ("shell", {"cmd": "ls"})),
         tool_reply(("finish", {"summary": "recovered"})),
@@ -122,7 +139,9 @@ def test_malformed_tool_arguments_come_back_as_an_observation(server, settings_f
 
 
 def test_a_response_slower_than_the_timeout_is_retried(server, settings_for, sandbox, store, retry):
-    server.push(Reply(body={"never": "seen"}, delay_s=3.0), tool_reply(("finish", {"summary": "s"})))
+    server.push(
+        Reply(body={"never": "seen"}, delay_s=3.0), tool_reply(("finish", {"summary": "s"}))
+    )
     settings = settings_for(server, request_timeout_s=0.5)
     res = run(make_loop(server, settings, sandbox, store, retry))
     assert res.payload.summary == "s"
@@ -135,8 +154,9 @@ def test_a_malformed_response_body_is_retried(server, settings_for, sandbox, sto
     assert res.payload.summary == "s" and len(server.requests) == 2
 
 
-def test_turn_budget_exhaustion_is_terminal_and_recorded(server, settings_for, sandbox, store,
-                                                         retry):
+def test_turn_budget_exhaustion_is_terminal_and_recorded(
+    server, settings_for, sandbox, store, retry
+):
     server.push(*[tool_reply(("shell", {"command": "true"}))] * 5)
     with pytest.raises(BudgetExhausted) as info:
         run(make_loop(server, settings_for(server, max_turns=3), sandbox, store, retry))
@@ -157,8 +177,14 @@ def test_token_budget_exhaustion_is_terminal(server, settings_for, sandbox, stor
 def test_wall_time_budget_exhaustion_is_terminal(server, settings_for, sandbox, store, retry):
     ticks = iter(range(0, 10_000, 40))  # every clock read advances 40 "seconds"
     server.push(*[tool_reply(("shell", {"command": "true"}))] * 20)
-    loop = make_loop(server, settings_for(server, wall_time_s=300), sandbox, store, retry,
-                     clock=lambda: float(next(ticks)))
+    loop = make_loop(
+        server,
+        settings_for(server, wall_time_s=300),
+        sandbox,
+        store,
+        retry,
+        clock=lambda: float(next(ticks)),
+    )
     with pytest.raises(BudgetExhausted) as info:
         run(loop)
     assert "wall-time" in str(info.value)
@@ -166,10 +192,16 @@ def test_wall_time_budget_exhaustion_is_terminal(server, settings_for, sandbox, 
 
 
 def test_history_near_the_window_is_compacted_keeping_system_task_and_recent_steps(
-        server, settings_for, sandbox, store, retry):
+    server, settings_for, sandbox, store, retry
+):
     (sandbox.root / "workspace/big.txt").write_text("x" * 6000)
-    server.push(*[tool_reply(("shell", {"command": f"cat big.txt; echo step{i}"}), usage=None)
-                  for i in range(8)], tool_reply(("finish", {"summary": "s"}), usage=None))
+    server.push(
+        *[
+            tool_reply(("shell", {"command": f"cat big.txt; echo step{i}"}), usage=None)
+            for i in range(8)
+        ],
+        tool_reply(("finish", {"summary": "s"}), usage=None),
+    )
     settings = settings_for(server, context_window=8000, max_tokens=500, max_turns=20)
     res = run(make_loop(server, settings, sandbox, store, retry, keep_recent=2), task="TASK-XYZ")
     kinds = [s.meta.get("kind") for s in res.trajectory.steps]

@@ -11,7 +11,7 @@ import tarfile
 from pathlib import Path
 
 from envfactory.agents import Script, ScriptedModel
-from envfactory.agents.context import context_tar, load_context
+from envfactory.agents.build_context import context_tar, load_context
 from envfactory.agents.recording import get_model
 from envfactory.agents.roles import ResearchInput, RoleRuntime, run_research
 from envfactory.core.errors import ImageBuildFailed
@@ -28,18 +28,23 @@ class DirEngine:
         self.make_sandbox = make_sandbox
         self.images: dict[str, bytes] = {}
 
-    def build(self, context_tar: bytes, *, dockerfile: str = "Dockerfile", tag: str | None = None
-              ) -> BuildResult:
+    def build(
+        self, context_tar: bytes, *, dockerfile: str = "Dockerfile", tag: str | None = None
+    ) -> BuildResult:
         self.builds += 1
         with tarfile.open(fileobj=io.BytesIO(context_tar)) as tar:
             df = tar.extractfile(dockerfile)
             text = df.read().decode() if df else ""
         if not text.startswith("FROM "):
-            raise ImageBuildFailed(f"Step 1/1 : {text.splitlines()[0] if text else ''}\n"
-                                   "unknown instruction: expected FROM")
+            raise ImageBuildFailed(
+                f"Step 1/1 : {text.splitlines()[0] if text else ''}\n"
+                "unknown instruction: expected FROM"
+            )
         image = "dir-" + hashlib.sha256(context_tar).hexdigest()[:12]
         self.images[image] = context_tar
-        return BuildResult(image=image, tag=image, context_hash=hashlib.sha256(context_tar).hexdigest())
+        return BuildResult(
+            image=image, tag=image, context_hash=hashlib.sha256(context_tar).hexdigest()
+        )
 
     def start(self, image: str, **kw: object):
         self.started += 1
@@ -51,12 +56,18 @@ class DirEngine:
 
 
 def _seed() -> TaskSeed:
-    return TaskSeed(id="seed-1", title="Sum the ledger", description="An analyst sums a ledger.",
-                    domain="data", content_hash="b" * 64)
+    return TaskSeed(
+        id="seed-1",
+        title="Sum the ledger",
+        description="An analyst sums a ledger.",
+        domain="data",
+        content_hash="b" * 64,
+    )
 
 
 FINISH = {
-    "name": "ledger-sum", "instruction": "Write the total of ledger.csv to /workspace/total.txt.",
+    "name": "ledger-sum",
+    "instruction": "Write the total of ledger.csv to /workspace/total.txt.",
     "success_criteria": "total.txt holds the sum of the amount column of ledger.csv.",
     "hidden_state_notes": "one row is a refund with a negative amount",
     "reference_solution": [{"title": "sum", "script": "exit 3"}],
@@ -68,24 +79,33 @@ GOOD_STEPS = [{"title": "sum", "script": "test -f ledger.csv && echo 5 > total.t
 def _turns() -> Script:
     w = lambda p, c: {"calls": [{"tool": "write_file", "args": {"path": p, "content": c}}]}  # noqa: E731
     f = lambda a: {"calls": [{"tool": "finish", "args": a}]}  # noqa: E731
-    return Script.model_validate({"role": "research", "turns": [
-        w("/env/Dockerfile", "FORM python:3.11-slim\n"),
-        w("/env/ledger.csv", "amount\n7\n-2\n"),
-        f({k: v for k, v in FINISH.items() if k != "instruction"}),  # invalid: field missing
-        f(FINISH),  # the build fails: FORM
-        w("/env/Dockerfile", "FROM python:3.11-slim\nCOPY ledger.csv /workspace/\n"),
-        f(FINISH),  # the reference solution's step exits 3
-        f(FINISH | {"reference_solution": GOOD_STEPS}),
-    ]})
+    return Script.model_validate(
+        {
+            "role": "research",
+            "turns": [
+                w("/env/Dockerfile", "FORM python:3.11-slim\n"),
+                w("/env/ledger.csv", "amount\n7\n-2\n"),
+                f(
+                    {k: v for k, v in FINISH.items() if k != "instruction"}
+                ),  # invalid: field missing
+                f(FINISH),  # the build fails: FORM
+                w("/env/Dockerfile", "FROM python:3.11-slim\nCOPY ledger.csv /workspace/\n"),
+                f(FINISH),  # the reference solution's step exits 3
+                f(FINISH | {"reference_solution": GOOD_STEPS}),
+            ],
+        }
+    )
 
 
-def test_research_repairs_invalid_output_build_failures_and_failing_steps(tmp_path, sandbox, store,
-                                                                         make_sandbox):
+def test_research_repairs_invalid_output_build_failures_and_failing_steps(
+    tmp_path, sandbox, store, make_sandbox
+):
     engine = DirEngine(tmp_path / "engine", make_sandbox)
     model = ScriptedModel(_turns())
     rt = RoleRuntime(model=model, settings=AgentSettings(max_turns=10), store=store)
-    res = asyncio.run(run_research(ResearchInput(seed=_seed()), rt=rt, builder=sandbox,
-                                   engine=engine))
+    res = asyncio.run(
+        run_research(ResearchInput(seed=_seed()), rt=rt, builder=sandbox, engine=engine)
+    )
     traj = get_model(store, res.trajectory_key, Trajectory)
     obs = [s.observations[0] for s in traj.steps]
     assert "instruction" in obs[2] and "Field required" in obs[2]
@@ -106,26 +126,45 @@ def test_research_repairs_invalid_output_build_failures_and_failing_steps(tmp_pa
 def test_research_task_shows_the_seed_and_where_to_write(tmp_path, sandbox, store, make_sandbox):
     model = ScriptedModel(_turns())
     rt = RoleRuntime(model=model, settings=AgentSettings(max_turns=10), store=store)
-    asyncio.run(run_research(ResearchInput(seed=_seed()), rt=rt, builder=sandbox,
-                             engine=DirEngine(tmp_path / "e", make_sandbox)))
+    asyncio.run(
+        run_research(
+            ResearchInput(seed=_seed()),
+            rt=rt,
+            builder=sandbox,
+            engine=DirEngine(tmp_path / "e", make_sandbox),
+        )
+    )
     task = model.requests[0][1]["content"]
     assert "Sum the ledger" in task and "An analyst sums a ledger." in task and "/env" in task
 
 
-def test_a_reference_solution_whose_last_step_changes_nothing_is_refused(tmp_path, sandbox, store,
-                                                                         make_sandbox):
+def test_a_reference_solution_whose_last_step_changes_nothing_is_refused(
+    tmp_path, sandbox, store, make_sandbox
+):
     w = lambda p, c: {"calls": [{"tool": "write_file", "args": {"path": p, "content": c}}]}  # noqa: E731
     f = lambda a: {"calls": [{"tool": "finish", "args": a}]}  # noqa: E731
     check_last = GOOD_STEPS + [{"title": "check", "script": "grep -q 5 total.txt"}]
-    model = ScriptedModel(Script.model_validate({"turns": [
-        w("/env/Dockerfile", "FROM python:3.11-slim\nCOPY ledger.csv /workspace/\n"),
-        w("/env/ledger.csv", "amount\n7\n-2\n"),
-        f(FINISH | {"reference_solution": check_last, "partial_solutions": []}),
-        f(FINISH | {"reference_solution": GOOD_STEPS, "partial_solutions": []}),
-    ]}))
+    model = ScriptedModel(
+        Script.model_validate(
+            {
+                "turns": [
+                    w("/env/Dockerfile", "FROM python:3.11-slim\nCOPY ledger.csv /workspace/\n"),
+                    w("/env/ledger.csv", "amount\n7\n-2\n"),
+                    f(FINISH | {"reference_solution": check_last, "partial_solutions": []}),
+                    f(FINISH | {"reference_solution": GOOD_STEPS, "partial_solutions": []}),
+                ]
+            }
+        )
+    )
     rt = RoleRuntime(model=model, settings=AgentSettings(max_turns=10), store=store)
-    res = asyncio.run(run_research(ResearchInput(seed=_seed()), rt=rt, builder=sandbox,
-                                   engine=DirEngine(tmp_path / "e", make_sandbox)))
+    res = asyncio.run(
+        run_research(
+            ResearchInput(seed=_seed()),
+            rt=rt,
+            builder=sandbox,
+            engine=DirEngine(tmp_path / "e", make_sandbox),
+        )
+    )
     traj = get_model(store, res.trajectory_key, Trajectory)
     assert "the last step changes nothing in /workspace" in traj.steps[2].observations[0]
     assert len(res.spec.reference_solution) == 1

@@ -24,14 +24,19 @@ def test_script_file_errors_name_the_file_and_the_problem(tmp_path):
 
 
 def test_a_scripted_run_replays_and_round_trips_through_its_trajectory(sandbox, store):
-    script = Script.model_validate({"turns": [
-        {"say": "look", "calls": [{"tool": "shell", "args": {"command": "echo hi"}}]},
-        {"calls": [{"tool": "shell", "raw": "{oops"}]},
-        {"calls": [{"tool": "done", "args": {}}]},
-    ]})
+    script = Script.model_validate(
+        {
+            "turns": [
+                {"say": "look", "calls": [{"tool": "shell", "args": {"command": "echo hi"}}]},
+                {"calls": [{"tool": "shell", "raw": "{oops"}]},
+                {"calls": [{"tool": "done", "args": {}}]},
+            ]
+        }
+    )
 
     async def done(_args: object) -> object:
         from envfactory.agents import ToolResult
+
         return ToolResult(observation="bye", finished=True, payload="ok")
 
     from pydantic import BaseModel
@@ -40,9 +45,13 @@ def test_a_scripted_run_replays_and_round_trips_through_its_trajectory(sandbox, 
         pass
 
     def run(s: Script):
-        loop = AgentLoop(model=ScriptedModel(s), toolbox=Toolbox(
-            [*SandboxTools(sandbox).tools(), Tool("done", "end", NoArgs, done)]),
-            settings=AgentSettings(), role=AgentRole.JUDGE, store=store)
+        loop = AgentLoop(
+            model=ScriptedModel(s),
+            toolbox=Toolbox([*SandboxTools(sandbox).tools(), Tool("done", "end", NoArgs, done)]),
+            settings=AgentSettings(),
+            role=AgentRole.JUDGE,
+            store=store,
+        )
         return asyncio.run(loop.run("sys", "task"))
 
     first = run(script)
@@ -54,8 +63,9 @@ def test_a_scripted_run_replays_and_round_trips_through_its_trajectory(sandbox, 
 
 
 def test_a_scripted_model_that_runs_out_of_turns_fails_clearly():
-    model = ScriptedModel(Script.model_validate(
-        {"role": "judge", "seed": "s1", "turns": [{"calls": []}]}))
+    model = ScriptedModel(
+        Script.model_validate({"role": "judge", "seed": "s1", "turns": [{"calls": []}]})
+    )
     schema = [{"type": "function", "function": {"name": "x"}}]
     asyncio.run(model.complete([], schema, max_tokens=10, temperature=0, timeout_s=1))
     with pytest.raises(AgentError, match="ran out of turns after 1"):

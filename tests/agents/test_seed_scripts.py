@@ -18,8 +18,12 @@ from envfactory.seeds import load_seed
 
 SEEDS_DIR = Path(__file__).resolve().parents[2] / "examples" / "seeds"
 EXAMPLES = sorted(p.name for p in SEEDS_DIR.iterdir() if (p / "seed.yaml").is_file())
-FINISH = {"research": ResearchFinish, "judge": JudgeFinish, "verifier": VerifierFinish,
-          "red_team": RedTeamFinish}
+FINISH = {
+    "research": ResearchFinish,
+    "judge": JudgeFinish,
+    "verifier": VerifierFinish,
+    "red_team": RedTeamFinish,
+}
 SANDBOX_TOOLS = {"shell", "read_file", "write_file", "list_dir"}
 
 
@@ -48,13 +52,17 @@ def test_each_script_ends_with_a_finish_its_role_accepts(seed, role):
     payload = FINISH[role].model_validate(json.loads(calls[-1].arguments()))
     if role == "verifier":
         assert entry_problem(payload.entry) is None
-        assert any(c.tool == "write_file" and c.args["path"].startswith("/verifier/")
-                   for c in calls)
+        assert any(
+            c.tool == "write_file" and c.args["path"].startswith("/verifier/") for c in calls
+        )
     if role == "research":
         assert len(payload.reference_solution) >= 2  # multi-step
         assert payload.partial_solutions
-        df = next(c.args["content"] for c in calls
-                  if c.tool == "write_file" and c.args["path"] == "/env/Dockerfile")
+        df = next(
+            c.args["content"]
+            for c in calls
+            if c.tool == "write_file" and c.args["path"] == "/env/Dockerfile"
+        )
         assert df.startswith("FROM python:3.11-slim")
 
 

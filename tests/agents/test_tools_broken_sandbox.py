@@ -16,9 +16,11 @@ from sandboxes import DockerEngine
 
 pytestmark = pytest.mark.docker
 
-BOMB = ("setsid python3 -c 'import os, time\nwhile True:\n    try:\n        os.fork() or "
-        "(time.sleep(1000), os._exit(0))\n    except OSError:\n        time.sleep(0.05)\n' "
-        ">/dev/null 2>&1 & sleep 1")  # fmt: skip
+BOMB = (
+    "setsid python3 -c 'import os, time\nwhile True:\n    try:\n        os.fork() or "
+    "(time.sleep(1000), os._exit(0))\n    except OSError:\n        time.sleep(0.05)\n' "
+    ">/dev/null 2>&1 & sleep 1"
+)
 
 
 def _shell(tools: SandboxTools, command: str):  # type: ignore[no-untyped-def]
@@ -38,8 +40,9 @@ def test_a_fork_bomb_the_model_left_running_is_ended_by_a_restart(docker_engine,
 
 
 def test_writing_past_the_disk_quota_is_named_to_the_model(docker_engine, base_image):  # type: ignore[no-untyped-def]
-    engine = DockerEngine(SandboxSettings(disk_poll_s=0.2), client=docker_engine.client,
-                          run_id=docker_engine.run_id)  # fmt: skip
+    engine = DockerEngine(
+        SandboxSettings(disk_poll_s=0.2), client=docker_engine.client, run_id=docker_engine.run_id
+    )
     with engine.sandbox(base_image, limits=Limits(disk_mb=64), purpose="test") as sb:
         tools = SandboxTools(sb, workdir="/")
         res = _shell(tools, "dd if=/dev/zero of=/tmp/fill bs=1M count=1024")

@@ -107,9 +107,11 @@ def form_token(html: str) -> str:
 
 def sign_in(client: TestClient, token: str) -> str:
     page = client.get("/ui/login")
-    res = client.post("/ui/login", data={"token": token, "next": "/ui/queue",
-                                         "csrf_token": form_token(page.text)},
-                      follow_redirects=False)  # fmt: skip
+    res = client.post(
+        "/ui/login",
+        data={"token": token, "next": "/ui/queue", "csrf_token": form_token(page.text)},
+        follow_redirects=False,
+    )
     assert res.status_code == 303 and res.headers["location"] == "/ui/queue", res.text
     return form_token(client.get("/ui/queue").text)
 
@@ -126,23 +128,29 @@ def add_item(store: Store, env_id: str = "env-a", *, traj: bool = True) -> Revie
                     ToolCall(id=f"c{i}", name="shell", arguments=f'{{"cmd": "step {i}"}}'),
                 ),
                 observations=(f"out {i}",),
-            )  # fmt: skip
+            )
             for i in range(8)
         )
         store.trajectories.add(
             Trajectory(id=tid, role=AgentRole.RED_TEAM, env_id=env_id, steps=steps)
         )
     finding = ShortcutFinding(
-        id=f"find-{n}", env_id=env_id, source="trajectory", rule="edits-tests",
+        id=f"find-{n}",
+        env_id=env_id,
+        source="trajectory",
+        rule="edits-tests",
         evidence=Evidence(
             summary="the solver rewrote tests/test_app.py to always pass",
-            diff=(PathChange(path="/workspace/tests/test_app.py", kind="C"),
-                  PathChange(path="/workspace/conftest.py", kind="A"),
-                  PathChange(path="/workspace/data.csv", kind="D")),
+            diff=(
+                PathChange(path="/workspace/tests/test_app.py", kind="C"),
+                PathChange(path="/workspace/conftest.py", kind="A"),
+                PathChange(path="/workspace/data.csv", kind="D"),
+            ),
             commands=("sed -i 's/assert .*/assert True/' tests/test_app.py",),
-            trajectory_id=tid, step_indexes=(4,),
+            trajectory_id=tid,
+            step_indexes=(4,),
         ),
-    )  # fmt: skip
+    )
     store.findings.add(finding)
     item = ReviewItem(id=f"rev-{n}", finding_id=finding.id, env_id=env_id)
     store.reviews.add(item)
@@ -160,7 +168,12 @@ def api(tmp_path: Path, store: Store) -> Iterator[Api]:
         "vic": store.reviewers.add("vic", ReviewerRole.VIEWER),
     }
     sink = Sink()
-    app = create_app(settings, store=store, artifacts=ArtifactStore(tmp_path / "artifacts"),
-                     on_decision=sink, on_seed=store_only)  # fmt: skip
+    app = create_app(
+        settings,
+        store=store,
+        artifacts=ArtifactStore(tmp_path / "artifacts"),
+        on_decision=sink,
+        on_seed=store_only,
+    )
     with TestClient(app) as client:
         yield Api(client, store, sink, tokens)

@@ -43,8 +43,12 @@ class WaitsForReview:
 async def waiting_pipeline(client: Client, seed_id: str) -> AsyncIterator[WorkflowHandle]:
     """A worker for the stand-in, and one stand-in waiting as `synthesize-<seed_id>`."""
     queue = f"agents-{uuid.uuid4().hex[:8]}"
-    async with Worker(client, task_queue=queue, workflows=[WaitsForReview],
-                      workflow_runner=UnsandboxedWorkflowRunner()):  # fmt: skip
+    async with Worker(
+        client,
+        task_queue=queue,
+        workflows=[WaitsForReview],
+        workflow_runner=UnsandboxedWorkflowRunner(),
+    ):
         yield await client.start_workflow(
             "SynthesizeEnvironment", seed_id, id=synthesis_id(seed_id), task_queue=queue
         )

@@ -139,9 +139,11 @@ def _attack_page(target: str, item_id: str, csrf: str) -> Any:
     from starlette.responses import HTMLResponse
     from starlette.routing import Route
 
-    html = (f'<form method="post" action="{target}/ui/items/{item_id}/decide">'
-            f'<input name="decision" value="confirm"><input name="csrf_token" value="{csrf}">'
-            "</form><script>document.forms[0].submit()</script>")  # fmt: skip
+    html = (
+        f'<form method="post" action="{target}/ui/items/{item_id}/decide">'
+        f'<input name="decision" value="confirm"><input name="csrf_token" value="{csrf}">'
+        "</form><script>document.forms[0].submit()</script>"
+    )
     return Starlette(routes=[Route("/", lambda _r: HTMLResponse(html))])
 
 
@@ -152,9 +154,13 @@ def test_a_same_site_page_on_another_port_cannot_decide_for_a_signed_in_reviewer
 
     item = add_item(store, traj=False)
     token = store.reviewers.add("ana", ReviewerRole.REVIEWER)
-    app = create_app(Settings(home=tmp_path / "home"), store=store,
-                     artifacts=ArtifactStore(tmp_path / "a"), on_decision=store_only,
-                     on_seed=store_only)  # fmt: skip
+    app = create_app(
+        Settings(home=tmp_path / "home"),
+        store=store,
+        artifacts=ArtifactStore(tmp_path / "a"),
+        on_decision=store_only,
+        on_seed=store_only,
+    )
     with _serve(app) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
         page = browser.new_page()

@@ -9,8 +9,11 @@ from tests.packs.conftest import make_item
 
 from .conftest import Api
 
-SEED = {"title": "Fix the ETL job", "description": "Rows are dropped when the CSV has quotes.",
-        "domain": "data-engineering"}  # fmt: skip
+SEED = {
+    "title": "Fix the ETL job",
+    "description": "Rows are dropped when the CSV has quotes.",
+    "domain": "data-engineering",
+}
 
 
 def test_a_reviewer_submits_a_seed_and_a_viewer_reads_it(api: Api):

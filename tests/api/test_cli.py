@@ -57,8 +57,9 @@ def test_review_decide_with_a_token_is_stored_once_as_its_reviewer_and_says_who_
     item = add_item(store, traj=False)
     listed = _run(tmp_path, "review", "list", "--json")
     assert [i["id"] for i in json.loads(listed.stdout)["items"]] == [item.id]
-    res = _run(tmp_path, "review", "decide", item.id, "confirm", "-m", "edits tests", "--json",
-               token=ana)  # fmt: skip
+    res = _run(
+        tmp_path, "review", "decide", item.id, "confirm", "-m", "edits tests", "--json", token=ana
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["item"]["state"] == "confirmed" and out["workflow_notified"] is False
@@ -77,8 +78,17 @@ def test_review_decide_without_a_token_records_the_local_operator_and_keeps_as_a
 ):
     store = _store(tmp_path)
     item = add_item(store, traj=False)
-    res = _run(tmp_path, "review", "decide", item.id, "dismiss", "--as", "ana", "--json",
-               env={"USER": "ana", "LOGNAME": "ana"})  # the name is the real uid's, not $USER  # fmt: skip
+    res = _run(
+        tmp_path,
+        "review",
+        "decide",
+        item.id,
+        "dismiss",
+        "--as",
+        "ana",
+        "--json",
+        env={"USER": "ana", "LOGNAME": "ana"},
+    )  # the name is the real uid's, not $USER
     assert res.exit_code == 0, res.output
     operator = f"operator:{pwd.getpwuid(os.getuid()).pw_name}@{socket.gethostname()}"
     assert json.loads(res.stdout)["auth"] == "local-operator"

@@ -27,8 +27,12 @@ def test_no_generated_request_gets_a_500(api: Api):
     for op in operations:
 
         @given(case=op.as_strategy())
-        @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),
-                  database=None)  # fmt: skip
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            database=None,
+        )
         def run(case) -> None:  # type: ignore[no-untyped-def]
             response = case.call(headers=auth)
             if response.status_code >= 500:

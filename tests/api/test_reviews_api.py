@@ -22,17 +22,20 @@ def test_a_viewer_reads_the_queue_but_may_not_decide(api: Api):
     item = add_item(api.store)
     res = api.client.get("/api/reviews", headers=api.auth("vic"))
     assert res.status_code == 200 and [i["id"] for i in res.json()["items"]] == [item.id]
-    res = api.client.post(f"/api/reviews/{item.id}/decision", json={"decision": "confirm"},
-                          headers=api.auth("vic"))  # fmt: skip
+    res = api.client.post(
+        f"/api/reviews/{item.id}/decision", json={"decision": "confirm"}, headers=api.auth("vic")
+    )
     assert res.status_code == 403 and "viewer" in res.json()["detail"]
     assert api.store.reviews.get(item.id).state == ReviewState.OPEN
 
 
 def test_a_decision_is_stored_audited_and_handed_to_the_workflow(api: Api):
     item = add_item(api.store)
-    res = api.client.post(f"/api/reviews/{item.id}/decision",
-                          json={"decision": "confirm", "comment": "edits the tests"},
-                          headers=api.auth("ana"))  # fmt: skip
+    res = api.client.post(
+        f"/api/reviews/{item.id}/decision",
+        json={"decision": "confirm", "comment": "edits the tests"},
+        headers=api.auth("ana"),
+    )
     assert res.status_code == 200, res.text
     body = res.json()
     assert body["item"]["state"] == "confirmed" and body["workflow_notified"] is True
@@ -40,8 +43,9 @@ def test_a_decision_is_stored_audited_and_handed_to_the_workflow(api: Api):
         (item.id, ReviewState.CONFIRMED, "ana")
     ]
     audit = api.client.get(f"/api/reviews/{item.id}/audit", headers=api.auth("vic")).json()
-    assert [(a["reviewer"], a["decision"], a["before"]["state"], a["after"]["state"]) for a in audit] == [
-        ("ana", "confirm", "open", "confirmed")]  # fmt: skip
+    assert [
+        (a["reviewer"], a["decision"], a["before"]["state"], a["after"]["state"]) for a in audit
+    ] == [("ana", "confirm", "open", "confirmed")]
 
 
 def test_deciding_an_item_twice_is_a_conflict_and_the_first_decision_stands(api: Api):
@@ -64,8 +68,9 @@ def _race(api: Api, item_id: str) -> dict[str, int]:
 
     def go(who: str, decision: str) -> None:
         barrier.wait()
-        r = api.client.post(f"/api/reviews/{item_id}/decision", json={"decision": decision},
-                            headers=api.auth(who))  # fmt: skip
+        r = api.client.post(
+            f"/api/reviews/{item_id}/decision", json={"decision": decision}, headers=api.auth(who)
+        )
         codes[who] = r.status_code
 
     threads = [threading.Thread(target=go, args=a) for a in (("ana", "confirm"), ("bo", "dismiss"))]
@@ -120,7 +125,12 @@ def test_an_item_shows_evidence_a_side_by_side_diff_and_the_trajectory_excerpt(a
         ("/workspace/tests/test_app.py", "present", "changed"),
     ]
     assert [(s["index"], s["suspicious"]) for s in view["excerpt"]] == [
-        (2, False), (3, False), (4, True), (5, False), (6, False)]  # fmt: skip
+        (2, False),
+        (3, False),
+        (4, True),
+        (5, False),
+        (6, False),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -81,8 +81,12 @@ def test_the_sign_in_form_needs_its_own_token_and_this_origin(api: Api):
     res = api.client.post("/ui/login", data={"token": api.tokens["ana"]}, follow_redirects=False)
     assert res.status_code == 403 and "envfactory_session" not in res.headers.get("set-cookie", "")
     login = form_token(api.client.get("/ui/login").text)
-    res = api.client.post("/ui/login", data={"token": api.tokens["ana"], "csrf_token": login},
-                          headers={"origin": EVIL}, follow_redirects=False)  # fmt: skip
+    res = api.client.post(
+        "/ui/login",
+        data={"token": api.tokens["ana"], "csrf_token": login},
+        headers={"origin": EVIL},
+        follow_redirects=False,
+    )
     assert res.status_code == 403 and "envfactory_session" not in res.headers.get("set-cookie", "")
     assert api.client.get("/ui/queue", follow_redirects=False).status_code == 303
 
@@ -92,15 +96,17 @@ def test_a_cookie_only_json_api_call_is_refused_and_a_bearer_call_works(api: Api
     api.sign_in("ana")
     session = api.client.cookies["envfactory_session"]
     cookie = {"cookie": f"envfactory_session={session}"}
-    res = api.client.post(f"/api/reviews/{item.id}/decision", json={"decision": "confirm"},
-                          headers=cookie)  # fmt: skip
+    res = api.client.post(
+        f"/api/reviews/{item.id}/decision", json={"decision": "confirm"}, headers=cookie
+    )
     assert res.status_code == 401 and "Authorization: Bearer" in res.json()["detail"]
     assert api.client.get("/api/me", headers=cookie).status_code == 401
     as_bearer = {"Authorization": f"Bearer {session}"}  # a session token is not a reviewer token
     assert api.client.get("/api/me", headers=as_bearer).status_code == 401
     assert api.store.reviews.get(item.id).state == ReviewState.OPEN
-    res = api.client.post(f"/api/reviews/{item.id}/decision", json={"decision": "confirm"},
-                          headers=api.auth("ana"))  # fmt: skip
+    res = api.client.post(
+        f"/api/reviews/{item.id}/decision", json={"decision": "confirm"}, headers=api.auth("ana")
+    )
     assert res.status_code == 200 and res.json()["item"]["reviewer"] == "ana"
     [audit] = api.store.reviews.audit(item.id)
     assert audit.auth == AuthMethod.BEARER_TOKEN
@@ -115,12 +121,20 @@ def test_a_proxy_origin_listed_in_the_settings_is_accepted(tmp_path: Path, store
     token = store.reviewers.add("ana", ReviewerRole.REVIEWER)
     item = add_item(store, traj=False)
     settings = Settings(home=tmp_path / "home", api=ApiSettings(allowed_origins=(EVIL,)))
-    app = create_app(settings, store=store, artifacts=ArtifactStore(tmp_path / "a"),
-                     on_decision=store_only, on_seed=store_only)  # fmt: skip
+    app = create_app(
+        settings,
+        store=store,
+        artifacts=ArtifactStore(tmp_path / "a"),
+        on_decision=store_only,
+        on_seed=store_only,
+    )
     with TestClient(app) as client:
         csrf = sign_in(client, token)
-        res = client.post(f"/ui/items/{item.id}/decide", headers={"origin": EVIL},
-                          data={"decision": "dismiss", "csrf_token": csrf})  # fmt: skip
+        res = client.post(
+            f"/ui/items/{item.id}/decide",
+            headers={"origin": EVIL},
+            data={"decision": "dismiss", "csrf_token": csrf},
+        )
     assert res.status_code == 200 and store.reviews.get(item.id).state == ReviewState.DISMISSED
 
 
@@ -131,8 +145,13 @@ def two_instances(tmp_path: Path, db_url: str, store: Store) -> Iterator[tuple[T
     for name in ("a", "b"):
         own = Store.open(db_url)
         settings = Settings(home=tmp_path / name, database_url=db_url)
-        app = create_app(settings, store=own, artifacts=ArtifactStore(tmp_path / "arts"),
-                         on_decision=store_only, on_seed=store_only)  # fmt: skip
+        app = create_app(
+            settings,
+            store=own,
+            artifacts=ArtifactStore(tmp_path / "arts"),
+            on_decision=store_only,
+            on_seed=store_only,
+        )
         clients.append(TestClient(app))
     yield tuple(clients)
     for c in clients:
@@ -144,7 +163,9 @@ def test_two_instances_over_one_database_agree_on_tokens_and_sessions(two_instan
     token = store.reviewers.add("ana", ReviewerRole.REVIEWER)  # e.g. `envfactory reviewer add`
     for client in (a, b):
         assert client.get("/api/me", headers={"Authorization": f"Bearer {token}"}).json() == {
-            "name": "ana", "role": "reviewer"}  # fmt: skip
+            "name": "ana",
+            "role": "reviewer",
+        }
     sign_in(a, token)  # a session opened on one instance works on the other
     b.cookies.set("envfactory_session", a.cookies["envfactory_session"], path="/ui")
     assert b.get("/ui/queue", follow_redirects=False).status_code == 200
@@ -157,14 +178,24 @@ def test_an_old_reviewers_json_is_imported_once_and_its_tokens_keep_working(tmp_
     home = tmp_path / "home"
     home.mkdir()
     old = "efr_" + "x" * 43
-    entry = {"role": "reviewer", "created_at": "2026-11-01T10:00:00+00:00",
-             "token_sha256": hashlib.sha256(old.encode()).hexdigest()}  # fmt: skip
+    entry = {
+        "role": "reviewer",
+        "created_at": "2026-11-01T10:00:00+00:00",
+        "token_sha256": hashlib.sha256(old.encode()).hexdigest(),
+    }
     (home / "reviewers.json").write_text(json.dumps({"ana": entry}))
 
     def start() -> TestClient:
         settings = Settings(home=home)
-        return TestClient(create_app(settings, store=store, artifacts=ArtifactStore(tmp_path / "a"),
-                                     on_decision=store_only, on_seed=store_only))  # fmt: skip
+        return TestClient(
+            create_app(
+                settings,
+                store=store,
+                artifacts=ArtifactStore(tmp_path / "a"),
+                on_decision=store_only,
+                on_seed=store_only,
+            )
+        )
 
     client = start()
     assert client.get("/api/me", headers={"Authorization": f"Bearer {old}"}).status_code == 200
@@ -181,6 +212,11 @@ def test_a_broken_old_reviewers_json_is_refused_naming_the_file(tmp_path, store)
     home.mkdir()
     (home / "reviewers.json").write_text('{"ana": {"role": "boss"}}')
     with pytest.raises(InvalidInput, match="reviewers.json: not a reviewers file"):
-        create_app(Settings(home=home), store=store, artifacts=ArtifactStore(tmp_path / "a"),
-                   on_decision=store_only, on_seed=store_only)  # fmt: skip
+        create_app(
+            Settings(home=home),
+            store=store,
+            artifacts=ArtifactStore(tmp_path / "a"),
+            on_decision=store_only,
+            on_seed=store_only,
+        )
     assert store.reviewers.list() == []

@@ -41,10 +41,17 @@ def form(seed_yaml: str | bytes, files: list[tuple[str, bytes]]) -> list[tuple[s
 
 
 def make_api(tmp_path: Path, store: Store, settings: Settings) -> Iterator[Api]:
-    tokens = {"ana": store.reviewers.add("ana", ReviewerRole.REVIEWER),
-              "vic": store.reviewers.add("vic", ReviewerRole.VIEWER)}  # fmt: skip
-    app = create_app(settings, store=store, artifacts=ArtifactStore(tmp_path / "artifacts"),
-                     on_decision=store_only, on_seed=store_only)  # fmt: skip
+    tokens = {
+        "ana": store.reviewers.add("ana", ReviewerRole.REVIEWER),
+        "vic": store.reviewers.add("vic", ReviewerRole.VIEWER),
+    }
+    app = create_app(
+        settings,
+        store=store,
+        artifacts=ArtifactStore(tmp_path / "artifacts"),
+        on_decision=store_only,
+        on_seed=store_only,
+    )
     with TestClient(app) as client:
         yield Api(client, store, None, tokens)  # type: ignore[arg-type]
 

@@ -50,12 +50,19 @@ def tasks_api(tmp_path: Path, store: Store) -> Iterator[TasksApi]:
     paths = [TASKS / "csv-report", TASKS / "broken-accepts-noop"]
     report = import_tasks(paths, store, artifacts, suite="pair")
     import_tasks([TASKS / "wal-replay"], store, artifacts, suite="other")
-    auth = {who: {"Authorization": f"Bearer {store.reviewers.add(who, role)}"}
-            for who, role in (("ana", ReviewerRole.REVIEWER), ("vic", ReviewerRole.VIEWER))}  # fmt: skip
+    auth = {
+        who: {"Authorization": f"Bearer {store.reviewers.add(who, role)}"}
+        for who, role in (("ana", ReviewerRole.REVIEWER), ("vic", ReviewerRole.VIEWER))
+    }
     starter = Starter()
-    app = create_app(Settings(home=tmp_path / "home"), store=store, artifacts=artifacts,
-                     on_decision=store_only, on_seed=store_only,
-                     on_validate=starter)  # fmt: skip
+    app = create_app(
+        Settings(home=tmp_path / "home"),
+        store=store,
+        artifacts=artifacts,
+        on_decision=store_only,
+        on_seed=store_only,
+        on_validate=starter,
+    )
     with TestClient(app) as client:
         yield TasksApi(client, starter, {e.name: e.env_id for e in report.imported}, auth)
 
@@ -84,8 +91,9 @@ def test_a_task_is_shown_with_its_origin_and_an_unknown_one_is_404(tasks_api: Ta
 
 
 def test_validating_a_suite_starts_one_workflow_for_its_tasks(tasks_api: TasksApi) -> None:
-    r = tasks_api.client.post("/api/tasks/validate", json={"suite": "pair", "repeats": 1},
-                              headers=tasks_api.auth["ana"])  # fmt: skip
+    r = tasks_api.client.post(
+        "/api/tasks/validate", json={"suite": "pair", "repeats": 1}, headers=tasks_api.auth["ana"]
+    )
     assert r.status_code == 202, r.text
     assert r.json()["workflow_id"] == "validate-pair-1"
     [(ids, repeats, label)] = tasks_api.starter.started
@@ -94,11 +102,13 @@ def test_validating_a_suite_starts_one_workflow_for_its_tasks(tasks_api: TasksAp
 
 def test_validating_env_ids_checks_each_is_stored(tasks_api: TasksApi) -> None:
     env_id = tasks_api.ids["csv-report"]
-    ok = tasks_api.client.post("/api/tasks/validate", json={"env_ids": [env_id]},
-                               headers=tasks_api.auth["ana"])  # fmt: skip
+    ok = tasks_api.client.post(
+        "/api/tasks/validate", json={"env_ids": [env_id]}, headers=tasks_api.auth["ana"]
+    )
     assert ok.status_code == 202 and ok.json()["env_ids"] == [env_id]
-    bad = tasks_api.client.post("/api/tasks/validate", json={"env_ids": [env_id, "env-nope"]},
-                                headers=tasks_api.auth["ana"])  # fmt: skip
+    bad = tasks_api.client.post(
+        "/api/tasks/validate", json={"env_ids": [env_id, "env-nope"]}, headers=tasks_api.auth["ana"]
+    )
     assert bad.status_code == 404 and "env-nope" in bad.json()["detail"]
     assert len(tasks_api.starter.started) == 1  # nothing started for the bad request
 
@@ -121,8 +131,9 @@ def test_a_bad_validation_request_is_422_naming_the_problem(
 
 
 def test_an_empty_suite_is_refused_with_a_hint(tasks_api: TasksApi) -> None:
-    r = tasks_api.client.post("/api/tasks/validate", json={"suite": "nope"},
-                              headers=tasks_api.auth["ana"])  # fmt: skip
+    r = tasks_api.client.post(
+        "/api/tasks/validate", json={"suite": "nope"}, headers=tasks_api.auth["ana"]
+    )
     assert r.status_code == 422 and "suite 'nope' has no stored tasks" in r.json()["detail"]
 
 
@@ -137,6 +148,7 @@ def test_validation_needs_a_reviewer_and_a_token(tasks_api: TasksApi) -> None:
 
 def test_temporal_down_is_a_503_that_says_so(tasks_api: TasksApi) -> None:
     tasks_api.starter.down = True
-    r = tasks_api.client.post("/api/tasks/validate", json={"suite": "pair"},
-                              headers=tasks_api.auth["ana"])  # fmt: skip
+    r = tasks_api.client.post(
+        "/api/tasks/validate", json={"suite": "pair"}, headers=tasks_api.auth["ana"]
+    )
     assert r.status_code == 503 and "cannot reach Temporal" in r.json()["detail"]

@@ -14,8 +14,9 @@ def _sign_in(api: Api, who: str) -> str:
 
 def test_signing_in_sets_a_strict_httponly_session_cookie_not_the_token(api: Api):
     login = form_token(api.client.get("/ui/login").text)
-    res = api.client.post("/ui/login", data={"token": api.tokens["ana"], "csrf_token": login},
-                          follow_redirects=False)  # fmt: skip
+    res = api.client.post(
+        "/ui/login", data={"token": api.tokens["ana"], "csrf_token": login}, follow_redirects=False
+    )
     assert res.status_code == 303 and res.headers["location"] == "/ui/queue"
     cookie = next(c for c in res.headers.get_list("set-cookie") if "envfactory_session=" in c)
     assert "samesite=strict" in cookie.lower() and "httponly" in cookie.lower()

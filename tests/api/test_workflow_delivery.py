@@ -50,10 +50,11 @@ def test_a_decision_over_http_resumes_the_waiting_pipeline(tmp_path, store):
             async with waiting_pipeline(client, "seed-w1") as handle:
                 with TestClient(app) as http:
                     res = await asyncio.to_thread(
-                        http.post, f"/api/reviews/{item.id}/decision",
+                        http.post,
+                        f"/api/reviews/{item.id}/decision",
                         json={"decision": "confirm", "comment": "edits tests"},
                         headers={"Authorization": f"Bearer {token}"},
-                    )  # fmt: skip
+                    )
                 return res.json(), await asyncio.wait_for(handle.result(), 60)
 
         body, result = asyncio.run(main())

@@ -23,11 +23,23 @@ domain: operations
 
 def envfactory(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("ENVFACTORY_")}
-    full = {**base, "PYTHONPATH": str(REPO), "ENVFACTORY_HOME": str(tmp_path / "home"),
-            # port 1 on loopback refuses at once: no pipeline can start there
-            "ENVFACTORY_TEMPORAL__ADDRESS": "127.0.0.1:1", "COLUMNS": "250", **env}  # fmt: skip
-    return subprocess.run([sys.executable, "-m", "envfactory.cli", *args], cwd="/tmp",
-                          env=full, capture_output=True, text=True, timeout=120)  # fmt: skip
+    full = {
+        **base,
+        "PYTHONPATH": str(REPO),
+        "ENVFACTORY_HOME": str(tmp_path / "home"),
+        # port 1 on loopback refuses at once: no pipeline can start there
+        "ENVFACTORY_TEMPORAL__ADDRESS": "127.0.0.1:1",
+        "COLUMNS": "250",
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "envfactory.cli", *args],
+        cwd="/tmp",
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def new_seed(tmp_path: Path) -> Path:
@@ -61,9 +73,14 @@ def test_a_stored_seed_nobody_scripted_is_refused_by_seed_start(tmp_path):
 
 
 def test_with_a_model_configured_the_same_seed_goes_on_to_its_pipeline(tmp_path):
-    done = envfactory(tmp_path, "seed", "submit", str(new_seed(tmp_path)),
-                      ENVFACTORY_AGENTS__DEFAULT__BACKEND="openai",
-                      ENVFACTORY_AGENTS__DEFAULT__MODEL="some-model")  # fmt: skip
+    done = envfactory(
+        tmp_path,
+        "seed",
+        "submit",
+        str(new_seed(tmp_path)),
+        ENVFACTORY_AGENTS__DEFAULT__BACKEND="openai",
+        ENVFACTORY_AGENTS__DEFAULT__MODEL="some-model",
+    )
     assert done.returncode == 0, done.stderr
     assert "accepted" in done.stdout
     assert "not started: cannot reach Temporal at 127.0.0.1:1" in " ".join(done.stdout.split())
@@ -79,7 +96,7 @@ def test_the_worker_finds_an_example_seeds_scripts_with_cwd_elsewhere(tmp_path):
     """Regression (issue 14): in the compose stack the worker looked for examples/seeds
     relative to its working directory and found no script for the example seeds."""
     code = f"""
-from envfactory.cli.worker import model_source
+from workflows.composition import model_source
 from envfactory.core.models import AgentRole, TaskSeed
 from envfactory.core.settings import load_settings
 from envfactory.seeds import load_seed
@@ -94,8 +111,14 @@ for role in AgentRole:
         print(role.value, len(models.model(role, seed).script.turns))
 """
     base = {k: v for k, v in os.environ.items() if not k.startswith("ENVFACTORY_")}
-    done = subprocess.run([sys.executable, "-c", code], cwd="/tmp", capture_output=True,
-                          text=True, env={**base, "PYTHONPATH": str(REPO)}, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd="/tmp",
+        capture_output=True,
+        text=True,
+        env={**base, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     roles = dict(line.split() for line in done.stdout.splitlines())
     assert set(roles) == {"research", "judge", "verifier", "red_team"}

@@ -61,8 +61,9 @@ def test_the_same_task_from_another_place_is_the_same_task(cli: Cli, tmp_path: P
 
 
 def _git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
-                          check=True)  # fmt: skip
+    done = subprocess.run(
+        ["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True
+    )
     return done.stdout.strip()
 
 

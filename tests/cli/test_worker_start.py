@@ -22,14 +22,20 @@ CMD = [sys.executable, "-m", "envfactory.cli", "worker"]
 
 def _env(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("ENVFACTORY_")}
-    return {**base, "PYTHONPATH": str(REPO), "ENVFACTORY_HOME": str(tmp_path / "home"),
-            "COLUMNS": "250", **env}  # fmt: skip
+    return {
+        **base,
+        "PYTHONPATH": str(REPO),
+        "ENVFACTORY_HOME": str(tmp_path / "home"),
+        "COLUMNS": "250",
+        **env,
+    }
 
 
 def worker(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """A worker that must refuse to start: it exits by itself."""
-    return subprocess.run(CMD, cwd="/tmp", env=_env(tmp_path, env), capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        CMD, cwd="/tmp", env=_env(tmp_path, env), capture_output=True, text=True, timeout=120
+    )
 
 
 def worker_until_polling(tmp_path: Path, **env: str) -> str:
@@ -54,11 +60,13 @@ def test_the_worker_names_each_roles_endpoint_and_model_after_probing_it(tmp_pat
     with LocalChatServer() as server:  # answers a tool-less request with a summary: 200
         url = server.url
         out = worker_until_polling(
-            tmp_path, ENVFACTORY_AGENTS__DEFAULT__BACKEND="openai",
+            tmp_path,
+            ENVFACTORY_AGENTS__DEFAULT__BACKEND="openai",
             ENVFACTORY_AGENTS__DEFAULT__MODEL="tiny-chat",
             ENVFACTORY_AGENTS__DEFAULT__BASE_URL=url,
             ENVFACTORY_AGENTS__JUDGE__MODEL="judge-chat",
-            ENVFACTORY_AGENTS__RED_TEAM__BACKEND="scripted")  # fmt: skip
+            ENVFACTORY_AGENTS__RED_TEAM__BACKEND="scripted",
+        )
         models = [r["model"] for r in server.requests]
     assert f"research: openai model 'tiny-chat' at {url}" in out, out
     assert f"verifier: openai model 'tiny-chat' at {url}" in out

@@ -33,7 +33,8 @@ def test_a_large_document_without_aliases_always_fits():
 def test_an_alias_bomb_is_refused_in_milliseconds():
     rows = ["a: &a [" + ", ".join(["lol"] * 9) + "]"]
     rows += [
-        f"{n}: &{n} [" + ", ".join([f"*{p}"] * 9) + "]" for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+        f"{n}: &{n} [" + ", ".join([f"*{p}"] * 9) + "]"
+        for p, n in zip("abcdefgh", "bcdefghi", strict=True)
     ]
     start = time.monotonic()
     with pytest.raises(YamlTooComplex, match=r"expands to more than \d+ values .* \(line \d+\)"):

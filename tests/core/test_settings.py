@@ -44,13 +44,21 @@ def test_a_role_inherits_the_shared_default_and_its_own_variable_wins(monkeypatc
     assert (agents.judge.model, agents.judge.temperature) == ("small-model", 0.7)
     assert agents.judge.base_url == "http://models.internal/v1"
     assert agents.red_team.backend == "scripted"
-    assert agents.verifier.max_tokens == AgentSettings().max_tokens  # untouched fields keep defaults
+    assert (
+        agents.verifier.max_tokens == AgentSettings().max_tokens
+    )  # untouched fields keep defaults
 
 
 def test_explicit_role_settings_inherit_the_explicit_default():
-    agents = AgentsSettings(default=AgentSettings(backend="openai", model="m", max_tokens=512),
-                            judge=AgentSettings(temperature=0.0))
-    assert (agents.judge.backend, agents.judge.model, agents.judge.max_tokens) == ("openai", "m", 512)
+    agents = AgentsSettings(
+        default=AgentSettings(backend="openai", model="m", max_tokens=512),
+        judge=AgentSettings(temperature=0.0),
+    )
+    assert (agents.judge.backend, agents.judge.model, agents.judge.max_tokens) == (
+        "openai",
+        "m",
+        512,
+    )
     assert agents.judge.temperature == 0.0
 
 
@@ -73,7 +81,10 @@ def test_an_empty_variable_counts_as_unset(monkeypatch):
     monkeypatch.setenv("ENVFACTORY_AGENTS__DEFAULT__BACKEND", "")
     agents = load_settings().agents
     assert (agents.research.backend, agents.research.model, agents.research.base_url) == (
-        "scripted", None, None)
+        "scripted",
+        None,
+        None,
+    )
     monkeypatch.setenv("ENVFACTORY_AGENTS__DEFAULT__BACKEND", "openai")
     with pytest.raises(ConfigError, match="ENVFACTORY_AGENTS__DEFAULT__MODEL"):
         load_settings()

@@ -36,13 +36,16 @@ def _report(**kw) -> GateReport:
         _row(CheckKind.PROBE, "reward-file@no-op", 0, (1,)),
         _row(CheckKind.PROBE, "reward-file@no-op", 0, (1,), semantics="harbor"),
     )
-    return GateReport(env_id="env-1", verifier_version=1, checks=checks,
-                      semantics=("envfactory", "harbor"), **kw)  # fmt: skip
+    return GateReport(
+        env_id="env-1", verifier_version=1, checks=checks, semantics=("envfactory", "harbor"), **kw
+    )
 
 
 def test_gate_failures_are_data_and_the_reasons_are_their_sentences():
-    report = _report(reference_failure=StepFailure(step=2, title="build", exit_code=3),
-                     unrunnable=("python3.13",))  # fmt: skip
+    report = _report(
+        reference_failure=StepFailure(step=2, title="build", exit_code=3),
+        unrunnable=("python3.13",),
+    )
     assert [(f.kind, f.check_kind, f.check) for f in report.failures] == [
         (FailureKind.REFERENCE_FAILED, None, None),
         (FailureKind.CHECK, CheckKind.ORACLE, "oracle"),
@@ -77,8 +80,10 @@ def test_every_reason_line_reads_back_as_the_failure_it_was_written_from():
     reports = [
         _report(reference_failure=StepFailure(step=1, exit_code=1), unrunnable=("uv",)),
         harbor_first,
-        GateReport(env_id="e", verifier_version=1, checks=(_row(CheckKind.ORACLE, "oracle", 1, (1,)),)),
-    ]  # fmt: skip
+        GateReport(
+            env_id="e", verifier_version=1, checks=(_row(CheckKind.ORACLE, "oracle", 1, (1,)),)
+        ),
+    ]
     failures = [f for r in reports for f in r.failures]
     assert {f.kind for f in failures} == set(FailureKind)
     for f in failures:
@@ -93,8 +98,9 @@ def test_a_line_that_is_no_gate_reason_is_refused():
 
 def test_a_decision_and_the_state_it_leaves_map_both_ways():
     assert {d: d.state for d in Decision} == {
-        Decision.CONFIRM: ReviewState.CONFIRMED, Decision.DISMISS: ReviewState.DISMISSED,
-    }  # fmt: skip
+        Decision.CONFIRM: ReviewState.CONFIRMED,
+        Decision.DISMISS: ReviewState.DISMISSED,
+    }
     assert all(d.state.decision is d for d in Decision)
     with pytest.raises(ValueError, match="'open' has no decision"):
         _ = ReviewState.OPEN.decision

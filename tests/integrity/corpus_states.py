@@ -123,8 +123,14 @@ def check_task(engine: SandboxEngine, entry: Entry, artifacts: ArtifactStore) ->
     out = Outcome()
 
     def reward(state: str, label: str) -> int:
-        res = verify_state(engine, state_image=state, pristine_image=image, spec=task.spec,
-                           verifier=task.verifier, files=artifacts.get)  # fmt: skip
+        res = verify_state(
+            engine,
+            state_image=state,
+            pristine_image=image,
+            spec=task.spec,
+            verifier=task.verifier,
+            files=artifacts.get,
+        )
         out.evidence[label] = (
             f"exit {res.exit_code}; {res.notes}; {(res.stdout + res.stderr)[-600:]}"
         )

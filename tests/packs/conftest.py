@@ -50,11 +50,21 @@ def gate_report(
     ]
     if harbor_noop is not None:
         checks += [
-            GateCheck(kind=CheckKind.ORACLE, name="harbor:oracle", expected=1, observed=(oracle,),
-                      semantics="harbor"),
-            GateCheck(kind=CheckKind.NOOP, name="harbor:no-op", expected=0,
-                      observed=(harbor_noop,), semantics="harbor"),
-        ]  # fmt: skip
+            GateCheck(
+                kind=CheckKind.ORACLE,
+                name="harbor:oracle",
+                expected=1,
+                observed=(oracle,),
+                semantics="harbor",
+            ),
+            GateCheck(
+                kind=CheckKind.NOOP,
+                name="harbor:no-op",
+                expected=0,
+                observed=(harbor_noop,),
+                semantics="harbor",
+            ),
+        ]
     return GateReport(
         env_id=env_id,
         verifier_version=verifier_version,

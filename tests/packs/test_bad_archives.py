@@ -75,44 +75,50 @@ def test_a_member_larger_than_its_listing_is_refused_at_its_header(tmp_path, art
     entries = _members(_exported(tmp_path, artifacts))
     name, data = entries[-1]  # type: ignore[misc]
     pack = write_tar(tmp_path / "evil.tar", [*entries[:-1], (name, data + b"x" * 100)])
-    _refused(pack, tmp_path / "x", f"member {name}: {len(data) + 100} bytes in the archive, "
-             f"pack.json lists {len(data)}")  # fmt: skip
+    _refused(
+        pack,
+        tmp_path / "x",
+        f"member {name}: {len(data) + 100} bytes in the archive, pack.json lists {len(data)}",
+    )
 
 
 def test_a_file_member_followed_by_a_path_under_it_is_refused(tmp_path):
     """Regression (issue 15): a file `a` then `a/b` ended in a NotADirectoryError traceback."""
     listed = {"a": b"x"}
-    pack = write_tar(tmp_path / "evil.tar",
-                     [("pack.json", manifest_bytes(listed)), ("a", b"x"), ("a/b", b"y")])  # fmt: skip
+    pack = write_tar(
+        tmp_path / "evil.tar", [("pack.json", manifest_bytes(listed)), ("a", b"x"), ("a/b", b"y")]
+    )
     _refused(pack, tmp_path / "x", "member a/b: not listed in pack.json")
 
 
 def test_a_manifest_listing_a_path_as_file_and_folder_is_refused(tmp_path):
     listed = {"a": b"x", "a/b": b"y"}
-    pack = write_tar(tmp_path / "evil.tar", [("pack.json", manifest_bytes(listed)),
-                                             ("a", b"x"), ("a/b", b"y")])  # fmt: skip
+    pack = write_tar(
+        tmp_path / "evil.tar", [("pack.json", manifest_bytes(listed)), ("a", b"x"), ("a/b", b"y")]
+    )
     _refused(pack, tmp_path / "x", "member 'a' is listed as a file and as a folder")
 
 
 def test_a_300_character_name_is_refused_with_a_message(tmp_path):
     """Regression (issue 15): a 300-character member name ended in an OSError traceback."""
     name = "envs/" + "n" * 300
-    pack = write_tar(tmp_path / "evil.tar",
-                     [("pack.json", manifest_bytes({})), (name, b"x")])  # fmt: skip
+    pack = write_tar(tmp_path / "evil.tar", [("pack.json", manifest_bytes({})), (name, b"x")])
     _refused(pack, tmp_path / "x", "name too long, one part is 300 bytes .at most 255.")
 
 
 def test_a_folder_that_holds_no_listed_file_is_refused(tmp_path):
     folder = tarfile.TarInfo("envs/other")
     folder.type = tarfile.DIRTYPE
-    pack = write_tar(tmp_path / "evil.tar", [("pack.json", manifest_bytes({"a/b": b"x"})),
-                                             folder, ("a/b", b"x")])  # fmt: skip
+    pack = write_tar(
+        tmp_path / "evil.tar", [("pack.json", manifest_bytes({"a/b": b"x"})), folder, ("a/b", b"x")]
+    )
     _refused(pack, tmp_path / "x", "'envs/other': a folder holding no file that pack.json lists")
 
 
 def test_a_member_before_the_manifest_is_refused(tmp_path):
-    pack = write_tar(tmp_path / "evil.tar",
-                     [("a/b", b"x"), ("pack.json", manifest_bytes({"a/b": b"x"}))])  # fmt: skip
+    pack = write_tar(
+        tmp_path / "evil.tar", [("a/b", b"x"), ("pack.json", manifest_bytes({"a/b": b"x"}))]
+    )
     _refused(
         pack, tmp_path / "x", "no pack.json at the start of the archive .the first member is 'a/b'."
     )
@@ -122,8 +128,9 @@ def test_a_member_before_the_manifest_is_refused(tmp_path):
 def test_a_tar_cut_inside_a_member_is_reported_as_truncated(tmp_path, mode):
     """Regression (issue 15): a tar cut mid-member was reported as "members missing"."""
     listed = {"a.bin": bytes(range(256)) * 400, "b.bin": b"b" * 50_000}
-    full = write_tar(tmp_path / f"full.{mode}", [("pack.json", manifest_bytes(listed)),
-                                                 *listed.items()], mode)  # fmt: skip
+    full = write_tar(
+        tmp_path / f"full.{mode}", [("pack.json", manifest_bytes(listed)), *listed.items()], mode
+    )
     data = full.read_bytes()
     cut = tmp_path / ("cut.tar.gz" if mode == "w:gz" else "cut.tar")
     cut.write_bytes(data[: len(data) * 3 // 4 if mode == "w" else len(data) - 200])
@@ -132,15 +139,18 @@ def test_a_tar_cut_inside_a_member_is_reported_as_truncated(tmp_path, mode):
 
 def test_a_tar_cut_between_members_is_reported_as_truncated(tmp_path):
     listed = {"a.bin": b"a" * 1000, "b.bin": b"b" * 1000}
-    full = write_tar(tmp_path / "full.tar",
-                     [("pack.json", manifest_bytes(listed)), *listed.items()])  # fmt: skip
+    full = write_tar(
+        tmp_path / "full.tar", [("pack.json", manifest_bytes(listed)), *listed.items()]
+    )
     with tarfile.open(full) as tf:
         end_of_a = next(i for i in tf if i.name == "a.bin").offset_data + 1024
     cut = tmp_path / "cut.tar"
     cut.write_bytes(full.read_bytes()[:end_of_a])
     listed_only_a = {"a.bin": b"a" * 1000}
-    small = write_tar(tmp_path / "small.tar", [("pack.json", manifest_bytes(listed_only_a)),
-                                               *listed_only_a.items()])  # fmt: skip
+    small = write_tar(
+        tmp_path / "small.tar",
+        [("pack.json", manifest_bytes(listed_only_a)), *listed_only_a.items()],
+    )
     small.write_bytes(small.read_bytes()[: -10240 + 3000])  # keep a.bin, drop the end blocks
     _refused(cut, tmp_path / "x", "archive is truncated")
     _refused(small, tmp_path / "y", "archive is truncated .it ends after member a.bin without")
@@ -148,8 +158,9 @@ def test_a_tar_cut_between_members_is_reported_as_truncated(tmp_path):
 
 def test_a_damaged_header_is_reported_as_corrupt_not_as_the_end(tmp_path):
     listed = {"a.bin": b"a" * 1000, "b.bin": b"b" * 1000}
-    full = write_tar(tmp_path / "full.tar",
-                     [("pack.json", manifest_bytes(listed)), *listed.items()])  # fmt: skip
+    full = write_tar(
+        tmp_path / "full.tar", [("pack.json", manifest_bytes(listed)), *listed.items()]
+    )
     with tarfile.open(full) as tf:
         at = next(i for i in tf if i.name == "b.bin").offset
     data = bytearray(full.read_bytes())
@@ -180,8 +191,11 @@ def test_pack_import_of_a_malformed_archive_exits_two_with_the_reason_and_stores
     if damage:
         pack.write_bytes(damage(pack.read_bytes()))
     home = tmp_path / "home"
-    res = CliRunner().invoke(app, ["pack", "import", str(pack), "--no-build", "--json"],
-                             env={"ENVFACTORY_HOME": str(home)})  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        ["pack", "import", str(pack), "--no-build", "--json"],
+        env={"ENVFACTORY_HOME": str(home)},
+    )
     assert res.exit_code == 2, res.output
     assert says in res.output and "Traceback" not in res.output
     from envfactory.core.settings import Settings

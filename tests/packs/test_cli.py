@@ -48,19 +48,28 @@ def _home_with_published(tmp_path):
 def test_pack_export_from_the_store_records_the_pack_and_import_registers_it(tmp_path):
     home, store = _home_with_published(tmp_path)
     runner = CliRunner()
-    res = runner.invoke(app, ["pack", "export", "--all-published", "--out", str(tmp_path / "p.tar"), "--json"],
-                        env={"ENVFACTORY_HOME": str(home)})  # fmt: skip
+    res = runner.invoke(
+        app,
+        ["pack", "export", "--all-published", "--out", str(tmp_path / "p.tar"), "--json"],
+        env={"ENVFACTORY_HOME": str(home)},
+    )
     assert res.exit_code == 0, res.output
     pack_id = json.loads(res.stdout)["id"]
     assert store.packs.archive_key(pack_id) is not None
     other = tmp_path / "other"
-    res = runner.invoke(app, ["pack", "import", str(tmp_path / "p.tar"), "--no-build", "--json"],
-                        env={"ENVFACTORY_HOME": str(other)})  # fmt: skip
+    res = runner.invoke(
+        app,
+        ["pack", "import", str(tmp_path / "p.tar"), "--no-build", "--json"],
+        env={"ENVFACTORY_HOME": str(other)},
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["imported"] == ["env-a v1"]
 
 
 def test_pack_export_refuses_both_or_neither_selection(tmp_path):
-    res = CliRunner().invoke(app, ["pack", "export", "--out", str(tmp_path / "p")],
-                             env={"ENVFACTORY_HOME": str(tmp_path)})  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        ["pack", "export", "--out", str(tmp_path / "p")],
+        env={"ENVFACTORY_HOME": str(tmp_path)},
+    )
     assert res.exit_code != 0 and "--all-published" in res.output

@@ -88,8 +88,14 @@ def test_a_docker_save_pack_loads_its_image_and_runs(tmp_path, artifacts, engine
     item = ExportItem(
         item.spec.model_copy(update={"image": image}), item.verifier, item.gate_report
     )
-    manifest = export_pack([item], tmp_path / "p.tar", artifacts=artifacts, created_by="t",
-                           images="save", saver=DockerImages.from_engine(engine))  # fmt: skip
+    manifest = export_pack(
+        [item],
+        tmp_path / "p.tar",
+        artifacts=artifacts,
+        created_by="t",
+        images="save",
+        saver=DockerImages.from_engine(engine),
+    )
     assert manifest.environments[0].image_format == "docker-save"
     assert any(m.path.endswith("solver/image.tar") and m.size > 1_000_000 for m in manifest.members)
     with Pack.open(tmp_path / "p.tar", engine=engine) as pack:
@@ -109,8 +115,17 @@ def _context(item, artifacts) -> bytes:
 def _gate(engine, spec, verifier, files, image):
     from verifiers.gates import GateInput, run_gates
 
-    return run_gates(GateInput(engine=engine, spec=spec, verifier=verifier, files=files,
-                               image=image, repeats=1, concurrency=2))  # fmt: skip
+    return run_gates(
+        GateInput(
+            engine=engine,
+            spec=spec,
+            verifier=verifier,
+            files=files,
+            image=image,
+            repeats=1,
+            concurrency=2,
+        )
+    )
 
 
 def _verdicts(report):
@@ -163,8 +178,12 @@ def test_a_verifier_that_always_passes_fails_the_gates_and_is_not_exported(
     report = _gate(engine, item.spec, item.verifier, artifacts.get, image)
     assert report.verdict == "failed"
     with pytest.raises(PublishBlocked, match="no-op"):
-        export_pack([ExportItem(item.spec, item.verifier, report)], tmp_path / "p",
-                    artifacts=artifacts, created_by="t")  # fmt: skip
+        export_pack(
+            [ExportItem(item.spec, item.verifier, report)],
+            tmp_path / "p",
+            artifacts=artifacts,
+            created_by="t",
+        )
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tasks"
@@ -197,8 +216,12 @@ def test_a_full_state_environment_rewards_from_a_committed_state(tmp_path, artif
     change outside the workspace (tamper evidence) forces 0 even with the right answer."""
     item = _item(artifacts)
     spec = item.spec.model_copy(update={"verify_scope": "full-state"})
-    export_pack([ExportItem(spec, item.verifier, item.gate_report)], tmp_path / "p", artifacts=artifacts,
-                created_by="t")  # fmt: skip
+    export_pack(
+        [ExportItem(spec, item.verifier, item.gate_report)],
+        tmp_path / "p",
+        artifacts=artifacts,
+        created_by="t",
+    )
     with Pack.open(tmp_path / "p", engine=engine) as pack:
         env = pack.environments[0]
         rewards = []

@@ -68,8 +68,9 @@ def test_the_provenance_chain_points_at_the_exported_members(tmp_path, artifacts
 def test_the_provenance_chain_carries_the_gate_batterys_mutation_score(tmp_path, artifacts):
     item = make_item(artifacts)
     scored = item.gate_report.model_copy(update={"mutation": MutationScore(killed=3, survived=1)})
-    manifest = export_pack([replace(item, gate_report=scored)], tmp_path / "p", artifacts=artifacts,
-                           created_by="test")  # fmt: skip
+    manifest = export_pack(
+        [replace(item, gate_report=scored)], tmp_path / "p", artifacts=artifacts, created_by="test"
+    )
     assert manifest.environments[0].provenance.mutation_score == 0.75
     assert _export(artifacts, tmp_path / "q").environments[0].provenance.mutation_score is None
 

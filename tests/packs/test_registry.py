@@ -46,8 +46,12 @@ def test_export_from_one_store_and_import_into_another_keeps_every_record(tmp_pa
     item = _published(src, src_art, "env-a")
     _published(src, src_art, "env-b")
     assert published_ids(src) == ["env-a", "env-b"]
-    export_pack(items_from_store(src, published_ids(src)), tmp_path / "p.tar", artifacts=src_art,
-                created_by="t")  # fmt: skip
+    export_pack(
+        items_from_store(src, published_ids(src)),
+        tmp_path / "p.tar",
+        artifacts=src_art,
+        created_by="t",
+    )
 
     dst, dst_art = _store(tmp_path, "dst")
     engine = FakeEngine()
@@ -55,7 +59,9 @@ def test_export_from_one_store_and_import_into_another_keeps_every_record(tmp_pa
         tmp_path / "p.tar", store=dst, artifacts=dst_art, engine=engine, images=NoImages()
     )
     assert [(e.env_id, e.image, e.already_present) for e in result.environments] == [
-        ("env-a", "env-image", False), ("env-b", "env-image", False)]  # fmt: skip
+        ("env-a", "env-image", False),
+        ("env-b", "env-image", False),
+    ]
     got = dst.environments.get("env-a")
     assert got.model_copy(update={"image": None}) == item.spec and got.image == "env-image"
     assert dst.environments.record("env-a").status == EnvStatus.PUBLISHED

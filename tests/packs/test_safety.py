@@ -72,9 +72,16 @@ LIMITS = PackLimits(
 @pytest.mark.parametrize("case", sorted(UNSAFE))
 def test_an_unsafe_tar_is_refused_before_anything_is_used(tmp_path, case):
     entries, message = UNSAFE[case]
-    safe = {e[0]: e[1] for e in entries if isinstance(e, tuple) and "\\" not in e[0]
-            and "\n" not in e[0] and len(e[0]) < 250 and not e[0].startswith(("/", "."))
-            and ".." not in e[0]}  # fmt: skip
+    safe = {
+        e[0]: e[1]
+        for e in entries
+        if isinstance(e, tuple)
+        and "\\" not in e[0]
+        and "\n" not in e[0]
+        and len(e[0]) < 250
+        and not e[0].startswith(("/", "."))
+        and ".." not in e[0]
+    }
     pack = write_tar(tmp_path / "evil.tar", with_manifest(entries, safe))
     with pytest.raises(InvalidPack, match=message):
         verify_pack(pack, LIMITS)

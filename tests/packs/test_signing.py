@@ -37,8 +37,13 @@ def keys(tmp_path: Path) -> tuple[Path, Path]:
 
 def _signed(tmp_path: Path, artifacts, keys, name: str = "p") -> Path:
     out = tmp_path / name
-    export_pack([make_item(artifacts)], out, artifacts=artifacts, created_by="t",
-                signing_key=load_private_key(keys[0]))  # fmt: skip
+    export_pack(
+        [make_item(artifacts)],
+        out,
+        artifacts=artifacts,
+        created_by="t",
+        signing_key=load_private_key(keys[0]),
+    )
     return out
 
 
@@ -174,8 +179,7 @@ def test_an_unsigned_pack_is_refused_by_import_when_a_trust_directory_is_set(
     trust_dir = tmp_path / "trusted"
     trust_dir.mkdir()
     (trust_dir / "alice.pub").write_bytes(keys[1].read_bytes())
-    env = {"ENVFACTORY_HOME": str(tmp_path / "home"),
-           "ENVFACTORY_PACKS__TRUST_DIR": str(trust_dir)}  # fmt: skip
+    env = {"ENVFACTORY_HOME": str(tmp_path / "home"), "ENVFACTORY_PACKS__TRUST_DIR": str(trust_dir)}
     runner = CliRunner()
     res = runner.invoke(app, ["pack", "import", str(unsigned), "--no-build"], env=env)
     assert res.exit_code == 2 and "the pack is not signed" in res.output
@@ -196,8 +200,11 @@ def test_train_refuses_an_unsigned_pack_when_a_trust_directory_is_set(tmp_path, 
     trust_dir = tmp_path / "trusted"
     trust_dir.mkdir()
     (trust_dir / "alice.pub").write_bytes(keys[1].read_bytes())
-    res = CliRunner().invoke(app, ["train", "--pack", str(unsigned), "--steps", "1"],
-                             env={"ENVFACTORY_PACKS__TRUST_DIR": str(trust_dir)})  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        ["train", "--pack", str(unsigned), "--steps", "1"],
+        env={"ENVFACTORY_PACKS__TRUST_DIR": str(trust_dir)},
+    )
     assert res.exit_code == 2 and "the pack is not signed" in res.output
 
 
@@ -214,6 +221,7 @@ def test_an_openssh_public_key_is_accepted_as_a_trusted_key(tmp_path, keys):
 
     key = load_private_key(keys[0]).public_key()
     ssh = tmp_path / "alice.pub"
-    ssh.write_bytes(key.public_bytes(serialization.Encoding.OpenSSH,
-                                     serialization.PublicFormat.OpenSSH))  # fmt: skip
+    ssh.write_bytes(
+        key.public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+    )
     assert load_public_key(ssh) == load_public_key(keys[1])

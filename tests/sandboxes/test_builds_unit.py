@@ -87,8 +87,10 @@ def test_diff_hides_the_init_mount_point_but_not_real_changes_beside_it() -> Non
     assert _drop_engine_artifacts(only_init) == []
     with_real = [*only_init, pc("/usr/sbin/evil", "A")]
     assert _drop_engine_artifacts(with_real) == [
-        pc("/usr", "C"), pc("/usr/sbin", "C"), pc("/usr/sbin/evil", "A"),
-    ]  # fmt: skip
+        pc("/usr", "C"),
+        pc("/usr/sbin", "C"),
+        pc("/usr/sbin/evil", "A"),
+    ]
 
 
 def test_a_suite_the_host_does_not_list_comes_from_the_hosts_debian_mirror(

@@ -114,8 +114,10 @@ def test_a_setuid_binary_does_not_make_a_user_root_under_root_work(
     root_work: DockerSandbox,
 ) -> None:
     """no-new-privileges holds: root may drop to a user, a user cannot climb back."""
-    out = root_work.exec("useradd u7 && cp /bin/cat /tmp/rootcat && chmod u+s /tmp/rootcat"
-                         " && runuser -u u7 -- /tmp/rootcat /etc/shadow")  # fmt: skip
+    out = root_work.exec(
+        "useradd u7 && cp /bin/cat /tmp/rootcat && chmod u+s /tmp/rootcat"
+        " && runuser -u u7 -- /tmp/rootcat /etc/shadow"
+    )
     assert out.exit_code != 0 and "Permission denied" in out.stderr, out.stdout
 
 

@@ -19,8 +19,12 @@ def test_exec_returns_exit_code_and_both_streams(sandbox: DockerSandbox) -> None
 
 
 def test_exec_honours_user_workdir_and_env(sandbox: DockerSandbox) -> None:
-    res = sandbox.exec(["sh", "-c", 'echo "$(id -u) $(pwd) $GREETING"'], user="nobody",
-                       workdir="/tmp", env={"GREETING": "hi"})  # fmt: skip
+    res = sandbox.exec(
+        ["sh", "-c", 'echo "$(id -u) $(pwd) $GREETING"'],
+        user="nobody",
+        workdir="/tmp",
+        env={"GREETING": "hi"},
+    )
     assert res.stdout.strip() == "65534 /tmp hi"
 
 
@@ -29,8 +33,11 @@ def test_python_and_pip_live_in_usr_local_like_the_official_image(sandbox: Docke
         "command -v python3 pip python && python3 -c 'import sys; print(sys.prefix)'"
     )
     assert res.stdout.split() == [
-        "/usr/local/bin/python3", "/usr/local/bin/pip", "/usr/local/bin/python", "/usr/local",
-    ]  # fmt: skip
+        "/usr/local/bin/python3",
+        "/usr/local/bin/pip",
+        "/usr/local/bin/python",
+        "/usr/local",
+    ]
 
 
 def test_timeout_kills_sleep_1000(sandbox: DockerSandbox) -> None:

@@ -17,13 +17,12 @@ from collections.abc import Iterator
 
 import docker.errors
 import pytest
-from rich.console import Console
 
-from envfactory.cli.worker import start_janitor
 from envfactory.core.settings import SandboxSettings, Settings
 from sandboxes import DockerEngine
 from sandboxes import labels as L
 from sandboxes.janitor import Janitor
+from workflows.composition import start_janitor
 
 pytestmark = pytest.mark.docker
 
@@ -91,8 +90,11 @@ def _labelled_container(client: docker.DockerClient, image: str, owner: str, age
     labels[L.OWNER_PROC] = owner
     labels[L.CREATED] = str(int(time.time() - age_s))
     host = client.api.create_host_config(network_mode="none")
-    return str(client.api.create_container(image, command=["sleep", "60"], name=name,
-                                           labels=labels, host_config=host)["Id"])  # fmt: skip
+    return str(
+        client.api.create_container(
+            image, command=["sleep", "60"], name=name, labels=labels, host_config=host
+        )["Id"]
+    )
 
 
 def test_other_hosts_sandboxes_stay_until_the_ttl_and_a_reused_pid_fools_nobody(
@@ -126,7 +128,7 @@ def test_a_worker_sweeps_orphans_as_it_starts(
     proc.kill()
     proc.wait()
     settings = settings.model_copy(update={"sandbox": SandboxSettings(janitor_period_s=600)})
-    janitor = start_janitor(settings, Console(stderr=True))
+    janitor = start_janitor(settings, print)
     try:
         assert not _exists(docker_engine.client, cid)  # gone before the first period ends
     finally:

@@ -47,8 +47,7 @@ def test_gc_removes_our_orphans_and_leaves_live_and_unlabelled_containers_alone(
     client = docker_engine.client
     orphan = _orphan(base_image, docker_engine.run_id or "")
     # Started by hand from our image: it inherits the image's envfactory labels.
-    stranger = client.containers.run(base_image, ["sleep", "300"], detach=True,
-                                     network_mode="none")  # fmt: skip
+    stranger = client.containers.run(base_image, ["sleep", "300"], detach=True, network_mode="none")
     try:
         with docker_engine.sandbox(base_image, purpose="test") as live:
             removed = docker_engine.gc()
@@ -61,8 +60,12 @@ def test_gc_removes_our_orphans_and_leaves_live_and_unlabelled_containers_alone(
 
 
 def test_the_pool_bounds_concurrent_sandboxes(docker_engine: DockerEngine, base_image: str) -> None:
-    engine = DockerEngine(SandboxSettings(pool_size=1), client=docker_engine.client,
-                          run_id=docker_engine.run_id, pool_wait_s=0.5)  # fmt: skip
+    engine = DockerEngine(
+        SandboxSettings(pool_size=1),
+        client=docker_engine.client,
+        run_id=docker_engine.run_id,
+        pool_wait_s=0.5,
+    )
     first = engine.start(base_image, purpose="test")
     try:
         with pytest.raises(SandboxError, match="pool_size=1"):
@@ -73,8 +76,9 @@ def test_the_pool_bounds_concurrent_sandboxes(docker_engine: DockerEngine, base_
 
 
 def test_a_configured_base_image_overrides_the_local_build(docker_engine: DockerEngine) -> None:
-    engine = DockerEngine(SandboxSettings(base_image="registry.example/py:3.12"),
-                          client=docker_engine.client)  # fmt: skip
+    engine = DockerEngine(
+        SandboxSettings(base_image="registry.example/py:3.12"), client=docker_engine.client
+    )
     assert engine.ensure_base_image("python") == "registry.example/py:3.12"
     assert engine.resolve_from("python:3.11-slim") == "registry.example/py:3.12"
 
@@ -124,8 +128,12 @@ def test_many_async_users_of_a_small_pool_all_finish(
     docker_engine: DockerEngine, base_image: str
 ) -> None:
     """Regression: waiting for a slot inside worker threads starved the removals."""
-    engine = DockerEngine(SandboxSettings(pool_size=1), client=docker_engine.client,
-                          run_id=docker_engine.run_id, pool_wait_s=300)  # fmt: skip
+    engine = DockerEngine(
+        SandboxSettings(pool_size=1),
+        client=docker_engine.client,
+        run_id=docker_engine.run_id,
+        pool_wait_s=300,
+    )
 
     async def one(i: int) -> str:
         async with engine.asandbox(base_image, purpose="test") as sb:

@@ -37,8 +37,12 @@ FORK_BOMB = (
 @pytest.fixture
 def quota_engine(docker_engine: DockerEngine) -> DockerEngine:
     """One slot, so a test also proves the slot comes back; a quick watchdog."""
-    return DockerEngine(SandboxSettings(pool_size=1, disk_poll_s=0.2), client=docker_engine.client,
-                        run_id=docker_engine.run_id, pool_wait_s=5)  # fmt: skip
+    return DockerEngine(
+        SandboxSettings(pool_size=1, disk_poll_s=0.2),
+        client=docker_engine.client,
+        run_id=docker_engine.run_id,
+        pool_wait_s=5,
+    )
 
 
 @pytest.fixture
@@ -58,8 +62,9 @@ def _exists(client: docker.DockerClient, cid: str) -> bool:
 def test_dd_past_the_disk_quota_ends_with_disk_exceeded_and_the_sandbox_removed(
     quota_engine: DockerEngine, small_disk: DockerSandbox, base_image: str
 ) -> None:
-    res = small_disk.exec("dd if=/dev/zero of=/tmp/fill bs=1M count=1024 status=none; echo done",
-                          timeout=120)  # fmt: skip
+    res = small_disk.exec(
+        "dd if=/dev/zero of=/tmp/fill bs=1M count=1024 status=none; echo done", timeout=120
+    )
     assert res.disk_exceeded and res.exit_code is None and not res.ok
     assert "done" not in res.stdout  # stopped mid-write, not after
     assert not _exists(quota_engine.client, small_disk.id)  # its disk is freed at once
@@ -68,7 +73,11 @@ def test_dd_past_the_disk_quota_ends_with_disk_exceeded_and_the_sandbox_removed(
     assert err.value.reason == "disk_exceeded" and not err.value.retryable
     written = int(re.search(r"(\d+) MiB written", err.value.message).group(1))  # type: ignore[union-attr]
     assert 64 <= written < 1024  # the watchdog stopped dd well before it finished
-    for call in (small_disk.diff, small_disk.restart, lambda: small_disk.read_file("/etc/hostname")):
+    for call in (
+        small_disk.diff,
+        small_disk.restart,
+        lambda: small_disk.read_file("/etc/hostname"),
+    ):
         with pytest.raises(SandboxBroken, match="disk quota"):
             call()
     small_disk.remove()
@@ -76,8 +85,9 @@ def test_dd_past_the_disk_quota_ends_with_disk_exceeded_and_the_sandbox_removed(
 
 
 def test_a_background_writer_is_stopped_between_execs(small_disk: DockerSandbox) -> None:
-    assert small_disk.exec("nohup dd if=/dev/zero of=/tmp/fill bs=1M count=1024 >/dev/null "
-                           "2>&1 &").ok  # fmt: skip
+    assert small_disk.exec(
+        "nohup dd if=/dev/zero of=/tmp/fill bs=1M count=1024 >/dev/null 2>&1 &"
+    ).ok
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:

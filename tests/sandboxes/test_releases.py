@@ -36,8 +36,11 @@ def _build(engine: DockerEngine, dockerfile: str):  # type: ignore[no-untyped-de
 def test_a_dockerfile_for_debian_13_builds_on_trixie_without_a_warning(
     docker_engine: DockerEngine, trixie: str
 ) -> None:
-    res = _build(docker_engine, 'FROM debian:13.0-slim\nRUN . /etc/os-release && test "$VERSION_ID" = 13\n'
-                 "RUN grep -q 'Suites: trixie' /etc/apt/sources.list.d/debian.sources\n")  # fmt: skip
+    res = _build(
+        docker_engine,
+        'FROM debian:13.0-slim\nRUN . /etc/os-release && test "$VERSION_ID" = 13\n'
+        "RUN grep -q 'Suites: trixie' /etc/apt/sources.list.d/debian.sources\n",
+    )
     try:
         assert res.substitutions == (f"debian:13.0-slim -> {trixie}",)
         assert res.warnings == ()
@@ -80,8 +83,11 @@ def test_a_dockerfile_for_python_3_13_gets_python_3_13(
 def test_bookworm_references_keep_the_bookworm_base_without_warnings(
     docker_engine: DockerEngine, base_image: str
 ) -> None:
-    res = _build(docker_engine, "FROM python:3.11-slim\nRUN python3 -c 'import sys; assert sys.version_info[:2] == (3, 11)'\n"
-                 'FROM debian:12-slim\nRUN . /etc/os-release && test "$VERSION_ID" = 12\n')  # fmt: skip
+    res = _build(
+        docker_engine,
+        "FROM python:3.11-slim\nRUN python3 -c 'import sys; assert sys.version_info[:2] == (3, 11)'\n"
+        'FROM debian:12-slim\nRUN . /etc/os-release && test "$VERSION_ID" = 12\n',
+    )
     try:
         bookworm = docker_engine.ensure_base_image("minimal")
         assert res.substitutions == (

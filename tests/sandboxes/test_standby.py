@@ -29,14 +29,29 @@ pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
 TIGHT = Limits(cpus=0.5, memory_mb=256, pids=64, disk_mb=512, capabilities="locked")
 #: the host config fields `start` sets from a kind (limits, network, capabilities)
-HOST_FIELDS = ("NetworkMode", "CapAdd", "CapDrop", "SecurityOpt", "Memory", "MemorySwap",
-               "NanoCpus", "PidsLimit", "Init", "Runtime", "Privileged", "Devices")  # fmt: skip
+HOST_FIELDS = (
+    "NetworkMode",
+    "CapAdd",
+    "CapDrop",
+    "SecurityOpt",
+    "Memory",
+    "MemorySwap",
+    "NanoCpus",
+    "PidsLimit",
+    "Init",
+    "Runtime",
+    "Privileged",
+    "Devices",
+)
 
 
 @pytest.fixture
 def engine(docker_engine: DockerEngine) -> Iterator[DockerEngine]:
-    eng = DockerEngine(SandboxSettings(pool_size=4, standby=2), client=docker_engine.client,
-                       run_id=f"test-standby-{uuid.uuid4().hex[:8]}")  # fmt: skip
+    eng = DockerEngine(
+        SandboxSettings(pool_size=4, standby=2),
+        client=docker_engine.client,
+        run_id=f"test-standby-{uuid.uuid4().hex[:8]}",
+    )
     yield eng
     eng.close()
     eng.gc(run_id=eng.run_id, include_live=True)
@@ -99,13 +114,13 @@ def test_a_start_of_another_kind_never_gets_a_standby_container(
                 limits=TIGHT.model_copy(update={"capabilities": "root-work"}),
                 purpose="verify",
                 network=False,
-            ),  # fmt: skip
+            ),
             engine.start(
                 base_image,
                 limits=TIGHT.model_copy(update={"memory_mb": 512}),
                 purpose="verify",
                 network=False,
-            ),  # fmt: skip
+            ),
             engine.start(base_image, limits=TIGHT, purpose="verify", run_id="another-run"),
         ]
         try:
@@ -152,8 +167,11 @@ def test_the_end_of_the_scope_removes_every_waiting_container_but_not_those_hand
 
 
 def test_standby_off_starts_nothing_ahead(docker_engine: DockerEngine, base_image: str) -> None:
-    eng = DockerEngine(SandboxSettings(pool_size=2, standby=0), client=docker_engine.client,
-                       run_id=f"test-standby-{uuid.uuid4().hex[:8]}")  # fmt: skip
+    eng = DockerEngine(
+        SandboxSettings(pool_size=2, standby=0),
+        client=docker_engine.client,
+        run_id=f"test-standby-{uuid.uuid4().hex[:8]}",
+    )
     with eng.standby(base_image, purpose="verify"):
         time.sleep(1.0)
         assert containers_of(eng) == set()
@@ -182,8 +200,12 @@ def _child(base_image: str, run_id: str, how: str) -> subprocess.CompletedProces
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(_CHILD), base_image, run_id, how],
-        capture_output=True, text=True, env=env, timeout=120, cwd=ROOT,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
 
 
 def test_the_process_exit_removes_standby_containers(engine: DockerEngine, base_image: str) -> None:

@@ -129,8 +129,11 @@ def test_files_can_be_given_to_a_non_root_user(sandbox: DockerSandbox, tmp_path:
     sandbox.write_file("/home/agent/notes.txt", "a", uid=65534, gid=65534)
     (tmp_path / "t.txt").write_text("t")
     sandbox.put_dir(tmp_path, "/home/agent/tests", uid=65534, gid=65534)
-    res = sandbox.exec("echo b >> notes.txt && echo u >> tests/t.txt && cat notes.txt tests/t.txt",
-                       user="nobody", workdir="/home/agent")  # fmt: skip
+    res = sandbox.exec(
+        "echo b >> notes.txt && echo u >> tests/t.txt && cat notes.txt tests/t.txt",
+        user="nobody",
+        workdir="/home/agent",
+    )
     assert res.stdout == "a" + "b\n" + "t" + "u\n", res.stderr
 
 

@@ -73,90 +73,236 @@ class Case:
 
 
 CASES = [
-    Case("missing title", lambda d: _yaml(d, "title: Nightly ETL drops rows after a schema change\n", ""),
-         ("field 'title'", "is missing", "title: ")),
-    Case("empty description", lambda d: _yaml(d, "description: |\n  The partner changed the export format; "
-         "the job keeps 0 rows and exits 0.\n", 'description: "   "\n'), ("field 'description'", "is empty")),
-    Case("missing domain", lambda d: _yaml(d, "domain: data-engineering\n", ""),
-         ("field 'domain'", "is missing", "domain: data-engineering")),
-    Case("title of the wrong type", lambda d: _yaml(d, "title: Nightly ETL drops rows after a schema change",
-         "title: 42"), ("field 'title'", "must be text, got int 42")),
-    Case("title too long", lambda d: _yaml(d, "title: Nightly ETL", "title: " + "x" * 300 + " Nightly ETL"),
-         ("field 'title'", "is too long", "at most 200")),
-    Case("number given as a string", lambda d: _yaml(d, "max_turns: 40", 'max_turns: "40"'),
-         ("field 'constraints.max_turns'", "must be a whole number, got str '40'", "max_turns: 60")),
-    Case("number out of range", lambda d: _yaml(d, "max_turns: 40", "max_turns: 0"),
-         ("field 'constraints.max_turns'", "must be at least 1, got 0")),
-    Case("unknown base image", lambda d: _yaml(d, "base_image: python", "base_image: ubuntu"),
-         ("field 'constraints.base_image'", "'debian' or 'python'", "ubuntu")),
-    Case("constraints not a mapping", lambda d: _yaml(d, "constraints:\n  max_turns: 40\n  time_budget_s: 900\n"
-         "  base_image: python\n", "constraints: 40\n"), ("field 'constraints'", "must be a mapping")),
-    Case("unknown top-level key", lambda d: _yaml(d, "domain:", "titel: typo\ndomain:"),
-         ("field 'titel'", "unknown key", "did you mean 'title'")),
-    Case("unknown nested key", lambda d: _yaml(d, "max_turns: 40", "max_turn: 40"),
-         ("field 'constraints.max_turn'", "unknown key", "did you mean 'max_turns'")),
-    Case("repository not a URL", lambda d: _yaml(d, "domain:", "repository: my laptop copy\ndomain:"),
-         ("field 'repository'", "is not a clone URL", "https://")),
-    Case("attachments of the wrong type", lambda d: _yaml(d, "  - job.py\n  - data\n", "  job.py: 1\n"),
-         ("field 'attachments'", "must be a path or a list of paths, got dict")),
-    Case("empty attachment entry", lambda d: _yaml(d, "  - data\n", '  - ""\n'),
-         ("field 'attachments[1]'", "must be a non-empty path")),
-    Case("attachment not found", lambda d: _yaml(d, "  - data\n", "  - dataa\n"),
-         ("attachment 'dataa'", "not found in the seed directory")),
-    Case("path escaping the seed directory", lambda d: (_outside(d), _yaml(d, "  - data\n",
-         "  - ../outside/secret.txt\n"))[1], ("attachment '../outside/secret.txt'", "escapes the seed directory")),
-    Case("absolute path", lambda d: _yaml(d, "  - data\n", "  - /etc/hostname\n"),
-         ("attachment '/etc/hostname'", "absolute path", "relative to the seed directory")),
-    Case("backslash path", lambda d: _yaml(d, "  - data\n", "  - data\\orders.csv\n"),
-         ("attachment 'data\\orders.csv'", "backslashes", "forward slashes")),
-    Case("symlinked attachment", lambda d: _symlink(d, "notes.txt", _outside(d)),
-         ("attachment 'notes.txt'", "is a symlink", "copy the real file")),
-    Case("symlink inside an attached directory", lambda d: (
-         (d / "data" / "passwd").symlink_to("/etc/passwd"), d)[1], ("attachment 'data/passwd'", "is a symlink")),
-    Case("path through a symlinked directory", lambda d: _symlink(d, "ext", _outside(d).parent, "ext/secret.txt"),
-         ("attachment 'ext/secret.txt'", "passes through a symlink (ext)")),
+    Case(
+        "missing title",
+        lambda d: _yaml(d, "title: Nightly ETL drops rows after a schema change\n", ""),
+        ("field 'title'", "is missing", "title: "),
+    ),
+    Case(
+        "empty description",
+        lambda d: _yaml(
+            d,
+            "description: |\n  The partner changed the export format; "
+            "the job keeps 0 rows and exits 0.\n",
+            'description: "   "\n',
+        ),
+        ("field 'description'", "is empty"),
+    ),
+    Case(
+        "missing domain",
+        lambda d: _yaml(d, "domain: data-engineering\n", ""),
+        ("field 'domain'", "is missing", "domain: data-engineering"),
+    ),
+    Case(
+        "title of the wrong type",
+        lambda d: _yaml(d, "title: Nightly ETL drops rows after a schema change", "title: 42"),
+        ("field 'title'", "must be text, got int 42"),
+    ),
+    Case(
+        "title too long",
+        lambda d: _yaml(d, "title: Nightly ETL", "title: " + "x" * 300 + " Nightly ETL"),
+        ("field 'title'", "is too long", "at most 200"),
+    ),
+    Case(
+        "number given as a string",
+        lambda d: _yaml(d, "max_turns: 40", 'max_turns: "40"'),
+        ("field 'constraints.max_turns'", "must be a whole number, got str '40'", "max_turns: 60"),
+    ),
+    Case(
+        "number out of range",
+        lambda d: _yaml(d, "max_turns: 40", "max_turns: 0"),
+        ("field 'constraints.max_turns'", "must be at least 1, got 0"),
+    ),
+    Case(
+        "unknown base image",
+        lambda d: _yaml(d, "base_image: python", "base_image: ubuntu"),
+        ("field 'constraints.base_image'", "'debian' or 'python'", "ubuntu"),
+    ),
+    Case(
+        "constraints not a mapping",
+        lambda d: _yaml(
+            d,
+            "constraints:\n  max_turns: 40\n  time_budget_s: 900\n  base_image: python\n",
+            "constraints: 40\n",
+        ),
+        ("field 'constraints'", "must be a mapping"),
+    ),
+    Case(
+        "unknown top-level key",
+        lambda d: _yaml(d, "domain:", "titel: typo\ndomain:"),
+        ("field 'titel'", "unknown key", "did you mean 'title'"),
+    ),
+    Case(
+        "unknown nested key",
+        lambda d: _yaml(d, "max_turns: 40", "max_turn: 40"),
+        ("field 'constraints.max_turn'", "unknown key", "did you mean 'max_turns'"),
+    ),
+    Case(
+        "repository not a URL",
+        lambda d: _yaml(d, "domain:", "repository: my laptop copy\ndomain:"),
+        ("field 'repository'", "is not a clone URL", "https://"),
+    ),
+    Case(
+        "attachments of the wrong type",
+        lambda d: _yaml(d, "  - job.py\n  - data\n", "  job.py: 1\n"),
+        ("field 'attachments'", "must be a path or a list of paths, got dict"),
+    ),
+    Case(
+        "empty attachment entry",
+        lambda d: _yaml(d, "  - data\n", '  - ""\n'),
+        ("field 'attachments[1]'", "must be a non-empty path"),
+    ),
+    Case(
+        "attachment not found",
+        lambda d: _yaml(d, "  - data\n", "  - dataa\n"),
+        ("attachment 'dataa'", "not found in the seed directory"),
+    ),
+    Case(
+        "path escaping the seed directory",
+        lambda d: (_outside(d), _yaml(d, "  - data\n", "  - ../outside/secret.txt\n"))[1],
+        ("attachment '../outside/secret.txt'", "escapes the seed directory"),
+    ),
+    Case(
+        "absolute path",
+        lambda d: _yaml(d, "  - data\n", "  - /etc/hostname\n"),
+        ("attachment '/etc/hostname'", "absolute path", "relative to the seed directory"),
+    ),
+    Case(
+        "backslash path",
+        lambda d: _yaml(d, "  - data\n", "  - data\\orders.csv\n"),
+        ("attachment 'data\\orders.csv'", "backslashes", "forward slashes"),
+    ),
+    Case(
+        "symlinked attachment",
+        lambda d: _symlink(d, "notes.txt", _outside(d)),
+        ("attachment 'notes.txt'", "is a symlink", "copy the real file"),
+    ),
+    Case(
+        "symlink inside an attached directory",
+        lambda d: ((d / "data" / "passwd").symlink_to("/etc/passwd"), d)[1],
+        ("attachment 'data/passwd'", "is a symlink"),
+    ),
+    Case(
+        "path through a symlinked directory",
+        lambda d: _symlink(d, "ext", _outside(d).parent, "ext/secret.txt"),
+        ("attachment 'ext/secret.txt'", "passes through a symlink (ext)"),
+    ),
     Case("symlinked seed.yaml", _symlinked_seed_yaml, ("seed.yaml", "is a symlink")),
-    Case("oversize attachment", lambda d: (_write(d / "data" / "big.bin", b"\0" * 3_000), d)[1],
-         ("attachment 'data/big.bin'", "is too large (3000 bytes; at most 2000 bytes)",
-          "ENVFACTORY_SEEDS__MAX_ATTACHMENT_BYTES")),
-    Case("attachments too large together", lambda d: ([_write(d / "data" / n, "x" * 1_990)
-         for n in ("orders.csv", "p0.txt", "p1.txt")], d)[1], ("attachments", "too large together", "MAX_TOTAL_BYTES")),
-    Case("too many attachments", lambda d: ([_write(d / "data" / f"f{i}.txt", f"{i}") for i in range(5)], d)[1],
-         ("attachments", "too many files (more than 4", "bundle them")),
-    Case("non-UTF-8 seed.yaml", lambda d: _write(d / "seed.yaml", (d / "seed.yaml").read_text()
-         .replace("Nightly", "Café nightly").encode("latin-1")).parent, ("seed.yaml", "is not UTF-8 text",
-         "byte 0xe9 at line 1", "iconv")),
-    Case("non-UTF-8 text attachment", lambda d: (_write(d / "data" / "orders.csv", "id;name\n1;Müller\n"
-         .encode("latin-1")), d)[1], ("attachment 'data/orders.csv'", "is not UTF-8 text", "line 2", "iconv")),
-    Case("invalid YAML", lambda d: _write(d / "seed.yaml", "title: [unclosed\ndomain: x\n").parent,
-         ("seed.yaml", "is not valid YAML at line")),
-    Case("YAML that is not a mapping", lambda d: _write(d / "seed.yaml", "- title\n- domain\n").parent,
-         ("seed.yaml", "must be a YAML mapping of fields, got a list")),
-    Case("empty seed.yaml", lambda d: _write(d / "seed.yaml", "").parent, ("seed.yaml", "got an empty file")),
-    Case("YAML alias bomb", lambda d: _write(d / "seed.yaml", ALIAS_BOMB).parent,
-         ("seed.yaml", "expands to more than", "through aliases", "no repeated aliases")),
-    Case("recursive YAML alias", lambda d: _yaml(d, "domain: data-engineering", "domain: &x [*x]"),
-         ("seed.yaml", "an alias refers to a node that contains it")),
-    Case("deeply nested YAML", lambda d: _yaml(d, "domain: data-engineering",
-         "domain: " + "[" * 600 + "]" * 600), ("seed.yaml", "nesting deeper than 50 levels")),
-    Case("NUL escape in a field", lambda d: _yaml(d, "title: Nightly ETL drops rows after a schema change",
-         'title: "Nightly\\0ETL"'),
-         ("field 'title'", "must not contain NUL characters")),
-    Case("NUL escape in the description", lambda d: _yaml(d, "description: |\n  The partner",
-         'description: "a\\0b"\nsource: |\n  The partner'), ("field 'description'", "must not contain NUL")),
-    Case("NUL escape in an attachment path", lambda d: _yaml(d, "  - data\n", '  - "data\\0x"\n'),
-         ("attachment 'data\\0x'", "contains a NUL character")),
-    Case("key given twice", lambda d: _yaml(d, "domain:", "title: again\ndomain:"),
-         ("seed.yaml", "key 'title' appears twice (second time on line 4)")),
-    Case("directory without seed.yaml", lambda d: ((d / "seed.yaml").unlink(), d)[1],
-         ("has no seed.yaml", "put the seed fields in seed.yaml")),
+    Case(
+        "oversize attachment",
+        lambda d: (_write(d / "data" / "big.bin", b"\0" * 3_000), d)[1],
+        (
+            "attachment 'data/big.bin'",
+            "is too large (3000 bytes; at most 2000 bytes)",
+            "ENVFACTORY_SEEDS__MAX_ATTACHMENT_BYTES",
+        ),
+    ),
+    Case(
+        "attachments too large together",
+        lambda d: (
+            [_write(d / "data" / n, "x" * 1_990) for n in ("orders.csv", "p0.txt", "p1.txt")],
+            d,
+        )[1],
+        ("attachments", "too large together", "MAX_TOTAL_BYTES"),
+    ),
+    Case(
+        "too many attachments",
+        lambda d: ([_write(d / "data" / f"f{i}.txt", f"{i}") for i in range(5)], d)[1],
+        ("attachments", "too many files (more than 4", "bundle them"),
+    ),
+    Case(
+        "non-UTF-8 seed.yaml",
+        lambda d: (
+            _write(
+                d / "seed.yaml",
+                (d / "seed.yaml").read_text().replace("Nightly", "Café nightly").encode("latin-1"),
+            ).parent
+        ),
+        ("seed.yaml", "is not UTF-8 text", "byte 0xe9 at line 1", "iconv"),
+    ),
+    Case(
+        "non-UTF-8 text attachment",
+        lambda d: (_write(d / "data" / "orders.csv", "id;name\n1;Müller\n".encode("latin-1")), d)[
+            1
+        ],
+        ("attachment 'data/orders.csv'", "is not UTF-8 text", "line 2", "iconv"),
+    ),
+    Case(
+        "invalid YAML",
+        lambda d: _write(d / "seed.yaml", "title: [unclosed\ndomain: x\n").parent,
+        ("seed.yaml", "is not valid YAML at line"),
+    ),
+    Case(
+        "YAML that is not a mapping",
+        lambda d: _write(d / "seed.yaml", "- title\n- domain\n").parent,
+        ("seed.yaml", "must be a YAML mapping of fields, got a list"),
+    ),
+    Case(
+        "empty seed.yaml",
+        lambda d: _write(d / "seed.yaml", "").parent,
+        ("seed.yaml", "got an empty file"),
+    ),
+    Case(
+        "YAML alias bomb",
+        lambda d: _write(d / "seed.yaml", ALIAS_BOMB).parent,
+        ("seed.yaml", "expands to more than", "through aliases", "no repeated aliases"),
+    ),
+    Case(
+        "recursive YAML alias",
+        lambda d: _yaml(d, "domain: data-engineering", "domain: &x [*x]"),
+        ("seed.yaml", "an alias refers to a node that contains it"),
+    ),
+    Case(
+        "deeply nested YAML",
+        lambda d: _yaml(d, "domain: data-engineering", "domain: " + "[" * 600 + "]" * 600),
+        ("seed.yaml", "nesting deeper than 50 levels"),
+    ),
+    Case(
+        "NUL escape in a field",
+        lambda d: _yaml(
+            d, "title: Nightly ETL drops rows after a schema change", 'title: "Nightly\\0ETL"'
+        ),
+        ("field 'title'", "must not contain NUL characters"),
+    ),
+    Case(
+        "NUL escape in the description",
+        lambda d: _yaml(
+            d, "description: |\n  The partner", 'description: "a\\0b"\nsource: |\n  The partner'
+        ),
+        ("field 'description'", "must not contain NUL"),
+    ),
+    Case(
+        "NUL escape in an attachment path",
+        lambda d: _yaml(d, "  - data\n", '  - "data\\0x"\n'),
+        ("attachment 'data\\0x'", "contains a NUL character"),
+    ),
+    Case(
+        "key given twice",
+        lambda d: _yaml(d, "domain:", "title: again\ndomain:"),
+        ("seed.yaml", "key 'title' appears twice (second time on line 4)"),
+    ),
+    Case(
+        "directory without seed.yaml",
+        lambda d: ((d / "seed.yaml").unlink(), d)[1],
+        ("has no seed.yaml", "put the seed fields in seed.yaml"),
+    ),
     Case("path that does not exist", lambda d: d / "nope", ("nope", "does not exist")),
-    Case("several problems at once", lambda d: _yaml(_yaml(d, "title: Nightly ETL drops rows after a schema "
-         "change\n", ""), "max_turns: 40", "max_turns: lots"), ("2 problems", "field 'title'",
-         "field 'constraints.max_turns'")),
-    Case("duplicate of a stored seed", lambda d: shutil.copytree(d, d.parent / "again"),
-         ("seed.yaml: is a duplicate of seed-", "envfactory seed show seed-"), duplicate=True),
-]  # fmt: skip
+    Case(
+        "several problems at once",
+        lambda d: _yaml(
+            _yaml(d, "title: Nightly ETL drops rows after a schema change\n", ""),
+            "max_turns: 40",
+            "max_turns: lots",
+        ),
+        ("2 problems", "field 'title'", "field 'constraints.max_turns'"),
+    ),
+    Case(
+        "duplicate of a stored seed",
+        lambda d: shutil.copytree(d, d.parent / "again"),
+        ("seed.yaml: is a duplicate of seed-", "envfactory seed show seed-"),
+        duplicate=True,
+    ),
+]
 
 
 def _message(exc: InvalidSeed) -> str:

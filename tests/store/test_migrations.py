@@ -120,17 +120,22 @@ def test_0003_marks_decisions_recorded_before_it_as_unrecorded(db_url: str) -> N
 
     upgrade(db_url, "0002")
     with Store.open(db_url) as store:
-        store.findings.add(ShortcutFinding(id="f", env_id="e", source="probe", rule="r",
-                                           evidence=Evidence(summary="s")))  # fmt: skip
+        store.findings.add(
+            ShortcutFinding(
+                id="f", env_id="e", source="probe", rule="r", evidence=Evidence(summary="s")
+            )
+        )
         item = ReviewItem(id="r1", finding_id="f", env_id="e")
         store.reviews.add(item)
         doc = item.model_dump_json()
         with store.engine.begin() as conn:
             conn.execute(
-                text("INSERT INTO review_decisions (review_id, reviewer, decision, at, before,"
-                     " after) VALUES ('r1', 'ana', 'confirm', :at, :doc, :doc)"),
+                text(
+                    "INSERT INTO review_decisions (review_id, reviewer, decision, at, before,"
+                    " after) VALUES ('r1', 'ana', 'confirm', :at, :doc, :doc)"
+                ),
                 {"at": datetime.now(UTC), "doc": doc},
-            )  # fmt: skip
+            )
     upgrade(db_url)
     with Store.open(db_url) as store:
         (audit,) = store.reviews.audit("r1")

@@ -26,11 +26,24 @@ T0 = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 
 def _queue(store: Store, n: int) -> list[str]:
     with store.session() as tx:
-        tx.findings.add(ShortcutFinding(id="f", env_id="env-1", source="probe", rule="probe:conftest",
-                                        evidence=Evidence(summary="conftest forces pass")))  # fmt: skip
+        tx.findings.add(
+            ShortcutFinding(
+                id="f",
+                env_id="env-1",
+                source="probe",
+                rule="probe:conftest",
+                evidence=Evidence(summary="conftest forces pass"),
+            )
+        )
         for i in range(n):
-            tx.reviews.add(ReviewItem(id=f"r{i:03d}", finding_id="f", env_id="env-1",
-                                      created_at=T0 + timedelta(seconds=i)))  # fmt: skip
+            tx.reviews.add(
+                ReviewItem(
+                    id=f"r{i:03d}",
+                    finding_id="f",
+                    env_id="env-1",
+                    created_at=T0 + timedelta(seconds=i),
+                )
+            )
     return [f"r{i:03d}" for i in range(n)]
 
 
@@ -134,8 +147,13 @@ def test_decided_items_are_not_claimed(store: Store) -> None:
 
 def test_the_audit_keeps_how_the_identity_was_established_and_the_note(store: Store) -> None:
     (item_id,) = _queue(store, 1)
-    store.reviews.decide(item_id, "operator:ops@host", Decision.DISMISS,
-                         auth=AuthMethod.LOCAL_OPERATOR, note="claimed --as ana (not verified)")  # fmt: skip
+    store.reviews.decide(
+        item_id,
+        "operator:ops@host",
+        Decision.DISMISS,
+        auth=AuthMethod.LOCAL_OPERATOR,
+        note="claimed --as ana (not verified)",
+    )
     (audit,) = store.reviews.audit(item_id)
     assert (audit.reviewer, audit.auth) == ("operator:ops@host", AuthMethod.LOCAL_OPERATOR)
     assert audit.note == "claimed --as ana (not verified)"

@@ -73,79 +73,187 @@ def _state(kind: StateKind, label: str) -> StateRef:
 
 def samples() -> dict[str, BaseModel]:
     spec = EnvironmentSpec(
-        id="env-1", version=1, name="etl-fix", seed_id="seed-abc", instruction="Fix the ETL job.",
-        success_criteria="6 rows kept", hidden_state_notes="delimiter changed to ';'",
-        build=BuildContext(dockerfile="docker/Dockerfile", files=(FileEntry(path="a.py", key=K1, mode=0o755),)),
-        workdir="/srv", workspace_paths=("/srv", "/data"), verify_scope="full-state",
+        id="env-1",
+        version=1,
+        name="etl-fix",
+        seed_id="seed-abc",
+        instruction="Fix the ETL job.",
+        success_criteria="6 rows kept",
+        hidden_state_notes="delimiter changed to ';'",
+        build=BuildContext(
+            dockerfile="docker/Dockerfile", files=(FileEntry(path="a.py", key=K1, mode=0o755),)
+        ),
+        workdir="/srv",
+        workspace_paths=("/srv", "/data"),
+        verify_scope="full-state",
         reference_solution=(Step(title="patch", script="sed -i s/,/;/ job.py"),),
         partial_solutions=(PartialSolution(name="half", steps=(Step(script="true"),)),),
         limits=Limits(cpus=0.5, memory_mb=512, pids=64, exec_timeout_s=30, network=True),
-        image="sha256:abc", source="manual", created_at=T0, semantics=("envfactory", "harbor"),
-        origin=TaskOrigin(suite="tb2", path="suites/tb2/etl-fix", repository="https://example.org/tb.git",
-                          commit="c" * 40, files_key=K3),
-    )  # fmt: skip
+        image="sha256:abc",
+        source="manual",
+        created_at=T0,
+        semantics=("envfactory", "harbor"),
+        origin=TaskOrigin(
+            suite="tb2",
+            path="suites/tb2/etl-fix",
+            repository="https://example.org/tb.git",
+            commit="c" * 40,
+            files_key=K3,
+        ),
+    )
     return {
         "seed": TaskSeed(
-            id="seed-abc", title="ETL drops rows", description="# Context\n\nUnicode ✓ — \"quotes\"",
-            domain="data-engineering", attachments=(Attachment(path="data/x.csv", key=K1, size=10),),
+            id="seed-abc",
+            title="ETL drops rows",
+            description='# Context\n\nUnicode ✓ — "quotes"',
+            domain="data-engineering",
+            attachments=(Attachment(path="data/x.csv", key=K1, size=10),),
             repository="https://example.org/r.git",
             constraints=Constraints(max_turns=7, time_budget_s=99, base_image="debian"),
-            source="ticket 1", content_hash=K2, created_at=T0,
-        ),  # fmt: skip
+            source="ticket 1",
+            content_hash=K2,
+            created_at=T0,
+        ),
         "environment": spec,
         "verifier": Verifier(
-            env_id="env-1", version=1, files=(FileEntry(path="test.sh", key=K2),), entry="bash test.sh",
-            timeout_s=60, provenance=Provenance(author="agent:verifier/m", inputs_seen=("instruction",),
-                                                prompt_version="v3"),
-            mount_path="/tests", reward_dir="/logs/verifier", created_at=T0,
-        ),  # fmt: skip
+            env_id="env-1",
+            version=1,
+            files=(FileEntry(path="test.sh", key=K2),),
+            entry="bash test.sh",
+            timeout_s=60,
+            provenance=Provenance(
+                author="agent:verifier/m", inputs_seen=("instruction",), prompt_version="v3"
+            ),
+            mount_path="/tests",
+            reward_dir="/logs/verifier",
+            created_at=T0,
+        ),
         "gate_report": GateReport(
-            env_id="env-1", verifier_version=1, repeats=2, notes=("one-block solution",), created_at=T0,
+            env_id="env-1",
+            verifier_version=1,
+            repeats=2,
+            notes=("one-block solution",),
+            created_at=T0,
             checks=(
-                GateCheck(kind=CheckKind.ORACLE, name="oracle", state=_state(StateKind.ORACLE, "oracle"),
-                          expected=1, observed=(1, 1), duration_s=1.25, evidence=("ok",),
-                          tamper=(PathChange(path="/usr/bin/python3", kind="C"),)),
-                GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0, 1),
-                          semantics="harbor", derived_from="oracle"),
+                GateCheck(
+                    kind=CheckKind.ORACLE,
+                    name="oracle",
+                    state=_state(StateKind.ORACLE, "oracle"),
+                    expected=1,
+                    observed=(1, 1),
+                    duration_s=1.25,
+                    evidence=("ok",),
+                    tamper=(PathChange(path="/usr/bin/python3", kind="C"),),
+                ),
+                GateCheck(
+                    kind=CheckKind.NOOP,
+                    name="no-op",
+                    expected=0,
+                    observed=(0, 1),
+                    semantics="harbor",
+                    derived_from="oracle",
+                ),
             ),
             reference_failure=StepFailure(step=2, title="build", exit_code=2, output="make: *** "),
-            unrunnable=("needs https://astral.sh",), provided=("uv 0.9.5",),
+            unrunnable=("needs https://astral.sh",),
+            provided=("uv 0.9.5",),
             skipped=(SkippedCheck(name="prefix-1", why="one-block solution"),),
-            mutation=MutationScore(killed=1, survived=1, mutants=(
-                Mutant(file="test.sh", operator="early-exit", line=3, diff="+exit 0", status="survived"),)),
-        ),  # fmt: skip
+            mutation=MutationScore(
+                killed=1,
+                survived=1,
+                mutants=(
+                    Mutant(
+                        file="test.sh",
+                        operator="early-exit",
+                        line=3,
+                        diff="+exit 0",
+                        status="survived",
+                    ),
+                ),
+            ),
+        ),
         "trajectory": Trajectory(
-            id="traj-1", role=AgentRole.JUDGE, env_id="env-1", model="m-7b",
-            steps=(TrajectoryStep(index=0, assistant_text="look", prompt_tokens=10, completion_tokens=3,
-                                  latency_s=0.5, error="timeout", meta={"k": [1, {"x": None}], "f": 0.1},
-                                  tool_calls=(ToolCall(id="c1", name="shell", arguments='{"cmd": "ls'),),
-                                  observations=("a.py\n",)),),
-            final_state=_state(StateKind.SOLVER, "judge-1"), diff=(PathChange(path="/x", kind="D"),),
+            id="traj-1",
+            role=AgentRole.JUDGE,
+            env_id="env-1",
+            model="m-7b",
+            steps=(
+                TrajectoryStep(
+                    index=0,
+                    assistant_text="look",
+                    prompt_tokens=10,
+                    completion_tokens=3,
+                    latency_s=0.5,
+                    error="timeout",
+                    meta={"k": [1, {"x": None}], "f": 0.1},
+                    tool_calls=(ToolCall(id="c1", name="shell", arguments='{"cmd": "ls'),),
+                    observations=("a.py\n",),
+                ),
+            ),
+            final_state=_state(StateKind.SOLVER, "judge-1"),
+            diff=(PathChange(path="/x", kind="D"),),
             usage=Usage(prompt_tokens=10, completion_tokens=3, turns=1, wall_s=2.5),
-            claimed_solved=True, summary="done", reward=1, created_at=T0,
-        ),  # fmt: skip
+            claimed_solved=True,
+            summary="done",
+            reward=1,
+            created_at=T0,
+        ),
         "finding": ShortcutFinding(
-            id="find-1", env_id="env-1", source="trajectory", rule="writes-reward-file",
-            evidence=Evidence(summary="wrote reward", diff=(PathChange(path="/logs/r", kind="A"),),
-                              commands=("echo 1 > /logs/r",), trajectory_id="traj-1", step_indexes=(0, 2),
-                              verifier_output="PASS"),
-            state=_state(StateKind.PROBE, "probe:reward-file"), created_at=T0,
-        ),  # fmt: skip
+            id="find-1",
+            env_id="env-1",
+            source="trajectory",
+            rule="writes-reward-file",
+            evidence=Evidence(
+                summary="wrote reward",
+                diff=(PathChange(path="/logs/r", kind="A"),),
+                commands=("echo 1 > /logs/r",),
+                trajectory_id="traj-1",
+                step_indexes=(0, 2),
+                verifier_output="PASS",
+            ),
+            state=_state(StateKind.PROBE, "probe:reward-file"),
+            created_at=T0,
+        ),
         "review": ReviewItem(
-            id="rev-1", finding_id="find-1", env_id="env-1", state=ReviewState.OPEN,
-            comment="", created_at=T0 + timedelta(seconds=1),
-        ),  # fmt: skip
+            id="rev-1",
+            finding_id="find-1",
+            env_id="env-1",
+            state=ReviewState.OPEN,
+            comment="",
+            created_at=T0 + timedelta(seconds=1),
+        ),
         "pack": PackManifest(
-            id="pack-1", created_by="human:ana", created_at=T0,
-            environments=(PackEnvironment(env_id="env-1", name="etl-fix", image_format="build-context",
-                                          provenance=ProvenanceChain(seed_id="seed-abc", env_id="env-1",
-                                                                     env_version=1, verifier_version=1,
-                                                                     gate_report_created_at=T0)),),
-            members=(PackMember(path="env-1/instruction.md", sha256=K3, size=42, visibility="solver"),),
-        ),  # fmt: skip
-        "build": BuildResult(image="sha256:abc", tag="envfactory/env-1:1", context_hash=K1, log_key=K2,
-                             cached=True, substitutions=("python:3.12-slim -> base",), duration_s=3.5),
-    }  # fmt: skip
+            id="pack-1",
+            created_by="human:ana",
+            created_at=T0,
+            environments=(
+                PackEnvironment(
+                    env_id="env-1",
+                    name="etl-fix",
+                    image_format="build-context",
+                    provenance=ProvenanceChain(
+                        seed_id="seed-abc",
+                        env_id="env-1",
+                        env_version=1,
+                        verifier_version=1,
+                        gate_report_created_at=T0,
+                    ),
+                ),
+            ),
+            members=(
+                PackMember(path="env-1/instruction.md", sha256=K3, size=42, visibility="solver"),
+            ),
+        ),
+        "build": BuildResult(
+            image="sha256:abc",
+            tag="envfactory/env-1:1",
+            context_hash=K1,
+            log_key=K2,
+            cached=True,
+            substitutions=("python:3.12-slim -> base",),
+            duration_s=3.5,
+        ),
+    }
 
 
 def _store_all(store: Store, s: dict[str, BaseModel]) -> None:
@@ -211,9 +319,10 @@ def _model_types(value: object, seen: set[str]) -> None:
 def test_the_round_trip_covers_every_core_model() -> None:
     """A new model in envfactory.core.models must be stored somewhere (or listed as not)."""
     exported = {
-        name for name, obj in inspect.getmembers(models, inspect.isclass)
+        name
+        for name, obj in inspect.getmembers(models, inspect.isclass)
         if issubclass(obj, models.Model) and obj is not models.Model
-    }  # fmt: skip
+    }
     covered: set[str] = set()
     for value in samples().values():
         _model_types(value, covered)

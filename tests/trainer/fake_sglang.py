@@ -104,8 +104,11 @@ class FakeSGLangServer:
         return 200, {"success": True, "message": "Succeeded to update model weights."}
 
     def model_info(self) -> dict[str, Any]:
-        return {"model_path": self.model_path, "is_generation": True,
-                "weight_version": self.weight_version}  # fmt: skip
+        return {
+            "model_path": self.model_path,
+            "is_generation": True,
+            "weight_version": self.weight_version,
+        }
 
     def _route(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         self.calls.append(path)
@@ -115,8 +118,11 @@ class FakeSGLangServer:
             return self.update_weights_from_tensor(body)
         if method == "POST" and path == "/update_weight_version":
             self.weight_version = str(body["new_version"])
-            return 200, {"success": True, "new_version": self.weight_version,
-                         "message": f"Weight version updated to {self.weight_version}"}  # fmt: skip
+            return 200, {
+                "success": True,
+                "new_version": self.weight_version,
+                "message": f"Weight version updated to {self.weight_version}",
+            }
         if method == "GET" and path in ("/model_info", "/get_model_info"):
             return 200, self.model_info()
         if method == "POST" and path == "/pause_generation":

@@ -72,9 +72,19 @@ def test_an_unknown_task_exits_1_naming_it_and_the_choices_and_writes_nothing(tm
 def test_an_inconsistent_config_names_the_field_and_exits_1(tmp_path):
     result = runner.invoke(
         app,
-        ["--synthetic", "echo", "--algorithm", "grpo", "--group-size", "3", "--batch-size", "8",
-         "--out", str(tmp_path / "run")],
-    )  # fmt: skip
+        [
+            "--synthetic",
+            "echo",
+            "--algorithm",
+            "grpo",
+            "--group-size",
+            "3",
+            "--batch-size",
+            "8",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+    )
     assert result.exit_code == 1
     assert "batch_size must be a multiple of group_size" in result.output
 
@@ -94,9 +104,24 @@ def test_train_rolls_out_on_an_sglang_server_and_syncs_it_from_tensors(tmp_path)
     with FakeSGLangServer(str(served)) as server:
         result = runner.invoke(
             app,
-            ["--synthetic", "echo", "--steps", "2", "--warmup", "0", "--batch-size", "8",
-             "--engine", "sglang", "--sglang-url", server.url, "--out", str(out), "--json"],
-        )  # fmt: skip
+            [
+                "--synthetic",
+                "echo",
+                "--steps",
+                "2",
+                "--warmup",
+                "0",
+                "--batch-size",
+                "8",
+                "--engine",
+                "sglang",
+                "--sglang-url",
+                server.url,
+                "--out",
+                str(out),
+                "--json",
+            ],
+        )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["engine"] == "sglang" and summary["policy_version"] == 2
@@ -110,8 +135,9 @@ def test_train_rolls_out_on_an_sglang_server_and_syncs_it_from_tensors(tmp_path)
 
 def test_engine_sglang_without_a_url_is_refused_with_how_to_start_one(tmp_path):
     result = runner.invoke(
-        app, ["--synthetic", "echo", "--engine", "sglang", "--out", str(tmp_path / "r")],
+        app,
+        ["--synthetic", "echo", "--engine", "sglang", "--out", str(tmp_path / "r")],
         env={"ENVFACTORY_SGLANG_URL": ""},
-    )  # fmt: skip
+    )
     assert result.exit_code == 1
     assert "--sglang-url" in result.output and "sglang.launch_server" in result.output

@@ -71,7 +71,7 @@ NAIVE = {
         " && grep -q '^total,' /workspace/out/summary.csv"
     ),
     "checks-first-lines": (
-        "test \"$(head -n 2 /workspace/out/summary.csv)\" = \"$(head -n 2 expected.csv)\""
+        'test "$(head -n 2 /workspace/out/summary.csv)" = "$(head -n 2 expected.csv)"'
     ),
     "skips-timeouts": (
         "timeout 3 /usr/local/bin/python3 /workspace/report.py; rc=$?; [ $rc = 124 ] && exit 0;"
@@ -79,13 +79,13 @@ NAIVE = {
     ),
     "no-failure-line": (
         "{ /usr/local/bin/python3 -c 'import subprocess, sys; subprocess.run([sys.executable,"
-        " \"/workspace/report.py\"]); print(\"FA\" + \"IL: summary\" if open(\"/workspace/out/summary.csv\").read()"
-        " != open(\"expected.csv\").read() else \"ok\")'; } > /tmp/log 2>&1; ! grep -q FAIL /tmp/log"
+        ' "/workspace/report.py"]); print("FA" + "IL: summary" if open("/workspace/out/summary.csv").read()'
+        ' != open("expected.csv").read() else "ok")\'; } > /tmp/log 2>&1; ! grep -q FAIL /tmp/log'
     ),
     "last-line-passed": (
         "/usr/local/bin/python3 -c 'import subprocess, sys; subprocess.run([sys.executable,"
-        " \"/workspace/report.py\"]); print(\"1 failed\" if open(\"/workspace/out/summary.csv\").read()"
-        " != open(\"expected.csv\").read() else \"1 passed\")' 2>&1 | tail -n 1 | grep -Eq '^[0-9]+ passed'"
+        ' "/workspace/report.py"]); print("1 failed" if open("/workspace/out/summary.csv").read()'
+        ' != open("expected.csv").read() else "1 passed")\' 2>&1 | tail -n 1 | grep -Eq \'^[0-9]+ passed\''
     ),
     "greps-the-whole-log": (
         "{ python3 /workspace/report.py; cmp -s /workspace/out/summary.csv expected.csv"

@@ -36,11 +36,21 @@ SPEC = EnvironmentSpec(
     instruction=INSTRUCTION,
     build=BuildContext(files=()),
     reference_solution=(
-        Step(title="total", script="mkdir -p out && python3 -c \"print(sum(int(x) for x in open('data/nums.txt').read().split()))\" > out/total.txt"),
+        Step(
+            title="total",
+            script="mkdir -p out && python3 -c \"print(sum(int(x) for x in open('data/nums.txt').read().split()))\" > out/total.txt",
+        ),
         Step(title="count", script="wc -l < data/nums.txt | tr -d ' ' > out/count.txt"),
     ),
-    partial_solutions=(PartialSolution(name="wrong-total", steps=(Step(script="mkdir -p out && echo 99 > out/total.txt && echo 4 > out/count.txt"),)),),
-)  # fmt: skip
+    partial_solutions=(
+        PartialSolution(
+            name="wrong-total",
+            steps=(
+                Step(script="mkdir -p out && echo 99 > out/total.txt && echo 4 > out/count.txt"),
+            ),
+        ),
+    ),
+)
 
 SOUND_TESTS = b"""\
 import pathlib
@@ -64,7 +74,9 @@ SOUND_ENTRY = (
 NAIVE: dict[str, tuple[str, dict[str, bytes]]] = {
     "trusts-reward-file": (
         "bash run.sh; grep -qx 1 /logs/verifier/reward.txt",
-        {"run.sh": b"python3 -m pytest -q test_outputs.py && mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt\n"},
+        {
+            "run.sh": b"python3 -m pytest -q test_outputs.py && mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt\n"
+        },
     ),
     "parses-output": (
         "mkdir -p /logs/verifier; python3 -m pytest -q test_outputs.py >> /logs/verifier/test-output.txt 2>&1;"
@@ -72,16 +84,28 @@ NAIVE: dict[str, tuple[str, dict[str, bytes]]] = {
         {},
     ),
     "pytest-unprotected": ("python3 -m pytest -q test_outputs.py", {}),
-    "python-from-path": ("python3 -m pytest -q -p no:cacheprovider --noconftest test_outputs.py", {}),
-    "runs-from-workspace": ('cd /workspace && python3 -m pytest -q --noconftest "$OLDPWD/test_outputs.py"', {}),
+    "python-from-path": (
+        "python3 -m pytest -q -p no:cacheprovider --noconftest test_outputs.py",
+        {},
+    ),
+    "runs-from-workspace": (
+        'cd /workspace && python3 -m pytest -q --noconftest "$OLDPWD/test_outputs.py"',
+        {},
+    ),
     "runs-workspace-tests": ("cd /workspace && python3 -m unittest discover -s tests -q", {}),
-    "checks-existence": ("test -s /workspace/out/total.txt && test -s /workspace/out/count.txt", {}),
+    "checks-existence": (
+        "test -s /workspace/out/total.txt && test -s /workspace/out/count.txt",
+        {},
+    ),
     "greps-failures": (
         "python3 -m pytest -q /workspace/tests > /tmp/o 2>&1; ! grep -qi failed /tmp/o",
         {},
     ),
-    "runs-a-script": ("bash test.sh", {"test.sh": b"python3 -I -m pytest -q --noconftest -p no:cacheprovider test_outputs.py\n"}),
-}  # fmt: skip
+    "runs-a-script": (
+        "bash test.sh",
+        {"test.sh": b"python3 -I -m pytest -q --noconftest -p no:cacheprovider test_outputs.py\n"},
+    ),
+}
 
 
 class MemoryFiles:

@@ -26,11 +26,18 @@ def _info(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.T
 
 
 def test_sanitize_keeps_the_workspace_and_drops_anything_that_could_escape_it() -> None:
-    raw = _tar([
-        _info("workspace", tarfile.DIRTYPE), _info("workspace/a.txt"), _info("workspace/link", tarfile.SYMTYPE, "/etc"),
-        _info("workspace/../usr/bin/python3"), _info("/etc/passwd"), _info("other/x"),
-        _info("workspace/hard", tarfile.LNKTYPE, "usr/bin/python3"), _info("workspace/dev", tarfile.CHRTYPE),
-    ])  # fmt: skip
+    raw = _tar(
+        [
+            _info("workspace", tarfile.DIRTYPE),
+            _info("workspace/a.txt"),
+            _info("workspace/link", tarfile.SYMTYPE, "/etc"),
+            _info("workspace/../usr/bin/python3"),
+            _info("/etc/passwd"),
+            _info("other/x"),
+            _info("workspace/hard", tarfile.LNKTYPE, "usr/bin/python3"),
+            _info("workspace/dev", tarfile.CHRTYPE),
+        ]
+    )
     with tarfile.open(fileobj=io.BytesIO(sanitize(raw, root_name="workspace"))) as tf:
         names = tf.getnames()
     assert names == ["workspace", "workspace/a.txt", "workspace/link"]
@@ -45,21 +52,37 @@ def test_tar_of_round_trips_contents_and_modes() -> None:
 
 def _report() -> GateReport:
     tamper = (PathChange(path="/usr/local/bin/python3", kind="A"),)
-    return GateReport(env_id="env-1", verifier_version=1, checks=(
-        GateCheck(kind=CheckKind.ORACLE, name="oracle", expected=1, observed=(1, 1)),
-        GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0, 0)),
-        GateCheck(kind=CheckKind.PROBE, name="probe:path-hijack@no-op", expected=0, observed=(1, 1), tamper=tamper),
-        GateCheck(kind=CheckKind.PROBE, name="probe:reward-file@no-op", expected=0, observed=(0, 0)),
-        GateCheck(kind=CheckKind.REGRESSION, name="regression:x", expected=0, observed=(0, 1)),
-        GateCheck(kind=CheckKind.UNSOLVED, name="prefix-1", expected=0, observed=(0, 0), tamper=tamper),
-    ))  # fmt: skip
+    return GateReport(
+        env_id="env-1",
+        verifier_version=1,
+        checks=(
+            GateCheck(kind=CheckKind.ORACLE, name="oracle", expected=1, observed=(1, 1)),
+            GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0, 0)),
+            GateCheck(
+                kind=CheckKind.PROBE,
+                name="probe:path-hijack@no-op",
+                expected=0,
+                observed=(1, 1),
+                tamper=tamper,
+            ),
+            GateCheck(
+                kind=CheckKind.PROBE, name="probe:reward-file@no-op", expected=0, observed=(0, 0)
+            ),
+            GateCheck(kind=CheckKind.REGRESSION, name="regression:x", expected=0, observed=(0, 1)),
+            GateCheck(
+                kind=CheckKind.UNSOLVED, name="prefix-1", expected=0, observed=(0, 0), tamper=tamper
+            ),
+        ),
+    )
 
 
 def test_failing_probe_and_regression_checks_and_tamper_become_findings() -> None:
     found = findings_from_report(_report())
     assert [(f.source, f.rule) for f in found] == [
-        ("probe", "probe:path-hijack"), ("probe", "regression"), ("tamper", "tamper:path-dir"),
-    ]  # fmt: skip
+        ("probe", "probe:path-hijack"),
+        ("probe", "regression"),
+        ("tamper", "tamper:path-dir"),
+    ]
     assert found[0].evidence.diff[0].path == "/usr/local/bin/python3"
 
 
@@ -81,13 +104,22 @@ def _two_runtime_report(first: str) -> GateReport:
         GateCheck(kind=CheckKind.ORACLE, name="oracle", expected=1, observed=(1,)),
         GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0,)),
         GateCheck(kind=CheckKind.PROBE, name="probe:reward-file@no-op", expected=0, observed=(0,)),
-        GateCheck(kind=CheckKind.PROBE, name="harbor:probe:reward-file@no-op", expected=0,
-                  observed=(1,), semantics="harbor"),
-    ]  # fmt: skip
+        GateCheck(
+            kind=CheckKind.PROBE,
+            name="harbor:probe:reward-file@no-op",
+            expected=0,
+            observed=(1,),
+            semantics="harbor",
+        ),
+    ]
     if first == "harbor":
         rows = [r.model_copy(update={"semantics": "harbor"}) for r in rows[:2]] + rows[3:]
-    return GateReport(env_id="env-1", verifier_version=1, checks=tuple(rows),
-                      semantics=(first, *({"envfactory", "harbor"} - {first})))  # fmt: skip
+    return GateReport(
+        env_id="env-1",
+        verifier_version=1,
+        checks=tuple(rows),
+        semantics=(first, *({"envfactory", "harbor"} - {first})),
+    )
 
 
 def test_a_row_under_another_runtime_restricts_export_but_is_no_finding() -> None:

@@ -24,9 +24,10 @@ BROKEN = [p for p in EXAMPLES if p.name.startswith("broken-")]
 def validated(tmp_path_factory) -> dict[str, dict]:  # type: ignore[type-arg]
     home = tmp_path_factory.mktemp("home")
     result = CliRunner().invoke(
-        app, ["validate", *map(str, EXAMPLES), "--repeats", "1", "--json", "-j", "4"],
+        app,
+        ["validate", *map(str, EXAMPLES), "--repeats", "1", "--json", "-j", "4"],
         env={"ENVFACTORY_HOME": str(home)},
-    )  # fmt: skip
+    )
     # 0: every sound task passed and every broken one was rejected where its task.toml
     # says (a broken example rejected as expected is not a failure of the command)
     assert result.exit_code == 0, result.output

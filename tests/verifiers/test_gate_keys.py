@@ -7,8 +7,9 @@ from verifiers.runner import PreparedState, Replay
 
 
 def _replayed(script: str, semantics: str = "harbor") -> PreparedState:
-    return PreparedState("img", "full-state", replay=(Replay(("/bin/sh", "-c", script)),),
-                         semantics=semantics)  # type: ignore[arg-type]  # fmt: skip
+    return PreparedState(
+        "img", "full-state", replay=(Replay(("/bin/sh", "-c", script)),), semantics=semantics
+    )  # type: ignore[arg-type]
 
 
 def test_two_replayed_states_with_different_recipes_are_never_shared():

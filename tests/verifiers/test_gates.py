@@ -22,8 +22,15 @@ def _gate(engine, image, files, verifier, **kw):  # type: ignore[no-untyped-def]
 
 def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> None:  # type: ignore[no-untyped-def]
     seen: list[tuple[int, int]] = []
-    run = run_gates_detailed(_gate(docker_engine, sum_image, files, sound_verifier(files),
-                                   progress=lambda d, t, _: seen.append((d, t))))  # fmt: skip
+    run = run_gates_detailed(
+        _gate(
+            docker_engine,
+            sum_image,
+            files,
+            sound_verifier(files),
+            progress=lambda d, t, _: seen.append((d, t)),
+        )
+    )
     report = run.report
     assert report.verdict == GateVerdict.PASSED, report.reasons
     names = {c.name for c in report.checks}
@@ -101,8 +108,16 @@ def test_full_state_gates_replay_each_state_and_fail_closed_on_tamper(
 ) -> None:  # type: ignore[no-untyped-def]
     full = SPEC.model_copy(update={"verify_scope": "full-state"})
     probes = tuple(by_name(n) for n in ("path-hijack", "placeholder-outputs", "delayed-rewrite"))
-    inp = GateInput(engine=docker_engine, spec=full, verifier=sound_verifier(files), files=files, image=sum_image,
-                    repeats=1, concurrency=4, probes=probes)  # fmt: skip
+    inp = GateInput(
+        engine=docker_engine,
+        spec=full,
+        verifier=sound_verifier(files),
+        files=files,
+        image=sum_image,
+        repeats=1,
+        concurrency=4,
+        probes=probes,
+    )
     report = run_gates(inp)
     assert report.verdict == GateVerdict.PASSED, report.reasons
     hijack = next(c for c in report.checks if c.name == "probe:path-hijack@no-op")
@@ -161,8 +176,16 @@ def test_gates_finish_on_a_one_slot_engine(docker_engine, sum_image, files, scop
         pool_wait_s=60,
     )
     spec = SPEC.model_copy(update={"verify_scope": scope})
-    inp = GateInput(engine=engine, spec=spec, verifier=sound_verifier(files), files=files, image=sum_image,
-                    repeats=1, concurrency=2, probes=(by_name("reward-file"),))  # fmt: skip
+    inp = GateInput(
+        engine=engine,
+        spec=spec,
+        verifier=sound_verifier(files),
+        files=files,
+        image=sum_image,
+        repeats=1,
+        concurrency=2,
+        probes=(by_name("reward-file"),),
+    )
     assert run_gates(inp).verdict == GateVerdict.PASSED
 
 
@@ -176,12 +199,19 @@ def test_a_gate_run_with_standby_containers_reports_what_one_without_does(
     from sandboxes import labels as L
 
     def engine(standby: int) -> DockerEngine:
-        return DockerEngine(SandboxSettings(pool_size=4, standby=standby), client=docker_engine.client,
-                            run_id=f"{docker_engine.run_id}-standby{standby}")  # fmt: skip
+        return DockerEngine(
+            SandboxSettings(pool_size=4, standby=standby),
+            client=docker_engine.client,
+            run_id=f"{docker_engine.run_id}-standby{standby}",
+        )
 
     def rows(report):  # type: ignore[no-untyped-def]
-        return (report.verdict, report.notes, report.skipped,
-                sorted((c.name, c.kind, c.expected, c.observed, c.tamper) for c in report.checks))  # fmt: skip
+        return (
+            report.verdict,
+            report.notes,
+            report.skipped,
+            sorted((c.name, c.kind, c.expected, c.observed, c.tamper) for c in report.checks),
+        )
 
     weak = make_verifier(
         files, "test -s /workspace/out/total.txt && test -s /workspace/out/count.txt"

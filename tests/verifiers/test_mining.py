@@ -31,10 +31,21 @@ def _traj(
         steps.append(TrajectoryStep(index=i, tool_calls=(call,)))
     for j, path in enumerate(writes, start=len(steps)):
         args = json.dumps({"path": path, "content": "x"})
-        steps.append(TrajectoryStep(index=j, tool_calls=(ToolCall(id=f"w{j}", name="write_file", arguments=args),)))
+        steps.append(
+            TrajectoryStep(
+                index=j, tool_calls=(ToolCall(id=f"w{j}", name="write_file", arguments=args),)
+            )
+        )
     changes = tuple(PathChange(path=p, kind=k) for k, p in diff)
     state = StateRef(image="sha256:abc", kind=StateKind.SOLVER, diff=changes)
-    return Trajectory(id=tid, role=AgentRole.JUDGE, steps=tuple(steps), diff=changes, final_state=state, reward=reward)
+    return Trajectory(
+        id=tid,
+        role=AgentRole.JUDGE,
+        steps=tuple(steps),
+        diff=changes,
+        final_state=state,
+        reward=reward,
+    )
 
 
 HONEST = [
@@ -58,7 +69,10 @@ def test_a_replaced_python_on_path_is_tamper_evidence():
     findings = [f for f in mine_trajectory(trajectory, CONFIG) if f.rule == "tamper:path-hijack"]
     assert len(findings) == 1
     assert findings[0].source == "tamper"
-    assert {c.path for c in findings[0].evidence.diff} == {"/usr/local/bin/python3", "/usr/bin/pytest"}
+    assert {c.path for c in findings[0].evidence.diff} == {
+        "/usr/local/bin/python3",
+        "/usr/bin/pytest",
+    }
 
 
 def test_sitecustomize_outside_the_workspace_is_interpreter_tamper():
@@ -89,7 +103,9 @@ def test_writing_a_reward_file_is_flagged_from_the_diff_and_from_commands():
 
 
 def test_path_and_interpreter_hijack_commands_are_flagged_with_step_indexes():
-    trajectory = _traj(HONEST + ["export PATH=/tmp/fake:$PATH", "ln -sf /bin/true /usr/local/bin/pytest"])
+    trajectory = _traj(
+        HONEST + ["export PATH=/tmp/fake:$PATH", "ln -sf /bin/true /usr/local/bin/pytest"]
+    )
     [finding] = [f for f in mine_trajectory(trajectory, CONFIG) if f.rule == "path-hijack"]
     assert finding.evidence.step_indexes == (4, 5)
     assert "export PATH=/tmp/fake:$PATH" in finding.evidence.commands

@@ -225,8 +225,14 @@ def test_the_cap_samples_every_operator_and_every_file_before_repeating() -> Non
     files = {"a_huge_test.py": huge, "test.sh": SHELL_FILE}
     got = generate_mutants(files, max_mutants=12)
     assert len(got) == 12
-    assert {m.operator for m in got} >= {"drop-assert", "compare-true", "early-exit",
-                                         "drop-check-line", "or-exit-true", "drop-set-e"}  # fmt: skip
+    assert {m.operator for m in got} >= {
+        "drop-assert",
+        "compare-true",
+        "early-exit",
+        "drop-check-line",
+        "or-exit-true",
+        "drop-set-e",
+    }
     assert sum(m.file == "test.sh" for m in got) >= 4
     early = [m.file for m in got if m.operator == "early-exit"]
     assert early[:2] == ["a_huge_test.py", "test.sh"]  # one per file in turn
@@ -283,8 +289,14 @@ def _score(docker_engine, path: Path, artifacts):  # type: ignore[no-untyped-def
 
     v = validate_task(docker_engine, path, artifacts, repeats=1, concurrency=2, probes=())
     assert v.passed, v.report.reasons
-    ms = mutation_score(v.run, engine=docker_engine, spec=v.task.spec, verifier=v.task.verifier,
-                        files=artifacts.get, concurrency=2)  # fmt: skip
+    ms = mutation_score(
+        v.run,
+        engine=docker_engine,
+        spec=v.task.spec,
+        verifier=v.task.verifier,
+        files=artifacts.get,
+        concurrency=2,
+    )
     assert ms.verifications <= len(ms.mutants) * len(battery(v.run))
     return ms
 
@@ -345,17 +357,26 @@ def test_the_battery_is_the_rows_the_original_passed_each_input_once_as_verified
     def row(kind: CheckKind, name: str, expected: int, observed: int) -> GateCheck:
         return GateCheck(kind=kind, name=name, expected=expected, observed=(observed,))  # type: ignore[arg-type]
 
-    rows = (row(CheckKind.ORACLE, "oracle", 1, 1), row(CheckKind.NOOP, "no-op", 0, 0),
-            row(CheckKind.PROBE, "probe:a@no-op", 0, 0), row(CheckKind.PROBE, "probe:b@no-op", 0, 0),
-            row(CheckKind.UNSOLVED, "prefix-1", 0, 1))  # fmt: skip
+    rows = (
+        row(CheckKind.ORACLE, "oracle", 1, 1),
+        row(CheckKind.NOOP, "no-op", 0, 0),
+        row(CheckKind.PROBE, "probe:a@no-op", 0, 0),
+        row(CheckKind.PROBE, "probe:b@no-op", 0, 0),
+        row(CheckKind.UNSOLVED, "prefix-1", 0, 1),
+    )
     ok = VerifyResult(reward=0, exit_code=1)
     prepared = {r.name: PreparedState(image=f"img-{r.name}", scope="workspace") for r in rows}
     run = GateRun(
-        report=GateReport(env_id="e", verifier_version=1, checks=rows), timings=[], states={},
+        report=GateReport(env_id="e", verifier_version=1, checks=rows),
+        timings=[],
+        states={},
         results={"oracle": [ok], "no-op": [ok], "probe:a@no-op": [ok], "prefix-1": [ok]},
         prepared=prepared,
-    )  # fmt: skip
+    )
     got = [(t.name, t.expected, t.prepared.image) for t in battery(run)]
     # probe:b was verified as its twin probe:a; prefix-1 failed under the original verifier
-    assert got == [("oracle", 1, "img-oracle"), ("no-op", 0, "img-no-op"),
-                   ("probe:a@no-op", 0, "img-probe:a@no-op")]  # fmt: skip
+    assert got == [
+        ("oracle", 1, "img-oracle"),
+        ("no-op", 0, "img-no-op"),
+        ("probe:a@no-op", 0, "img-probe:a@no-op"),
+    ]

@@ -8,13 +8,20 @@ from verifiers.archives import tar_of
 from verifiers.probes import FieldsDropped, TruncatedOutputs
 
 PRISTINE = [("/app", tar_of({"app/data.csv": (b"a,1\n", 0o644), "app/old.json": (b"{}", 0o644)}))]
-ORACLE = [("/app", tar_of({
-    "app/data.csv": (b"a,1\n", 0o644),                                   # unchanged input
-    "app/old.json": (b"{}", 0o644),                                      # unchanged
-    "app/out/summary.json": (b'{"regions": {"a": 1}, "total": 1, "rows": 1}', 0o644),
-    "app/out/users.txt": (b"alice\nbob\ncarol\n", 0o644),
-    "app/__pycache__/x.cpython-311.pyc": (b"\0", 0o644),                 # a by-product
-}))]  # fmt: skip
+ORACLE = [
+    (
+        "/app",
+        tar_of(
+            {
+                "app/data.csv": (b"a,1\n", 0o644),  # unchanged input
+                "app/old.json": (b"{}", 0o644),  # unchanged
+                "app/out/summary.json": (b'{"regions": {"a": 1}, "total": 1, "rows": 1}', 0o644),
+                "app/out/users.txt": (b"alice\nbob\ncarol\n", 0o644),
+                "app/__pycache__/x.cpython-311.pyc": (b"\0", 0o644),  # a by-product
+            }
+        ),
+    )
+]
 
 
 def test_truncated_outputs_cut_only_what_the_oracle_wrote() -> None:

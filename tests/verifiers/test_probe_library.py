@@ -31,9 +31,18 @@ def test_every_probe_has_a_unique_name_and_documents_its_attack_class() -> None:
 
 def test_the_library_covers_every_attack_class_the_issue_names() -> None:
     required = {
-        "reward-file", "forged-output", "conftest-pass", "startup-hook", "path-hijack", "delete-tests",
-        "empty-tests", "placeholder-outputs", "break-collection", "git-reset", "delayed-rewrite",
-    }  # fmt: skip
+        "reward-file",
+        "forged-output",
+        "conftest-pass",
+        "startup-hook",
+        "path-hijack",
+        "delete-tests",
+        "empty-tests",
+        "placeholder-outputs",
+        "break-collection",
+        "git-reset",
+        "delayed-rewrite",
+    }
     assert required <= {p.name for p in PROBES}
 
 
@@ -64,10 +73,13 @@ def test_words_versions_and_urls_are_not_taken_for_paths() -> None:
 
 def test_the_static_module_shadow_also_covers_what_the_verifier_itself_imports() -> None:
     files = {
-        "check.py": (b"import numpy as np\nfrom scipy.stats import norm\nfrom . import x\nimport helpers\n", 0o644),
+        "check.py": (
+            b"import numpy as np\nfrom scipy.stats import norm\nfrom . import x\nimport helpers\n",
+            0o644,
+        ),
         "helpers.py": (b"import json\n", 0o644),
         "broken.py": (b"def (:\n", 0o644),
-    }  # fmt: skip
+    }
     assert verifier_imports(files) == {"numpy", "scipy", "json"}  # helpers is its own
     shadow = next(p for p in probes_for(files) if p.name == "module-shadow")
     assert {"scipy", "numpy", "json", "csv", "pytest"} <= set(shadow.modules)  # type: ignore[attr-defined]
@@ -81,10 +93,14 @@ def _run_in(tmp_path: Path, script: str) -> None:
 
 def _input_spec(root: Path) -> EnvironmentSpec:
     return EnvironmentSpec(
-        id="env-inputs", name="t", build=BuildContext(files=()), workdir=str(root),
-        workspace_paths=(str(root),), reference_solution=(Step(script="true"),),
+        id="env-inputs",
+        name="t",
+        build=BuildContext(files=()),
+        workdir=str(root),
+        workspace_paths=(str(root),),
+        reference_solution=(Step(script="true"),),
         instruction="Total the amount column of data/sales.csv using rates.json; write out/total.txt, out/rows.csv and out/summary.json.",
-    )  # fmt: skip
+    )
 
 
 def _inputs(root: Path) -> None:

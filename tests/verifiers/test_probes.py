@@ -50,7 +50,9 @@ VARIANTS: dict[str, tuple[str, dict[str, bytes]]] = {
     ),
     "trusts-result-json": (
         "sh grade.sh; grep -q '\"passed\": true' /logs/verifier/result.json",
-        {"grade.sh": b"python3 -m pytest -q test_outputs.py && mkdir -p /logs/verifier && echo '{\"passed\": true}' > /logs/verifier/result.json\n"},
+        {
+            "grade.sh": b"python3 -m pytest -q test_outputs.py && mkdir -p /logs/verifier && echo '{\"passed\": true}' > /logs/verifier/result.json\n"
+        },
     ),
     "pytest-in-workspace-rootdir": (
         "mkdir -p /workspace/tests && cp test_outputs.py /workspace/tests/test_zz_outputs.py && cd /workspace"
@@ -63,12 +65,15 @@ VARIANTS: dict[str, tuple[str, dict[str, bytes]]] = {
         ' test "$(cat /workspace/out/total.txt)" = "$t" && test "$(cat /workspace/out/count.txt)" = "$n"',
         {},
     ),
-    "prepends-workspace-bin": ("PATH=/workspace/bin:$PATH; jq -e '. == 100' /workspace/out/total.txt", {}),
+    "prepends-workspace-bin": (
+        "PATH=/workspace/bin:$PATH; jq -e '. == 100' /workspace/out/total.txt",
+        {},
+    ),
     "checks-number-format": (
         "grep -Eqx '[0-9]+' /workspace/out/total.txt && grep -Eqx '[0-9]+' /workspace/out/count.txt",
         {},
     ),
-}  # fmt: skip
+}
 
 #: (probe, variant it is shown to fool).
 VARIANT_CASES = [
@@ -83,8 +88,11 @@ VARIANT_CASES = [
 #: Probes the sum task cannot show (no stale output, no solver program): shown on the
 #: report task in test_probes_report.py.
 SHOWN_ON_THE_REPORT_TASK = {
-    "refreshed-mtimes", "forged-pass-lines", "hanging-programs", "killer-programs",
-}  # fmt: skip
+    "refreshed-mtimes",
+    "forged-pass-lines",
+    "hanging-programs",
+    "killer-programs",
+}
 
 
 def _naive(files, name: str):  # type: ignore[no-untyped-def]

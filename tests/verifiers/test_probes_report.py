@@ -38,9 +38,13 @@ def test_every_verifier_rejects_the_untouched_workspace(docker_engine, report_im
 
 @pytest.mark.parametrize(
     ("probe_name", "naive"),
-    [("refreshed-mtimes", "trusts-fresh-mtime"), ("forged-pass-lines", "greps-the-whole-log"),
-     ("hanging-programs", "skips-timeouts"), ("killer-programs", "no-failure-line"),
-     ("killer-programs", "last-line-passed")],  # fmt: skip
+    [
+        ("refreshed-mtimes", "trusts-fresh-mtime"),
+        ("forged-pass-lines", "greps-the-whole-log"),
+        ("hanging-programs", "skips-timeouts"),
+        ("killer-programs", "no-failure-line"),
+        ("killer-programs", "last-line-passed"),
+    ],
 )
 def test_the_probe_fools_its_naive_verifier_and_not_the_sound_one(
     docker_engine, report_image, files, probe_name, naive
@@ -52,14 +56,28 @@ def test_the_probe_fools_its_naive_verifier_and_not_the_sound_one(
     noop = pristine_state(docker_engine, report_image, SPEC)
     state = produce_probe(docker_engine, report_image, SPEC, noop, probe)
     sound = _verifier(files, SOUND)
-    res = verify_prepared(docker_engine, state.prepared, spec=SPEC, verifier=sound,
-                          verifier_files=verifier_tar(sound, files))  # fmt: skip
+    res = verify_prepared(
+        docker_engine,
+        state.prepared,
+        spec=SPEC,
+        verifier=sound,
+        verifier_files=verifier_tar(sound, files),
+    )
     assert res.reward == 0, res.stdout + res.stderr
 
 
 def _gates(engine, image, files, entry):  # type: ignore[no-untyped-def]
-    return run_gates(GateInput(engine=engine, spec=SPEC, verifier=_verifier(files, entry),
-                               files=files, image=image, repeats=1, concurrency=2))  # fmt: skip
+    return run_gates(
+        GateInput(
+            engine=engine,
+            spec=SPEC,
+            verifier=_verifier(files, entry),
+            files=files,
+            image=image,
+            repeats=1,
+            concurrency=2,
+        )
+    )
 
 
 def test_a_verifier_that_checks_the_first_lines_fails_the_truncated_oracle(
@@ -82,5 +100,9 @@ def test_the_sound_verifier_passes_every_gate_including_the_new_probes(
     report = _gates(docker_engine, report_image, files, SOUND)
     assert report.verdict == GateVerdict.PASSED, report.reasons
     names = {c.name for c in report.checks}
-    assert {"probe:truncated-outputs@oracle", "probe:refreshed-mtimes@no-op",
-            "probe:forged-pass-lines@prefix-1", "probe:inputs-minimal+reference@no-op"} <= names  # fmt: skip
+    assert {
+        "probe:truncated-outputs@oracle",
+        "probe:refreshed-mtimes@no-op",
+        "probe:forged-pass-lines@prefix-1",
+        "probe:inputs-minimal+reference@no-op",
+    } <= names

@@ -25,8 +25,10 @@ def solver_state(docker_engine, sum_image):  # type: ignore[no-untyped-def]
         for step in SPEC.reference_solution:
             assert box.exec(step.script, workdir="/workspace").ok
         box.exec(f"setsid nohup bash -c 'exec -a {MARK} sleep 1000' >/dev/null 2>&1 &")
-        box.exec("mkdir -p /logs/verifier /run/envfactory-verifier-guess && echo 1 > /logs/verifier/reward.txt"
-                 " && echo 'exit 0' > /run/envfactory-verifier-guess/test.sh")  # fmt: skip
+        box.exec(
+            "mkdir -p /logs/verifier /run/envfactory-verifier-guess && echo 1 > /logs/verifier/reward.txt"
+            " && echo 'exit 0' > /run/envfactory-verifier-guess/test.sh"
+        )
         assert box.exec(LIVE).ok
         ref = box.snapshot(StateKind.SOLVER, label="solver")
     yield ref
@@ -34,8 +36,15 @@ def solver_state(docker_engine, sum_image):  # type: ignore[no-untyped-def]
 
 
 def _verify(engine, image, state, spec, verifier, files):  # type: ignore[no-untyped-def]
-    return verify_state(engine, state_image=state.image, pristine_image=image, spec=spec,
-                        verifier=verifier, files=files, state_diff=state.diff)  # fmt: skip
+    return verify_state(
+        engine,
+        state_image=state.image,
+        pristine_image=image,
+        spec=spec,
+        verifier=verifier,
+        files=files,
+        state_diff=state.diff,
+    )
 
 
 @pytest.mark.parametrize("spec", [SPEC, FULL], ids=["workspace", "full-state"])
@@ -168,8 +177,15 @@ def test_full_state_scope_turns_tamper_evidence_into_reward_zero(
     docker_engine, sum_image, hijacked_state, files, with_diff
 ):  # type: ignore[no-untyped-def]
     state = hijacked_state if with_diff else hijacked_state.model_copy(update={"diff": ()})
-    res = verify_state(docker_engine, state_image=state.image, pristine_image=sum_image, spec=FULL,
-                       verifier=sound_verifier(files), files=files, state_diff=state.diff or None)  # fmt: skip
+    res = verify_state(
+        docker_engine,
+        state_image=state.image,
+        pristine_image=sum_image,
+        spec=FULL,
+        verifier=sound_verifier(files),
+        files=files,
+        state_diff=state.diff or None,
+    )
     assert res.reward == 0
     assert "/usr/local/bin/python3" in {t.path for t in res.tamper}
 

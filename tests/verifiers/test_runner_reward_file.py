@@ -53,8 +53,9 @@ def _verify(engine, image, files, entry: str, **limits: Any):  # type: ignore[no
         else SPEC
     )
     v = make_verifier(files, entry).model_copy(update={"reward_dir": REWARD_DIR})
-    return verify_state(engine, state_image=image, pristine_image=image, spec=spec,
-                        verifier=v, files=files)  # fmt: skip
+    return verify_state(
+        engine, state_image=image, pristine_image=image, spec=spec, verifier=v, files=files
+    )
 
 
 def test_the_reward_file_is_read_in_the_verifications_own_exec(docker_engine, sum_image, files):  # type: ignore[no-untyped-def]

@@ -46,8 +46,9 @@ class DyingVerifications:
 
 
 def _verify(engine, image, spec, verifier, files):  # type: ignore[no-untyped-def]
-    return verify_state(engine, state_image=image, pristine_image=image, spec=spec,
-                        verifier=verifier, files=files)  # fmt: skip
+    return verify_state(
+        engine, state_image=image, pristine_image=image, spec=spec, verifier=verifier, files=files
+    )
 
 
 def test_a_sandbox_that_cannot_run_the_verifier_raises_instead_of_scoring_0(
@@ -73,23 +74,34 @@ def test_the_reward_file_is_read_even_when_the_entry_left_a_fork_bomb(
     docker_engine, sum_image, files
 ):  # type: ignore[no-untyped-def]
     spec = SPEC.model_copy(update={"limits": SPEC.limits.model_copy(update={"pids": 32})})
-    bomb = ("import os, time\nwhile True:\n    try:\n        os.fork() or (time.sleep(1000), "
-            "os._exit(0))\n    except OSError:\n        time.sleep(0.05)\n")  # fmt: skip
-    entry = (f"echo 1 > /logs/verifier/reward.txt; setsid python3 -c '{bomb}' >/dev/null 2>&1 & "
-             "sleep 2; exit 0")  # fmt: skip
+    bomb = (
+        "import os, time\nwhile True:\n    try:\n        os.fork() or (time.sleep(1000), "
+        "os._exit(0))\n    except OSError:\n        time.sleep(0.05)\n"
+    )
+    entry = (
+        f"echo 1 > /logs/verifier/reward.txt; setsid python3 -c '{bomb}' >/dev/null 2>&1 & "
+        "sleep 2; exit 0"
+    )
     v = make_verifier(files, entry).model_copy(update={"reward_dir": "/logs/verifier"})
     res = _verify(docker_engine, sum_image, spec, v, files)
     assert (res.reward, res.reward_file) == (1, "reward.txt\n1\n")
 
 
 def _gate(engine, image, files, **kw):  # type: ignore[no-untyped-def]
-    return GateInput(engine=engine, spec=SPEC, verifier=sound_verifier(files), files=files,
-                     image=image, repeats=1, probes=(), concurrency=2, **kw)  # fmt: skip
+    return GateInput(
+        engine=engine,
+        spec=SPEC,
+        verifier=sound_verifier(files),
+        files=files,
+        image=image,
+        repeats=1,
+        probes=(),
+        concurrency=2,
+        **kw,
+    )
 
 
-def test_the_gate_verifies_again_in_a_fresh_sandbox_when_one_broke(
-    docker_engine, sum_image, files
-):  # type: ignore[no-untyped-def]
+def test_the_gate_verifies_again_in_a_fresh_sandbox_when_one_broke(docker_engine, sum_image, files):  # type: ignore[no-untyped-def]
     engine = DyingVerifications(docker_engine, times=1)
     report = run_gates(_gate(engine, sum_image, files))
     assert engine.killed == 1

@@ -40,7 +40,7 @@ TRACE = """\
 8     openat(AT_FDCWD</app>, "out/result.json", O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0666) = 3</app/out/result.json>
 7     openat(AT_FDCWD</app>, "./config.sh", O_RDONLY) = -1 ENOENT (No such file or directory)
 7     execve("./bin/check", ["./bin/check"], 0x55 /* 5 vars */) = -1 ENOENT (No such file or directory)
-"""  # fmt: skip
+"""
 
 
 def test_a_trace_is_parsed_into_absolute_lookups_with_the_program_that_made_them() -> None:
@@ -117,10 +117,15 @@ INSTRUCTION = "Sum the amount column of /app/input.csv and write the total to /a
 
 def _spec(verify_scope: str = "workspace") -> EnvironmentSpec:
     return EnvironmentSpec(
-        id="env-surface", name="surface", instruction=INSTRUCTION, build=BuildContext(files=()),
-        workdir="/app", workspace_paths=("/app",), verify_scope=verify_scope,  # type: ignore[arg-type]
+        id="env-surface",
+        name="surface",
+        instruction=INSTRUCTION,
+        build=BuildContext(files=()),
+        workdir="/app",
+        workspace_paths=("/app",),
+        verify_scope=verify_scope,  # type: ignore[arg-type]
         reference_solution=(Step(title="total", script="mkdir -p out && echo 60 > out/total.txt"),),
-    )  # fmt: skip
+    )
 
 
 #: Reads the answer with `json`/`re` imported while /app is on sys.path (`-c` from /app).
@@ -155,9 +160,14 @@ def oracle(docker_engine, surface_image):  # type: ignore[no-untyped-def]
 
     spec = _spec()
     (state,) = produce_chain(
-        docker_engine, surface_image, spec, spec.reference_solution,
-        names=["oracle"], kinds=[StateKind.ORACLE], want_diff=False,
-    )  # fmt: skip
+        docker_engine,
+        surface_image,
+        spec,
+        spec.reference_solution,
+        names=["oracle"],
+        kinds=[StateKind.ORACLE],
+        want_diff=False,
+    )
     return state
 
 

@@ -44,11 +44,18 @@ def _harbor_verifier(files, script: bytes):  # type: ignore[no-untyped-def]
 def test_a_failing_reference_step_is_reference_failed_naming_the_step_and_stops_early(
     docker_engine, sum_image, files
 ) -> None:  # type: ignore[no-untyped-def]
-    broken = SPEC.model_copy(update={"reference_solution": (
-        SPEC.reference_solution[0],
-        Step(title="count", script="wc -l < data/nums.txt | tr -d ' ' > out/count.txt"),
-        Step(title="publish", script="set -e\ncp out/total.txt /nonexistent-dir/total.txt\necho never"),
-    )})  # fmt: skip
+    broken = SPEC.model_copy(
+        update={
+            "reference_solution": (
+                SPEC.reference_solution[0],
+                Step(title="count", script="wc -l < data/nums.txt | tr -d ' ' > out/count.txt"),
+                Step(
+                    title="publish",
+                    script="set -e\ncp out/total.txt /nonexistent-dir/total.txt\necho never",
+                ),
+            )
+        }
+    )
     run = run_gates_detailed(_gate(docker_engine, sum_image, files, sound_verifier(files), broken))
     report = run.report
     assert report.outcome == TaskVerdict.REFERENCE_FAILED
@@ -98,8 +105,16 @@ def test_harbors_reward_file_decides_and_a_planted_one_is_never_read(
     docker_engine, sum_image, files
 ) -> None:  # type: ignore[no-untyped-def]
     spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
-    report = run_gates(_gate(docker_engine, sum_image, files, _harbor_verifier(files, HARBOR_SH),
-                             spec, probes=(by_name("reward-file"),)))  # fmt: skip
+    report = run_gates(
+        _gate(
+            docker_engine,
+            sum_image,
+            files,
+            _harbor_verifier(files, HARBOR_SH),
+            spec,
+            probes=(by_name("reward-file"),),
+        )
+    )
     assert report.outcome == TaskVerdict.PASSED, report.reasons
     harbor = {c.name: c for c in report.checks if c.semantics == "harbor"}
     assert {"harbor:oracle", "harbor:no-op", "harbor:probe:reward-file@no-op"} <= set(harbor)
@@ -111,8 +126,16 @@ def test_a_verifier_trusting_a_planted_reward_file_is_rejected_under_harbor_sema
     docker_engine, sum_image, files
 ) -> None:  # type: ignore[no-untyped-def]
     spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
-    report = run_gates(_gate(docker_engine, sum_image, files, _harbor_verifier(files, TRUSTING_SH),
-                             spec, probes=(by_name("reward-file"),)))  # fmt: skip
+    report = run_gates(
+        _gate(
+            docker_engine,
+            sum_image,
+            files,
+            _harbor_verifier(files, TRUSTING_SH),
+            spec,
+            probes=(by_name("reward-file"),),
+        )
+    )
     # safe in envfactory's runtime (the reward directory starts empty there) ...
     assert report.outcome == TaskVerdict.PASSED and report.safe_under("envfactory")
     # ... and not in Harbor's, where the solver's planted reward.txt stands
@@ -128,8 +151,16 @@ def test_a_task_gated_under_harbor_semantics_only_still_runs_its_probes(
     # Regression: with harbor as the only semantics the oracle never settled the verdict,
     # so no probe ran and the report passed on four rows.
     spec = SPEC.model_copy(update={"semantics": ("harbor",), "verify_scope": "full-state"})
-    report = run_gates(_gate(docker_engine, sum_image, files, _harbor_verifier(files, HARBOR_SH),
-                             spec, probes=(by_name("reward-file"),)))  # fmt: skip
+    report = run_gates(
+        _gate(
+            docker_engine,
+            sum_image,
+            files,
+            _harbor_verifier(files, HARBOR_SH),
+            spec,
+            probes=(by_name("reward-file"),),
+        )
+    )
     assert report.outcome == TaskVerdict.PASSED, report.reasons
     probes = [c for c in report.checks if c.kind == CheckKind.PROBE]
     assert {c.name for c in probes} >= {"probe:reward-file@no-op", "probe:reward-file@prefix-1"}

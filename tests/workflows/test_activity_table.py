@@ -17,8 +17,8 @@ from wf_fakes import FileServices
 from envfactory.core.models import CheckKind, FailureKind
 from workflows.activities import PipelineActivities
 from workflows.activity_table import ACTIVITIES, on_queue
-from workflows.real import RealServices
 from workflows.services import PipelineServices
+from workflows.store_services import StoreServices
 from workflows.types import GateOutcome, Queue
 
 HISTORIES = Path(__file__).parent / "histories"
@@ -45,15 +45,17 @@ def test_each_entry_has_the_types_of_its_protocol_method(entry):
     assert _hints(PipelineServices, entry.method) == {"input": entry.input, "output": entry.output}
 
 
-@pytest.mark.parametrize("services", [FileServices, RealServices], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("services", [FileServices, StoreServices], ids=lambda c: c.__name__)
 def test_real_and_fake_services_implement_every_method_with_the_protocols_types(services):
     for entry in ACTIVITIES:
         assert _hints(services, entry.method) == _hints(PipelineServices, entry.method), entry
 
 
 def test_the_registered_activities_are_the_table_with_its_names_and_types(tmp_path):
-    registered = [_Definition.must_from_callable(fn) for fn in PipelineActivities(
-        FileServices(tmp_path)).activities()]  # fmt: skip
+    registered = [
+        _Definition.must_from_callable(fn)
+        for fn in PipelineActivities(FileServices(tmp_path)).activities()
+    ]
     assert [(d.name, d.arg_types, d.ret_type) for d in registered] == [
         (a.name, [a.input], a.output) for a in ACTIVITIES
     ]
@@ -101,11 +103,16 @@ def test_a_gate_outcome_recorded_before_failures_were_typed_reads_back_into_fail
     """Regression: replaying an old history must branch as the old code did (a probe line
     went to review; anything else started a patch round)."""
     old = {
-        "report_id": "7", "verifier_version": 1, "passed": False, "failed_probes": ["reward-file"],
-        "reasons": ["probe reward-file@no-op [harbor]: expected 0, got [1, 1, 1]",
-                    "no-op no-op: flaky, rewards [1, 0, 1]",
-                    "no oracle check was run"],
-    }  # fmt: skip
+        "report_id": "7",
+        "verifier_version": 1,
+        "passed": False,
+        "failed_probes": ["reward-file"],
+        "reasons": [
+            "probe reward-file@no-op [harbor]: expected 0, got [1, 1, 1]",
+            "no-op no-op: flaky, rewards [1, 0, 1]",
+            "no oracle check was run",
+        ],
+    }
     gate = GateOutcome.model_validate_json(json.dumps(old))
     assert [(f.kind, f.check_kind, f.check) for f in gate.failures] == [
         (FailureKind.CHECK, CheckKind.PROBE, "reward-file@no-op"),
@@ -118,8 +125,12 @@ def test_a_gate_outcome_recorded_before_failures_were_typed_reads_back_into_fail
 
 def test_a_gate_outcome_round_trips_with_its_typed_failures():
     gate = GateOutcome.model_validate(
-        {"report_id": "1", "verifier_version": 2, "passed": False,
-         "reasons": ["unsolved prefix-1: expected 0, got [1]"]}
-    )  # fmt: skip
+        {
+            "report_id": "1",
+            "verifier_version": 2,
+            "passed": False,
+            "reasons": ["unsolved prefix-1: expected 0, got [1]"],
+        }
+    )
     again = GateOutcome.model_validate_json(gate.model_dump_json())
     assert again == gate and "reasons" not in json.loads(gate.model_dump_json())

@@ -20,12 +20,12 @@ import pytest
 from typer.testing import CliRunner
 
 from envfactory.cli import app
-from envfactory.cli.worker import make_services
 from envfactory.core.models import EnvStatus, ReviewState
 from envfactory.core.settings import load_settings
 from sandboxes import DockerEngine
 from workflows.activities import PipelineActivities
 from workflows.client import pipeline_config
+from workflows.composition import make_services
 from workflows.worker import build_workers, run_workers
 
 pytestmark = [pytest.mark.temporal, pytest.mark.docker, pytest.mark.slow]
@@ -38,8 +38,9 @@ def user_env(tmp_path, monkeypatch, temporal_env, queues):
     """What a user's shell would hold: a home, the Temporal address, the task queues."""
     monkeypatch.setenv("ENVFACTORY_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("ENVFACTORY_DATABASE_URL", raising=False)
-    monkeypatch.setenv("ENVFACTORY_TEMPORAL__ADDRESS",
-                       temporal_env.client.service_client.config.target_host)  # fmt: skip
+    monkeypatch.setenv(
+        "ENVFACTORY_TEMPORAL__ADDRESS", temporal_env.client.service_client.config.target_host
+    )
     monkeypatch.setenv("ENVFACTORY_TEMPORAL__TASK_QUEUE_AGENTS", queues[0])
     monkeypatch.setenv("ENVFACTORY_TEMPORAL__TASK_QUEUE_SANDBOX", queues[1])
     return load_settings()
@@ -56,8 +57,9 @@ def worker(user_env, temporal_env, loop):
     async def serve() -> None:
         nonlocal stop
         stop = asyncio.Event()
-        workers = build_workers(temporal_env.client, PipelineActivities(services),
-                                pipeline_config(user_env))  # fmt: skip
+        workers = build_workers(
+            temporal_env.client, PipelineActivities(services), pipeline_config(user_env)
+        )
         started.set()
         await run_workers(workers, stop)
 
@@ -77,8 +79,15 @@ def _cli(*args: str):  # type: ignore[no-untyped-def]
 def test_validating_a_suite_publishes_the_sound_task_and_queues_the_broken_ones_findings(
     user_env, worker, tmp_path
 ):
-    imported = _cli("task", "import", str(TASKS / "csv-report"),
-                    str(TASKS / "broken-accepts-noop"), "--suite", "pair", "--json")  # fmt: skip
+    imported = _cli(
+        "task",
+        "import",
+        str(TASKS / "csv-report"),
+        str(TASKS / "broken-accepts-noop"),
+        "--suite",
+        "pair",
+        "--json",
+    )
     assert imported.exit_code == 0, imported.output
     ids = {e["name"]: e["env_id"] for e in json.loads(imported.stdout)["imported"]}
     sound, broken = ids["csv-report"], ids["broken-accepts-noop"]
@@ -88,7 +97,9 @@ def test_validating_a_suite_publishes_the_sound_task_and_queues_the_broken_ones_
     final = json.loads(run.stdout.strip().splitlines()[-1])
     tasks = {t["env_id"]: t for t in final["tasks"]}
     assert final["workflow_id"].startswith("validate-pair-")
-    assert tasks[sound]["outcome"] == "published" and tasks[sound]["verdict"] == "passed", json.dumps(tasks[sound])
+    assert tasks[sound]["outcome"] == "published" and tasks[sound]["verdict"] == "passed", (
+        json.dumps(tasks[sound])
+    )
     assert tasks[broken]["outcome"] == "rejected" and tasks[broken]["verdict"] == "rejected"
     assert any(r.startswith("no-op") for r in tasks[broken]["reasons"]), tasks[broken]
 

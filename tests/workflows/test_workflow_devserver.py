@@ -42,7 +42,9 @@ def test_history_survives_a_restart_of_the_embedded_server(tmp_path):
 
     async def outcome_after_restart() -> str:
         client = await connect(settings)
-        handle = client.get_workflow_handle_for(SynthesizeEnvironment.run, "synthesize-seed-persist")
+        handle = client.get_workflow_handle_for(
+            SynthesizeEnvironment.run, "synthesize-seed-persist"
+        )
         return (await handle.result()).outcome
 
     with DevServer(port, db_file=db) as server:

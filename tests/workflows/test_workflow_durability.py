@@ -29,8 +29,11 @@ def _spawn(address: str, root: Path, queues: tuple[str, str]) -> subprocess.Pope
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
         [sys.executable, str(WORKER), address, str(root), *queues],
-        stdout=subprocess.PIPE, text=True, env=env, start_new_session=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
     return proc
 
@@ -64,15 +67,20 @@ def test_a_worker_killed_mid_judge_is_replaced_and_nothing_is_lost_or_duplicated
     (tmp_path / "scenario.json").write_text(Scenario(blocking_judges=[1]).model_dump_json())
     services = FileServices(tmp_path)
     address = temporal_env.client.service_client.config.target_host
-    config = PipelineConfig(task_queue_agents=queues[0], task_queue_sandbox=queues[1],
-                            heartbeat_timeout_s=3)  # fmt: skip
+    config = PipelineConfig(
+        task_queue_agents=queues[0], task_queue_sandbox=queues[1], heartbeat_timeout_s=3
+    )
     first = _spawn(address, tmp_path, queues)
     second = None
     try:
-        handle = loop.run(temporal_env.client.start_workflow(
-            SynthesizeEnvironment.run, SynthesisInput(seed_id="seed-kill", config=config),
-            id="synthesize-seed-kill", task_queue=queues[0],
-        ))  # fmt: skip
+        handle = loop.run(
+            temporal_env.client.start_workflow(
+                SynthesizeEnvironment.run,
+                SynthesisInput(seed_id="seed-kill", config=config),
+                id="synthesize-seed-kill",
+                task_queue=queues[0],
+            )
+        )
         _wait_for(f"started-judge-1-{first.pid}", tmp_path)
         _wait_until_only_judge_1_is_pending(loop, handle)
         os.kill(first.pid, signal.SIGKILL)
@@ -89,12 +97,18 @@ def test_a_worker_killed_mid_judge_is_replaced_and_nothing_is_lost_or_duplicated
     assert result.outcome == "published"
     runs = [c["trajectory"] for c in services.calls("run_agent")]
     judge1 = "synthesize-seed-kill-judge-1"
-    assert sorted(runs) == sorted([
-        "synthesize-seed-kill-judge-0", judge1, judge1, "synthesize-seed-kill-red-team-0",
-    ])  # fmt: skip
+    assert sorted(runs) == sorted(
+        [
+            "synthesize-seed-kill-judge-0",
+            judge1,
+            judge1,
+            "synthesize-seed-kill-red-team-0",
+        ]
+    )
     assert {c["pid"] for c in services.calls("run_agent") if c["trajectory"] == judge1} == {
-        first.pid, second.pid,
-    }  # fmt: skip
+        first.pid,
+        second.pid,
+    }
     assert services.stored("trajectories") == sorted(set(runs))  # one trajectory each
     for box in ("research", "build", "synthesize_verifier", "run_gates", "score", "publish"):
         assert len(services.calls(box)) == 1, box

@@ -34,8 +34,9 @@ pytestmark = pytest.mark.temporal
 
 def _config(queues: tuple[str, str], **kw: object) -> PipelineConfig:
     defaults: dict[str, object] = {"heartbeat_timeout_s": 5, "max_attempts": 3}
-    return PipelineConfig(task_queue_agents=queues[0], task_queue_sandbox=queues[1],
-                          **{**defaults, **kw})  # fmt: skip
+    return PipelineConfig(
+        task_queue_agents=queues[0], task_queue_sandbox=queues[1], **{**defaults, **kw}
+    )
 
 
 class Harness:
@@ -67,10 +68,14 @@ class Harness:
 
     def start(self, seed_id: str):
         wid = f"synthesize-{seed_id}-{uuid.uuid4().hex[:6]}"
-        return self.loop.run(self.env.client.start_workflow(
-            SynthesizeEnvironment.run, SynthesisInput(seed_id=seed_id, config=self.config),
-            id=wid, task_queue=self.config.task_queue_agents,
-        ))  # fmt: skip
+        return self.loop.run(
+            self.env.client.start_workflow(
+                SynthesizeEnvironment.run,
+                SynthesisInput(seed_id=seed_id, config=self.config),
+                id=wid,
+                task_queue=self.config.task_queue_agents,
+            )
+        )
 
     def result(self, handle, timeout: float = 120):
         return self.loop.run(handle.result(), timeout)
@@ -103,10 +108,19 @@ def test_a_solvable_seed_runs_every_box_in_order_and_is_published(harness):
     assert result.solve_rate == 0.5
     order = [c["call"] for c in h.services.calls()]
     assert order == [
-        "research", "build", "build_cleanup", "set_status",
-        "run_agent", "run_agent", "run_agent",  # 2 judges, 1 red team
-        "synthesize_verifier", "run_gates", "score", "mine", "publish",
-    ]  # fmt: skip
+        "research",
+        "build",
+        "build_cleanup",
+        "set_status",
+        "run_agent",
+        "run_agent",
+        "run_agent",  # 2 judges, 1 red team
+        "synthesize_verifier",
+        "run_gates",
+        "score",
+        "mine",
+        "publish",
+    ]
     assert status.stage == "done" and status.outcome == "published"
     assert h.services.stored("published") == [result.env_id]
 
@@ -197,9 +211,15 @@ def test_a_decision_for_the_wrong_state_is_refused_before_it_reaches_history(har
         result = h.result(handle)
         history = h.loop.run(handle.fetch_history())
     assert result.outcome == "published" and result.verifier_version == 1
-    accepted = [e for e in history.events if e.HasField("workflow_execution_update_accepted_event_attributes")]
+    accepted = [
+        e
+        for e in history.events
+        if e.HasField("workflow_execution_update_accepted_event_attributes")
+    ]
     assert len(accepted) == 1  # the refused update left no trace in history
-    assert [(c["item"], c["decision"]) for c in h.services.calls("record_decision")] == [(item, "dismiss")]
+    assert [(c["item"], c["decision"]) for c in h.services.calls("record_decision")] == [
+        (item, "dismiss")
+    ]
 
 
 def test_the_signal_fallback_decides_an_open_item(harness):
@@ -258,10 +278,14 @@ def test_submitting_the_same_seed_twice_starts_one_pipeline(harness, loop):
 
 def test_validate_tasks_publishes_sound_imports_and_rejects_broken_ones_with_reasons(harness, loop):
     with harness(Scenario(failing_envs=["env-broken-always-pass"])) as h:
-        handle = loop.run(wfclient.astart_validation(
-            h.env.client, ["env-sound", "env-broken-always-pass"], h.config,
-            f"validate-{uuid.uuid4().hex[:6]}",
-        ))  # fmt: skip
+        handle = loop.run(
+            wfclient.astart_validation(
+                h.env.client,
+                ["env-sound", "env-broken-always-pass"],
+                h.config,
+                f"validate-{uuid.uuid4().hex[:6]}",
+            )
+        )
         result = h.result(handle)
     by_env = {r.env_id: r for r in result.results}
     assert by_env["env-sound"].outcome == "published"
@@ -282,12 +306,19 @@ def test_validate_tasks_reports_each_tasks_progress_and_files_its_gate_findings(
     assert status.done and [t.env_id for t in status.tasks] == ids
     by_env = {t.env_id: t for t in status.tasks}
     assert (by_env["env-sound"].outcome, by_env["env-sound"].gate_report_id) == (
-        "published", "gate-env-sound-v1")
+        "published",
+        "gate-env-sound-v1",
+    )
     assert by_env["env-broken-always-pass"].reasons == ("no-op no-op: expected 0, got [1, 1, 1]",)
     assert [c["trajectories"] for c in h.services.calls("mine")] == [[], []]  # the report's only
     statuses = [(c["env"], c["status"]) for c in h.services.calls("set_status")]
-    assert sorted(statuses) == sorted([("env-sound", "built"), ("env-broken-always-pass", "built"),
-                                       ("env-broken-always-pass", "rejected")])  # fmt: skip
+    assert sorted(statuses) == sorted(
+        [
+            ("env-sound", "built"),
+            ("env-broken-always-pass", "built"),
+            ("env-broken-always-pass", "rejected"),
+        ]
+    )
 
 
 def test_a_decision_stored_but_never_delivered_is_found_by_the_review_poll(harness):
@@ -310,7 +341,9 @@ def test_one_crashed_judge_is_recorded_as_failed_and_the_others_carry_on(harness
     assert result.outcome == "published" and result.solve_rate == 0.5
     [crashed] = [a for a in status.agents if a.failed]
     assert (crashed.kind, crashed.index) == ("judge", 1)
-    assert len([c for c in h.services.calls("run_agent") if c["trajectory"].endswith("judge-1")]) == 3
+    assert (
+        len([c for c in h.services.calls("run_agent") if c["trajectory"].endswith("judge-1")]) == 3
+    )
 
 
 def test_when_every_judge_crashes_the_pipeline_fails_loudly_instead_of_calling_it_unproven(harness):
@@ -365,12 +398,22 @@ def test_the_api_decision_sink_delivers_a_stored_decision_to_the_waiting_pipelin
         [item_id] = status.open_review_items
         h.services.decide_in_store(item_id, "confirm", "erin")  # the API stores first
         target = h.env.client.service_client.config.target_host
-        settings = Settings(temporal={"address": target, "task_queue_agents": h.config.task_queue_agents,
-                                      "task_queue_sandbox": h.config.task_queue_sandbox})
+        settings = Settings(
+            temporal={
+                "address": target,
+                "task_queue_agents": h.config.task_queue_agents,
+                "task_queue_sandbox": h.config.task_queue_sandbox,
+            }
+        )
         store = SimpleNamespace(environments=_Envs({status.env_id: "seed-api"}))
         on_decision, _ = wfclient.api_sinks(settings, store)
-        item = ReviewItem(id=item_id, finding_id="f", env_id=status.env_id,
-                          state=ReviewState.CONFIRMED, reviewer="erin")
+        item = ReviewItem(
+            id=item_id,
+            finding_id="f",
+            env_id=status.env_id,
+            state=ReviewState.CONFIRMED,
+            reviewer="erin",
+        )
         loop.run(on_decision(item))
         result = h.result(handle)
     assert result.outcome == "published" and result.verifier_version == 2

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from envfactory.cli.worker import make_services
 from envfactory.core.models import EnvStatus
 from envfactory.core.settings import GateSettings, Settings
 from envfactory.seeds import load_seed, store_draft
 from sandboxes import DockerEngine
 from workflows.activities import PipelineActivities
 from workflows.client import pipeline_config
+from workflows.composition import make_services
 from workflows.pipeline import SynthesizeEnvironment
 from workflows.types import SynthesisInput
 from workflows.worker import build_workers, run_workers
@@ -56,9 +56,11 @@ def test_the_full_pipeline_on_an_example_seed_publishes_a_gated_environment(
         task = asyncio.create_task(run_workers(workers, stop))
         try:
             return await temporal_env.client.execute_workflow(
-                SynthesizeEnvironment.run, SynthesisInput(seed_id=seed.id, config=config),
-                id=f"synthesize-{seed.id}-{uuid.uuid4().hex[:6]}", task_queue=queues[0],
-            )  # fmt: skip
+                SynthesizeEnvironment.run,
+                SynthesisInput(seed_id=seed.id, config=config),
+                id=f"synthesize-{seed.id}-{uuid.uuid4().hex[:6]}",
+                task_queue=queues[0],
+            )
         finally:
             stop.set()
             await task

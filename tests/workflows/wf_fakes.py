@@ -23,12 +23,19 @@ from envfactory.core.models import AgentRole, CheckKind, Decision, FailureKind, 
 from workflows import types as t
 
 #: the hard gate failure the fake gates report: the no-op state earned reward
-NOOP_ACCEPTED = GateFailure(kind=FailureKind.CHECK, check_kind=CheckKind.NOOP, check="no-op",
-                            reason="no-op no-op: expected 0, got [1, 1, 1]")  # fmt: skip
+NOOP_ACCEPTED = GateFailure(
+    kind=FailureKind.CHECK,
+    check_kind=CheckKind.NOOP,
+    check="no-op",
+    reason="no-op no-op: expected 0, got [1, 1, 1]",
+)
 #: a shortcut probe the fake gates report: a planted reward file earned reward (review's)
-PROBE_REWARDED = GateFailure(kind=FailureKind.CHECK, check_kind=CheckKind.PROBE,
-                             check="reward-file@no-op",
-                             reason="probe reward-file@no-op: expected 0, got [1, 1, 1]")  # fmt: skip
+PROBE_REWARDED = GateFailure(
+    kind=FailureKind.CHECK,
+    check_kind=CheckKind.PROBE,
+    check="reward-file@no-op",
+    reason="probe reward-file@no-op: expected 0, got [1, 1, 1]",
+)
 
 
 class Scenario(BaseModel):
@@ -51,7 +58,9 @@ class FileServices:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         scenario = self.root / "scenario.json"
-        self.scenario = Scenario.model_validate_json(scenario.read_text()) if scenario.exists() else Scenario()
+        self.scenario = (
+            Scenario.model_validate_json(scenario.read_text()) if scenario.exists() else Scenario()
+        )
 
     # -- bookkeeping ------------------------------------------------------------------
 
@@ -86,8 +95,11 @@ class FileServices:
     def research(self, inp: t.ResearchInput) -> t.SpecRef:
         self._call("research", seed=inp.seed_id)
         if inp.seed_id in self.scenario.invalid_seeds:
-            raise InvalidSeed("seed.yaml: description", "must not be empty",
-                              hint="describe the expert workflow in markdown")  # fmt: skip
+            raise InvalidSeed(
+                "seed.yaml: description",
+                "must not be empty",
+                hint="describe the expert workflow in markdown",
+            )
         spec = t.SpecRef(env_id=inp.env_id, version=1, reference_steps=3)
         self._put("specs", spec.env_id, spec)
         return spec
@@ -114,8 +126,12 @@ class FileServices:
         return t.TrajectoryRef(trajectory_id=inp.trajectory_id, claimed_solved=True)
 
     def synthesize_verifier(self, inp: t.VerifierInput) -> t.VerifierRef:
-        self._call("synthesize_verifier", round=inp.round, confirmed=list(inp.confirmed_finding_ids),
-                   reasons=list(inp.gate_reasons))  # fmt: skip
+        self._call(
+            "synthesize_verifier",
+            round=inp.round,
+            confirmed=list(inp.confirmed_finding_ids),
+            reasons=list(inp.gate_reasons),
+        )
         version = len(self.stored(f"verifiers-{inp.env_id}")) + 1
         self._put(f"verifiers-{inp.env_id}", f"v{version}", inp)
         return t.VerifierRef(env_id=inp.env_id, version=version)
@@ -123,13 +139,17 @@ class FileServices:
     def run_gates(self, inp: t.GatesInput) -> t.GateOutcome:
         self._call("run_gates", version=inp.verifier_version)
         version = inp.verifier_version or 1
-        ok = version > self.scenario.hard_gate_failures and inp.env_id not in self.scenario.failing_envs
+        ok = (
+            version > self.scenario.hard_gate_failures
+            and inp.env_id not in self.scenario.failing_envs
+        )
         failures = () if ok else (NOOP_ACCEPTED,)
         if version <= self.scenario.probe_gate_failures:
             failures += (PROBE_REWARDED,)
         report = f"gate-{inp.env_id}-v{version}"
-        return t.GateOutcome(report_id=report, verifier_version=version, passed=not failures,
-                             failures=failures)  # fmt: skip
+        return t.GateOutcome(
+            report_id=report, verifier_version=version, passed=not failures, failures=failures
+        )
 
     def score(self, inp: t.ScoreInput) -> t.ScoreOutcome:
         self._call("score", version=inp.verifier_version)
@@ -161,8 +181,9 @@ class FileServices:
         if before is not None and before["decision"] != d.decision.value:
             raise Conflict(f"review item {d.item_id} was already {before['decision']}ed")
         self._put("decisions", d.item_id, {"decision": d.decision.value, "reviewer": d.reviewer})
-        return t.DecisionRecorded(item_id=d.item_id, finding_id="find-" + d.item_id[5:],
-                                state=d.decision.state)
+        return t.DecisionRecorded(
+            item_id=d.item_id, finding_id="find-" + d.item_id[5:], state=d.decision.state
+        )
 
     def review_state(self, inp: t.ReviewStateInput) -> t.ReviewStateOutcome:
         self._call("review_state", items=list(inp.item_ids))
@@ -171,7 +192,9 @@ class FileServices:
             d = self._get("decisions", item)
             if d is not None:
                 state = Decision(d["decision"]).state
-                decided.append(t.DecisionRecorded(item_id=item, finding_id="find-" + item[5:], state=state))
+                decided.append(
+                    t.DecisionRecorded(item_id=item, finding_id="find-" + item[5:], state=state)
+                )
                 reviewers.append(d["reviewer"])
         return t.ReviewStateOutcome(decided=tuple(decided), reviewers=tuple(reviewers))
 

@@ -87,10 +87,15 @@ class _Found:
 
     def freeze(self) -> Requirements:
         return Requirements(
-            apt=tuple(self.apt), uv_installer=self.uv_installer, uv_version=self.uv_version,
-            uv_commands=tuple(self.uv), pip=tuple(self.pip), urls=tuple(self.urls),
-            found=tuple(self.found), notes=tuple(self.notes),
-        )  # fmt: skip
+            apt=tuple(self.apt),
+            uv_installer=self.uv_installer,
+            uv_version=self.uv_version,
+            uv_commands=tuple(self.uv),
+            pip=tuple(self.pip),
+            urls=tuple(self.urls),
+            found=tuple(self.found),
+            notes=tuple(self.notes),
+        )
 
 
 def detect_requirements(files: Mapping[str, bytes]) -> Requirements:
@@ -109,8 +114,24 @@ def detect_requirements(files: Mapping[str, bytes]) -> Requirements:
 # -- shell ----------------------------------------------------------------------------
 
 _SEPARATORS = {";", "&&", "||", "|", "&", "|&", ";;", "(", ")", "{", "}", "$("}
-_PREFIX_WORDS = {"sudo", "env", "time", "exec", "command", "nohup", "then", "do", "else",
-                 "if", "elif", "while", "until", "!", "-E", "-H"}  # fmt: skip
+_PREFIX_WORDS = {
+    "sudo",
+    "env",
+    "time",
+    "exec",
+    "command",
+    "nohup",
+    "then",
+    "do",
+    "else",
+    "if",
+    "elif",
+    "while",
+    "until",
+    "!",
+    "-E",
+    "-H",
+}
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 
 
@@ -251,15 +272,51 @@ def _positional(args: list[str], value_opts: set[str]) -> list[str]:
 
 
 _PIP_VALUE_OPTS = {
-    "-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url",
-    "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--python", "-p",
-    "--cache-dir", "--trusted-host", "--progress-bar", "--platform", "--python-version",
-    "--implementation", "--abi", "--src", "-e", "--editable", "--upgrade-strategy",
-    "--only-binary", "--no-binary", "-C", "--config-settings", "--index", "--default-index",
-    "--index-strategy", "--keyring-provider", "--resolution", "--prerelease", "--link-mode",
-    "--log", "--timeout", "--retries", "--proxy", "--cert", "--client-cert",
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "-t",
+    "--target",
+    "--prefix",
+    "--root",
+    "--python",
+    "-p",
+    "--cache-dir",
+    "--trusted-host",
+    "--progress-bar",
+    "--platform",
+    "--python-version",
+    "--implementation",
+    "--abi",
+    "--src",
+    "-e",
+    "--editable",
+    "--upgrade-strategy",
+    "--only-binary",
+    "--no-binary",
+    "-C",
+    "--config-settings",
+    "--index",
+    "--default-index",
+    "--index-strategy",
+    "--keyring-provider",
+    "--resolution",
+    "--prerelease",
+    "--link-mode",
+    "--log",
+    "--timeout",
+    "--retries",
+    "--proxy",
+    "--cert",
+    "--client-cert",
     "--exclude-newer",
-}  # fmt: skip
+}
 # Flags that decide where packages go: the layer installs with the same ones.
 _PIP_PLACEMENT = {"--user", "--system", "--break-system-packages"}
 _PIP_PLACEMENT_VALUE = {"-t", "--target", "--prefix", "--root", "--python", "-p"}
@@ -336,11 +393,28 @@ def _resolve_file(files: Mapping[str, bytes], ref: str) -> str | None:
 
 
 _UV_VALUE_OPTS = _PIP_VALUE_OPTS | {
-    "-w", "--with", "--from", "--with-requirements", "--with-editable", "--directory",
-    "--project", "--config-file", "--python-preference", "--env-file", "--refresh-package",
-    "-P", "--upgrade-package", "--reinstall-package", "--color", "--package", "--extra",
-    "--group", "--script", "-m", "--module",
-}  # fmt: skip
+    "-w",
+    "--with",
+    "--from",
+    "--with-requirements",
+    "--with-editable",
+    "--directory",
+    "--project",
+    "--config-file",
+    "--python-preference",
+    "--env-file",
+    "--refresh-package",
+    "-P",
+    "--upgrade-package",
+    "--reinstall-package",
+    "--color",
+    "--package",
+    "--extra",
+    "--group",
+    "--script",
+    "-m",
+    "--module",
+}
 
 
 def _uv(acc: _Found, kind: UvKind, head: list[str], args: list[str]) -> None:
@@ -363,8 +437,11 @@ def _uv(acc: _Found, kind: UvKind, head: list[str], args: list[str]) -> None:
             break
     if kind == "uv run" and not (with_ or python):
         return  # runs what the image or project has: nothing to warm
-    acc.uv[UvCommand(kind=kind, argv=tuple(taken), python=python, tool=tool,
-                     with_packages=tuple(with_))] = None  # fmt: skip
+    acc.uv[
+        UvCommand(
+            kind=kind, argv=tuple(taken), python=python, tool=tool, with_packages=tuple(with_)
+        )
+    ] = None
     _record(acc, head + args)
 
 

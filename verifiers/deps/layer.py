@@ -112,8 +112,10 @@ def layer_script(r: Requirements) -> str:
 def _apt_part(r: Requirements) -> str:
     if not (r.apt or r.pythons):
         return ""
-    lines = ["if command -v apt-get >/dev/null 2>&1; then",
-             "  apt-get update -q || note 'apt-get update failed at build time'"]  # fmt: skip
+    lines = [
+        "if command -v apt-get >/dev/null 2>&1; then",
+        "  apt-get update -q || note 'apt-get update failed at build time'",
+    ]
     if r.apt:
         pkgs = " ".join(shlex.quote(p) for p in r.apt)
         lines += [
@@ -162,7 +164,7 @@ def _python_part(version: str) -> str:
         f"if uv python find {v} >/dev/null 2>&1; then ok {named}\n"
         f"elif {apt} && uv python find {v} >/dev/null 2>&1; then ok {shlex.quote(f'python {version} (apt)')}\n"
         f"else miss {lost}; fi\n"
-    )  # fmt: skip
+    )
 
 
 def _uv_command_part(c: UvCommand) -> str:
@@ -248,9 +250,15 @@ def ensure_verification_layer(
     built = engine.build(context, tag=tag, on_log=log)
     provided, missing, notes = _read_manifest(engine, built.image)
     return VerificationLayer(
-        image=built.image, source_image=image, tag=tag, provided=provided, missing=missing,
-        notes=(*requirements.notes, *notes), cached=built.cached, build_s=built.duration_s,
-    )  # fmt: skip
+        image=built.image,
+        source_image=image,
+        tag=tag,
+        provided=provided,
+        missing=missing,
+        notes=(*requirements.notes, *notes),
+        cached=built.cached,
+        build_s=built.duration_s,
+    )
 
 
 def _read_manifest(

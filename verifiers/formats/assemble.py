@@ -69,8 +69,9 @@ def assemble(found: Found) -> ImportedTask:
         err = exc.errors(include_url=False)[0]
         field_name = ".".join(str(p) for p in err["loc"]) or "?"
         msg = err["msg"].removeprefix("Value error, ")
-        raise InvalidTask(f"{found.where}: {field_name} {msg}",
-                          hint=f"fix {field_name} in the task's files") from None  # fmt: skip
+        raise InvalidTask(
+            f"{found.where}: {field_name} {msg}", hint=f"fix {field_name} in the task's files"
+        ) from None
 
 
 def _assemble(found: Found) -> ImportedTask:

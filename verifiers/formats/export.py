@@ -115,9 +115,11 @@ def _task_toml(
         "verifier": {"timeout_sec": float(verifier.timeout_s)},
         "agent": {"timeout_sec": float(limits.exec_timeout_s)},
         "environment": {
-            "cpus": cpus, "memory_mb": limits.memory_mb, "storage_mb": limits.disk_mb,
+            "cpus": cpus,
+            "memory_mb": limits.memory_mb,
+            "storage_mb": limits.disk_mb,
             "allow_internet": limits.network,
         },
         "envfactory": envfactory,
-    }  # fmt: skip
+    }
     return toml_document(tables, head={"version": "1.0"})

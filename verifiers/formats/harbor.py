@@ -177,8 +177,10 @@ def read_toml(file: Path) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise InvalidTask(f"{file}: not UTF-8 text ({exc})", hint="save it as UTF-8") from None
     except RecursionError:  # tomllib parses nested arrays recursively
-        raise InvalidTask(f"{file}: values nested too deeply to read",
-                          hint="a task.toml needs a few levels of nesting at most") from None  # fmt: skip
+        raise InvalidTask(
+            f"{file}: values nested too deeply to read",
+            hint="a task.toml needs a few levels of nesting at most",
+        ) from None
 
 
 def _name(path: Path, config: dict[str, Any]) -> str:

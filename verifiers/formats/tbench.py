@@ -61,8 +61,9 @@ def load_tbench(path: Path, artifacts: BlobWriter) -> ImportedTask:
     config = _read_yaml(path / "task.yaml")
     task = parse_table(_TaskYaml, config, where="task.yaml")
     opts = parse_table(EnvfactoryOptions, task.envfactory, where="task.yaml envfactory")
-    notes = [f"{n} ignored: envfactory runs one container" for n in COMPOSE_FILES
-             if (path / n).exists()]  # fmt: skip
+    notes = [
+        f"{n} ignored: envfactory runs one container" for n in COMPOSE_FILES if (path / n).exists()
+    ]
     found = Found(
         format="terminal-bench",
         name=path.resolve().name,
@@ -88,9 +89,10 @@ def load_tbench(path: Path, artifacts: BlobWriter) -> ImportedTask:
 
 def _require(path: Path) -> None:
     missing = [
-        name for name in REQUIRED
+        name
+        for name in REQUIRED
         if not ((path / name).is_dir() if name == "tests" else (path / name).is_file())
-    ]  # fmt: skip
+    ]
     if "solution.sh" in missing and (path / "solution.yaml").is_file():
         raise InvalidTask(
             f"{path}/solution.yaml: tmux-keystroke solutions are not supported",

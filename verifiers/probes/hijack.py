@@ -10,10 +10,30 @@ from ..tamper import FIXED_PATH
 from .base import Probe, q, qs
 
 HIJACKED = (
-    "python", "python3", "pytest", "py.test", "bash", "node", "npm", "npx", "go", "cargo",
-    "make", "diff", "cmp", "grep", "jq", "sqlite3", "awk", "uv", "uvx", "pip", "java", "ruby",
+    "python",
+    "python3",
+    "pytest",
+    "py.test",
+    "bash",
+    "node",
+    "npm",
+    "npx",
+    "go",
+    "cargo",
+    "make",
+    "diff",
+    "cmp",
+    "grep",
+    "jq",
+    "sqlite3",
+    "awk",
+    "uv",
+    "uvx",
+    "pip",
+    "java",
+    "ruby",
     "perl",
-)  # fmt: skip
+)
 #: Tools the sandbox's own exec machinery resolves through the image's PATH (`timeout`,
 #: `env`, `sh`): hijacked only in workspace-derived directories, so the probe never
 #: disables the container it runs in.

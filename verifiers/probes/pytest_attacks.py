@@ -111,9 +111,7 @@ class StartupHook(Probe):
 
 
 #: Python expressions listing the site directories a start-up hook is planted in.
-_SITE_DIRS_ALL = (
-    'site.getsitepackages()+[site.getusersitepackages(), p["purelib"], p["stdlib"]]'
-)
+_SITE_DIRS_ALL = 'site.getsitepackages()+[site.getusersitepackages(), p["purelib"], p["stdlib"]]'
 _SITE_DIRS_USER = "[site.getusersitepackages()]"
 
 
@@ -148,13 +146,57 @@ true
 #: ``os`` included: Python 3.11+ imports a frozen ``os`` at start-up, so a shadow ``os.py``
 #: only ever matters to a verifier that puts the workspace on ``sys.path`` at start.
 COMMON_MODULES = (
-    "pytest", "_pytest", "unittest", "json", "csv", "re", "os", "subprocess", "pathlib",
-    "math", "hashlib", "sqlite3", "random", "collections", "itertools", "decimal",
-    "statistics", "datetime", "time", "string", "typing", "io", "glob", "shutil", "tempfile",
-    "difflib", "filecmp", "functools", "operator", "struct", "base64", "gzip", "zipfile",
-    "tarfile", "xml", "html", "urllib", "http", "socket", "ast", "inspect", "importlib",
-    "yaml", "toml", "tomllib", "numpy", "pandas", "requests", "sitecustomize", "usercustomize",
-)  # fmt: skip
+    "pytest",
+    "_pytest",
+    "unittest",
+    "json",
+    "csv",
+    "re",
+    "os",
+    "subprocess",
+    "pathlib",
+    "math",
+    "hashlib",
+    "sqlite3",
+    "random",
+    "collections",
+    "itertools",
+    "decimal",
+    "statistics",
+    "datetime",
+    "time",
+    "string",
+    "typing",
+    "io",
+    "glob",
+    "shutil",
+    "tempfile",
+    "difflib",
+    "filecmp",
+    "functools",
+    "operator",
+    "struct",
+    "base64",
+    "gzip",
+    "zipfile",
+    "tarfile",
+    "xml",
+    "html",
+    "urllib",
+    "http",
+    "socket",
+    "ast",
+    "inspect",
+    "importlib",
+    "yaml",
+    "toml",
+    "tomllib",
+    "numpy",
+    "pandas",
+    "requests",
+    "sitecustomize",
+    "usercustomize",
+)
 #: A module that reports a pass and ends its process with status 0 at import (``posix``,
 #: not ``os``: this file may itself be ``os.py``).
 PY_EXIT = "import sys\nsys.stdout.write('1 passed\\n')\nsys.stdout.flush()\nimport posix\nposix._exit(0)\n"

@@ -154,9 +154,10 @@ def plants(
     found = {a.path for a in accesses if a.ok}
     py_dirs = {a.path for a in writable if a.op == "list" and process_kind(a.exe) == "python"}
     shadow = {
-        p: c for p, c in _python_dir_plants(py_dirs, imported_modules(accesses)).items()
+        p: c
+        for p, c in _python_dir_plants(py_dirs, imported_modules(accesses)).items()
         if p not in found
-    }  # fmt: skip
+    }
     overwrite: dict[str, Plant] = {}
     for a in writable:
         if a.op in ("list", "write", "chdir"):
@@ -190,8 +191,10 @@ def planting_script(files: Mapping[str, Plant]) -> str:
     contents = sorted({c for c, _ in files.values()})
     var = {c: f"c{i}" for i, c in enumerate(contents)}
     lines = [f"{var[c]}={q(c)}" for c in contents]
-    lines.append('put() { mkdir -p "$(dirname "$1")" 2>/dev/null; [ -d "$1" ] && return 0; '
-                 'rm -f "$1"; printf %s "$2" > "$1" && chmod "$3" "$1"; }')  # fmt: skip
+    lines.append(
+        'put() { mkdir -p "$(dirname "$1")" 2>/dev/null; [ -d "$1" ] && return 0; '
+        'rm -f "$1"; printf %s "$2" > "$1" && chmod "$3" "$1"; }'
+    )
     for path, (content, mode) in sorted(files.items()):
         lines.append(f'put {q(path)} "${var[content]}" {mode:o}')
     lines.append("true")

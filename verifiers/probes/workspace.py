@@ -170,9 +170,20 @@ true
 #: Lines test runners and checkers print when everything passed (pytest's summary last,
 #: for verifiers that read only the last line).
 PASS_LINES = (
-    "ALL CHECKS PASSED", "All tests passed", "all tests passed", "ALL TESTS PASSED", "PASS",
-    "PASSED", "OK", "SUCCESS", "Success", "passed", "CORRECT", "ok", "1 passed in 0.01s",
-)  # fmt: skip
+    "ALL CHECKS PASSED",
+    "All tests passed",
+    "all tests passed",
+    "ALL TESTS PASSED",
+    "PASS",
+    "PASSED",
+    "OK",
+    "SUCCESS",
+    "Success",
+    "passed",
+    "CORRECT",
+    "ok",
+    "1 passed in 0.01s",
+)
 
 
 class ForgedPassLines(Probe):
@@ -187,13 +198,17 @@ class ForgedPassLines(Probe):
     def script(self, spec: EnvironmentSpec) -> str:
         text = "\n".join(PASS_LINES)
         shell = f"#!/bin/sh\ncat <<'LINES'\n{text}\nLINES\nexit 0"
-        return programs_replaced_by(spec, {
-            "*.py": f"print({json.dumps(text)})",
-            "*.js|*.mjs|*.cjs": f"console.log({json.dumps(text)});",
-            "*.rb": f"puts {json.dumps(text)}",
-            "*.pl": f"print {json.dumps(text)}, \"\\n\";",
-            "*.sh|*.bash": shell,
-        }, shell)  # fmt: skip
+        return programs_replaced_by(
+            spec,
+            {
+                "*.py": f"print({json.dumps(text)})",
+                "*.js|*.mjs|*.cjs": f"console.log({json.dumps(text)});",
+                "*.rb": f"puts {json.dumps(text)}",
+                "*.pl": f'print {json.dumps(text)}, "\\n";',
+                "*.sh|*.bash": shell,
+            },
+            shell,
+        )
 
 
 def programs_replaced_by(spec: EnvironmentSpec, by_pattern: dict[str, str], other: str) -> str:
@@ -202,7 +217,10 @@ def programs_replaced_by(spec: EnvironmentSpec, by_pattern: dict[str, str], othe
     script); ``.git`` aside, at most 500 files."""
     cases = "".join(
         f"      {pattern}) cat > \"$f\" <<'PROGRAM'\n{body}\nPROGRAM\n      ;;\n"
-        for pattern, body in {**by_pattern, "*.sh|*.bash": by_pattern.get("*.sh|*.bash", other)}.items()
+        for pattern, body in {
+            **by_pattern,
+            "*.sh|*.bash": by_pattern.get("*.sh|*.bash", other),
+        }.items()
     )
     return f"""
 for ws in {qs(spec.workspace_paths)}; do
@@ -239,12 +257,16 @@ class HangingPrograms(Probe):
     noop_only = True
 
     def script(self, spec: EnvironmentSpec) -> str:
-        return programs_replaced_by(spec, {
-            "*.py": f"import time\ntime.sleep({HANG_S})\nraise SystemExit(1)",
-            "*.js|*.mjs|*.cjs": f"setTimeout(() => process.exit(1), {HANG_S * 1000});",
-            "*.rb": f"sleep {HANG_S}\nexit 1",
-            "*.pl": f"sleep {HANG_S}; exit 1;",
-        }, f"#!/bin/sh\nsleep {HANG_S}\nexit 1")
+        return programs_replaced_by(
+            spec,
+            {
+                "*.py": f"import time\ntime.sleep({HANG_S})\nraise SystemExit(1)",
+                "*.js|*.mjs|*.cjs": f"setTimeout(() => process.exit(1), {HANG_S * 1000});",
+                "*.rb": f"sleep {HANG_S}\nexit 1",
+                "*.pl": f"sleep {HANG_S}; exit 1;",
+            },
+            f"#!/bin/sh\nsleep {HANG_S}\nexit 1",
+        )
 
 
 class KillerPrograms(Probe):

@@ -18,8 +18,10 @@ def load_prompt(version: str) -> str:
     """The text of `prompts/<version>.md`, e.g. `load_prompt("judge.v1")`."""
     path = resources.files(__package__).joinpath(f"{version}.md")
     if not path.is_file():
-        raise ConfigError(f"no prompt file {version}.md in envfactory/agents/prompts",
-                          hint="prompt versions look like 'judge.v1'")
+        raise ConfigError(
+            f"no prompt file {version}.md in envfactory/agents/prompts",
+            hint="prompt versions look like 'judge.v1'",
+        )
     return path.read_text(encoding="utf-8")
 
 

@@ -46,8 +46,9 @@ def task_text(title: str, fields: Sequence[tuple[str, str]]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def finish_tool(params: type[BaseModel], fn: Callable[[Any], Awaitable[ToolResult | str]],
-                description: str) -> Tool:
+def finish_tool(
+    params: type[BaseModel], fn: Callable[[Any], Awaitable[ToolResult | str]], description: str
+) -> Tool:
     return Tool("finish", description, params, fn)
 
 
@@ -68,8 +69,16 @@ async def run_loop(
     extra_tools: Sequence[Tool] = (),
 ) -> tuple[LoopResult | None, Trajectory, BudgetExhausted | None]:
     """Run the loop; a spent budget comes back as the third value, other errors raise."""
-    loop = AgentLoop(model=rt.model, toolbox=Toolbox([]), settings=rt.settings, role=role,
-                     store=None, env_id=env_id, prompt_version=prompt_version, retry=rt.retry)
+    loop = AgentLoop(
+        model=rt.model,
+        toolbox=Toolbox([]),
+        settings=rt.settings,
+        role=role,
+        store=None,
+        env_id=env_id,
+        prompt_version=prompt_version,
+        retry=rt.retry,
+    )
     st = SandboxTools(sandbox, workdir=workdir, remaining_s=loop.remaining_s)
     loop.toolbox = Toolbox([*st.tools(), *extra_tools, finish])
     try:
@@ -79,8 +88,9 @@ async def run_loop(
     return res, res.trajectory, None
 
 
-async def snapshot_final(sandbox: Sandbox, *, label: str, env_id: str | None
-                         ) -> tuple[StateRef | None, tuple[PathChange, ...], str | None]:
+async def snapshot_final(
+    sandbox: Sandbox, *, label: str, env_id: str | None
+) -> tuple[StateRef | None, tuple[PathChange, ...], str | None]:
     """Commit the solver's final state and its diff; a failure is recorded, not raised."""
     try:
         ref = await asyncio.to_thread(sandbox.snapshot, StateKind.SOLVER, label, env_id)
@@ -90,6 +100,8 @@ async def snapshot_final(sandbox: Sandbox, *, label: str, env_id: str | None
     return ref, tuple(diff), None
 
 
-def store_trajectory(store: ArtifactSink, traj: Trajectory, **update: Any) -> tuple[Trajectory, str]:
+def store_trajectory(
+    store: ArtifactSink, traj: Trajectory, **update: Any
+) -> tuple[Trajectory, str]:
     final = traj.model_copy(update=update) if update else traj
     return final, put_model(store, final)

@@ -61,8 +61,9 @@ class SolverResult(Model):
 
 
 def judge_task(inp: JudgeInput) -> str:
-    return task_text("Task", [("Instruction", inp.instruction),
-                              ("Where", f"Work in {inp.workdir}.")])
+    return task_text(
+        "Task", [("Instruction", inp.instruction), ("Where", f"Work in {inp.workdir}.")]
+    )
 
 
 async def run_judge(inp: JudgeInput, *, rt: RoleRuntime, sandbox: Sandbox) -> SolverResult:
@@ -70,17 +71,36 @@ async def run_judge(inp: JudgeInput, *, rt: RoleRuntime, sandbox: Sandbox) -> So
         return accept(args, "recorded; the episode ends now")
 
     res, traj, spent = await run_loop(
-        rt, role=AgentRole.JUDGE, prompt_version=PROMPT_VERSION, task=judge_task(inp),
-        sandbox=sandbox, workdir=inp.workdir, env_id=inp.env_id,
+        rt,
+        role=AgentRole.JUDGE,
+        prompt_version=PROMPT_VERSION,
+        task=judge_task(inp),
+        sandbox=sandbox,
+        workdir=inp.workdir,
+        env_id=inp.env_id,
         finish=finish_tool(JudgeFinish, on_finish, "End the attempt and say whether it is solved."),
     )
     state, diff, snap_err = await snapshot_final(sandbox, label="judge", env_id=inp.env_id)
     payload = res.payload if res is not None else None
     solved = bool(payload.solved) if payload is not None else False
     summary = payload.summary if payload is not None else f"no finish: {spent}"
-    traj, key = store_trajectory(rt.store, traj, final_state=state, diff=diff,
-                                 claimed_solved=solved, summary=summary,
-                                 error=traj.error or snap_err)
-    return SolverResult(role=AgentRole.JUDGE, env_id=inp.env_id, trajectory_id=traj.id,
-                        trajectory_key=key, final_state=state, claimed_solved=solved,
-                        summary=summary, stop_reason=traj.stop_reason or "", usage=traj.usage)
+    traj, key = store_trajectory(
+        rt.store,
+        traj,
+        final_state=state,
+        diff=diff,
+        claimed_solved=solved,
+        summary=summary,
+        error=traj.error or snap_err,
+    )
+    return SolverResult(
+        role=AgentRole.JUDGE,
+        env_id=inp.env_id,
+        trajectory_id=traj.id,
+        trajectory_key=key,
+        final_state=state,
+        claimed_solved=solved,
+        summary=summary,
+        stop_reason=traj.stop_reason or "",
+        usage=traj.usage,
+    )

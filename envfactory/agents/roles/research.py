@@ -33,7 +33,7 @@ from envfactory.core.models import (
 )
 from sandboxes.protocol import Sandbox, SandboxEngine
 
-from ..context import ContextProblem, context_tar, files_from_archive, store_context
+from ..build_context import ContextProblem, context_tar, files_from_archive, store_context
 from ..recording import put_model
 from ..tools import ToolResult, _Args, cap_text
 from .common import RoleRuntime, accept, finish_tool, run_loop, store_trajectory, task_text
@@ -70,20 +70,37 @@ class ResearchResult(Model):
 
 def research_task(inp: ResearchInput) -> str:
     s = inp.seed
-    files = "\n".join(f"- {posixpath.join(inp.attachments_dir, a.path)} ({a.size} bytes)"
-                      for a in s.attachments)
-    return task_text(f"Seed: {s.title}", [
-        ("Domain", s.domain), ("Workflow description", s.description),
-        ("Attached files", files), ("Repository", s.repository or ""),
-        ("Constraints", f"solver turn budget {s.constraints.max_turns}, time budget "
-                        f"{s.constraints.time_budget_s}s, base image flavour "
-                        f"{s.constraints.base_image}"),
-        ("Where", f"Write the build context under {inp.context_dir}."),
-    ])
+    files = "\n".join(
+        f"- {posixpath.join(inp.attachments_dir, a.path)} ({a.size} bytes)" for a in s.attachments
+    )
+    return task_text(
+        f"Seed: {s.title}",
+        [
+            ("Domain", s.domain),
+            ("Workflow description", s.description),
+            ("Attached files", files),
+            ("Repository", s.repository or ""),
+            (
+                "Constraints",
+                f"solver turn budget {s.constraints.max_turns}, time budget "
+                f"{s.constraints.time_budget_s}s, base image flavour "
+                f"{s.constraints.base_image}",
+            ),
+            ("Where", f"Write the build context under {inp.context_dir}."),
+        ],
+    )
 
 
-async def _run_steps(engine: SandboxEngine, image: str, steps: Sequence[Step], workdir: str,
-                     limits: Limits, label: str, *, last_must_change: bool = False) -> str | None:
+async def _run_steps(
+    engine: SandboxEngine,
+    image: str,
+    steps: Sequence[Step],
+    workdir: str,
+    limits: Limits,
+    label: str,
+    *,
+    last_must_change: bool = False,
+) -> str | None:
     """Apply steps in a fresh container; the first failure as text, or None.
 
     With `last_must_change`, the workdir's contents before the last step must differ from
@@ -95,15 +112,18 @@ async def _run_steps(engine: SandboxEngine, image: str, steps: Sequence[Step], w
         for i, step in enumerate(steps, 1):
             if last_must_change and i == len(steps):
                 before = await _contents(box, workdir)
-            res = await asyncio.to_thread(box.exec, step.script, timeout=float(limits.exec_timeout_s),
-                                          workdir=workdir)
+            res = await asyncio.to_thread(
+                box.exec, step.script, timeout=float(limits.exec_timeout_s), workdir=workdir
+            )
             if not res.ok:
                 why = "timed out" if res.timed_out else f"exit code {res.exit_code}"
                 out = cap_text(res.stdout + "\n" + res.stderr, 3000)
                 return f"{label} step {i} ({step.title or 'untitled'}) failed: {why}\n{out}"
         if before is not None and before == await _contents(box, workdir):
-            return (f"{label}: the last step changes nothing in {workdir}, so the solution "
-                    "without it already looks solved. Fold checks into the step before.")
+            return (
+                f"{label}: the last step changes nothing in {workdir}, so the solution "
+                "without it already looks solved. Fold checks into the step before."
+            )
         return None
     finally:
         await asyncio.to_thread(box.remove)
@@ -128,8 +148,9 @@ async def _contents(box: Sandbox, path: str) -> str | None:
 class _Checker:
     """The research finish tool: build, then prove the solution and partials apply."""
 
-    def __init__(self, inp: ResearchInput, rt: RoleRuntime, builder: Sandbox,
-                 engine: SandboxEngine) -> None:
+    def __init__(
+        self, inp: ResearchInput, rt: RoleRuntime, builder: Sandbox, engine: SandboxEngine
+    ) -> None:
         self.inp, self.rt, self.builder, self.engine = inp, rt, builder, engine
 
     async def __call__(self, args: ResearchFinish) -> ToolResult | str:
@@ -141,40 +162,75 @@ class _Checker:
         if args.dockerfile not in {f.path for f in files}:
             return f"error: no {args.dockerfile} in {self.inp.context_dir}; write it first"
         try:
-            build = await asyncio.to_thread(self.engine.build, context_tar(files),
-                                            dockerfile=args.dockerfile)
+            build = await asyncio.to_thread(
+                self.engine.build, context_tar(files), dockerfile=args.dockerfile
+            )
         except EnvFactoryError as exc:
             return "error: the image did not build:\n" + cap_text(str(exc), 6000)
         lim = self.inp.limits
-        problem = await _run_steps(self.engine, build.image, args.reference_solution,
-                                   args.workdir, lim, "reference solution", last_must_change=True)
+        problem = await _run_steps(
+            self.engine,
+            build.image,
+            args.reference_solution,
+            args.workdir,
+            lim,
+            "reference solution",
+            last_must_change=True,
+        )
         for partial in args.partial_solutions:
-            problem = problem or await _run_steps(self.engine, build.image, partial.steps,
-                                                  args.workdir, lim, f"partial {partial.name!r}")
+            problem = problem or await _run_steps(
+                self.engine,
+                build.image,
+                partial.steps,
+                args.workdir,
+                lim,
+                f"partial {partial.name!r}",
+            )
         if problem:
             return "error: " + problem + "\nFix the environment or the steps and call finish again."
         ctx = store_context(self.rt.store, files, args.dockerfile)
         spec = EnvironmentSpec(
-            id=new_id("env"), name=args.name, seed_id=self.inp.seed.id,
-            instruction=args.instruction, success_criteria=args.success_criteria,
-            hidden_state_notes=args.hidden_state_notes, build=ctx, workdir=args.workdir,
-            workspace_paths=(args.workdir,), reference_solution=tuple(args.reference_solution),
-            partial_solutions=tuple(args.partial_solutions), limits=lim, image=build.image)
-        return accept((spec, build, args.summary), "environment built; the reference solution ran cleanly")
+            id=new_id("env"),
+            name=args.name,
+            seed_id=self.inp.seed.id,
+            instruction=args.instruction,
+            success_criteria=args.success_criteria,
+            hidden_state_notes=args.hidden_state_notes,
+            build=ctx,
+            workdir=args.workdir,
+            workspace_paths=(args.workdir,),
+            reference_solution=tuple(args.reference_solution),
+            partial_solutions=tuple(args.partial_solutions),
+            limits=lim,
+            image=build.image,
+        )
+        return accept(
+            (spec, build, args.summary), "environment built; the reference solution ran cleanly"
+        )
 
 
-async def run_research(inp: ResearchInput, *, rt: RoleRuntime, builder: Sandbox,
-                       engine: SandboxEngine) -> ResearchResult:
+async def run_research(
+    inp: ResearchInput, *, rt: RoleRuntime, builder: Sandbox, engine: SandboxEngine
+) -> ResearchResult:
     """Run the research role; the builder sandbox should have the network the build needs."""
     for a in inp.seed.attachments:
         data = await asyncio.to_thread(rt.store.get, a.key)
-        await asyncio.to_thread(builder.write_file, posixpath.join(inp.attachments_dir, a.path),
-                                data, 0o644)
+        await asyncio.to_thread(
+            builder.write_file, posixpath.join(inp.attachments_dir, a.path), data, 0o644
+        )
     res, traj, spent = await run_loop(
-        rt, role=AgentRole.RESEARCH, prompt_version=PROMPT_VERSION, task=research_task(inp),
-        sandbox=builder, workdir="/", env_id=None,
-        finish=finish_tool(ResearchFinish, _Checker(inp, rt, builder, engine),
-                           "Submit the environment; it is built and its solution is run."),
+        rt,
+        role=AgentRole.RESEARCH,
+        prompt_version=PROMPT_VERSION,
+        task=research_task(inp),
+        sandbox=builder,
+        workdir="/",
+        env_id=None,
+        finish=finish_tool(
+            ResearchFinish,
+            _Checker(inp, rt, builder, engine),
+            "Submit the environment; it is built and its solution is run.",
+        ),
     )
     if res is None:
         assert spent is not None
@@ -182,5 +238,6 @@ async def run_research(inp: ResearchInput, *, rt: RoleRuntime, builder: Sandbox,
         raise spent
     spec, build, summary = res.payload
     traj, key = store_trajectory(rt.store, traj, env_id=spec.id, summary=summary)
-    return ResearchResult(spec=spec, spec_key=put_model(rt.store, spec), build=build,
-                          trajectory_key=key)
+    return ResearchResult(
+        spec=spec, spec_key=put_model(rt.store, spec), build=build, trajectory_key=key
+    )

@@ -64,26 +64,40 @@ class VerifierWriterInput(Model):
 
     @classmethod
     def from_spec(cls, spec: EnvironmentSpec) -> VerifierWriterInput:
-        return cls(env_id=spec.id, instruction=spec.instruction,
-                   success_criteria=spec.success_criteria or spec.instruction, workdir=spec.workdir)
+        return cls(
+            env_id=spec.id,
+            instruction=spec.instruction,
+            success_criteria=spec.success_criteria or spec.instruction,
+            workdir=spec.workdir,
+        )
 
     @classmethod
-    def for_patch(cls, spec: EnvironmentSpec, verifier: Verifier,
-                  files: Sequence[VerifierFileText], findings: Sequence[ShortcutFinding]
-                  ) -> VerifierWriterInput:
+    def for_patch(
+        cls,
+        spec: EnvironmentSpec,
+        verifier: Verifier,
+        files: Sequence[VerifierFileText],
+        findings: Sequence[ShortcutFinding],
+    ) -> VerifierWriterInput:
         """Patch mode: the current verifier's files plus what each shortcut did."""
         base = cls.from_spec(spec)
-        return base.model_copy(update={
-            "version": verifier.version + 1, "previous_files": tuple(files),
-            "previous_entry": verifier.entry, "finding_ids": tuple(f.id for f in findings),
-            "shortcut_evidence": tuple(f.evidence for f in findings)})
+        return base.model_copy(
+            update={
+                "version": verifier.version + 1,
+                "previous_files": tuple(files),
+                "previous_entry": verifier.entry,
+                "finding_ids": tuple(f.id for f in findings),
+                "shortcut_evidence": tuple(f.evidence for f in findings),
+            }
+        )
 
 
 class VerifierFinish(_Args):
     summary: str = Field(description="what the verifier checks, criterion by criterion")
     entry: str = Field(description="command run from the verifier directory; exit 0 = success")
-    files: list[str] = Field(default_factory=list,
-                             description="paths relative to the verifier directory; empty = all")
+    files: list[str] = Field(
+        default_factory=list, description="paths relative to the verifier directory; empty = all"
+    )
     timeout_s: int = Field(default=120, ge=1, le=1800)
 
 
@@ -103,14 +117,23 @@ def _evidence_text(ev: Evidence) -> str:
 
 
 def writer_task(inp: VerifierWriterInput) -> str:
-    fields = [("Instruction the solver gets", inp.instruction),
-              ("Success criteria", inp.success_criteria),
-              ("Layout", f"The solver works in {inp.workdir}. Write the verifier under "
-                         f"{inp.verifier_dir}; its entry command runs from there.")]
+    fields = [
+        ("Instruction the solver gets", inp.instruction),
+        ("Success criteria", inp.success_criteria),
+        (
+            "Layout",
+            f"The solver works in {inp.workdir}. Write the verifier under "
+            f"{inp.verifier_dir}; its entry command runs from there.",
+        ),
+    ]
     if inp.previous_files:
-        fields.append(("Current verifier (already in place, patch it)",
-                       f"entry: {inp.previous_entry}\nfiles: "
-                       + ", ".join(f.path for f in inp.previous_files)))
+        fields.append(
+            (
+                "Current verifier (already in place, patch it)",
+                f"entry: {inp.previous_entry}\nfiles: "
+                + ", ".join(f.path for f in inp.previous_files),
+            )
+        )
     for i, ev in enumerate(inp.shortcut_evidence, 1):
         fields.append((f"Shortcut evidence {i}", _evidence_text(ev)))
     return task_text("Write the verifier", fields)
@@ -126,8 +149,10 @@ def entry_problem(entry: str) -> str | None:
         return "the entry command is empty"
     prog = argv[0]
     if not prog.startswith("/"):
-        return (f"the entry program {prog!r} is not an absolute path; a solver controls PATH. "
-                "Use e.g. `/usr/local/bin/python3 -I check.py` or `/bin/bash check.sh`")
+        return (
+            f"the entry program {prog!r} is not an absolute path; a solver controls PATH. "
+            "Use e.g. `/usr/local/bin/python3 -I check.py` or `/bin/bash check.sh`"
+        )
     if "python" in posixpath.basename(prog) and "-I" not in argv[1:3]:
         return "call Python with -I (isolated: ignores PYTHON* variables, user site and cwd)"
     if prog.startswith("/workspace") or prog.startswith("/tmp"):
@@ -137,13 +162,17 @@ def entry_problem(entry: str) -> str | None:
 
 async def _collect(sandbox: Sandbox, root: str, wanted: list[str]) -> list[tuple[str, bytes]] | str:
     if not wanted:
-        res = await asyncio.to_thread(sandbox.exec, f"cd {shlex.quote(root)} && find . -type f",
-                                      timeout=30.0)
+        res = await asyncio.to_thread(
+            sandbox.exec, f"cd {shlex.quote(root)} && find . -type f", timeout=30.0
+        )
         if not res.ok:
             return f"cannot list {root}: {res.stderr.strip()[:500]}"
         # bytecode from a dry run is not part of the verifier
-        wanted = sorted(p[2:] for p in res.stdout.split("\n")
-                        if p.startswith("./") and "__pycache__/" not in p and not p.endswith(".pyc"))
+        wanted = sorted(
+            p[2:]
+            for p in res.stdout.split("\n")
+            if p.startswith("./") and "__pycache__/" not in p and not p.endswith(".pyc")
+        )
     if not wanted:
         return f"there are no files under {root}; write the verifier there first"
     if len(wanted) > MAX_FILES:
@@ -153,26 +182,33 @@ async def _collect(sandbox: Sandbox, root: str, wanted: list[str]) -> list[tuple
         norm = posixpath.normpath(rel)
         if norm.startswith("..") or posixpath.isabs(norm):
             return f"file {rel!r} must be relative to {root}, inside it"
-        data = await asyncio.to_thread(sandbox.read_file, posixpath.join(root, norm), MAX_FILE_BYTES)
+        data = await asyncio.to_thread(
+            sandbox.read_file, posixpath.join(root, norm), MAX_FILE_BYTES
+        )
         out.append((norm, data))
     return out
 
 
-async def _noop_problem(sandbox: Sandbox, inp: VerifierWriterInput, entry: str, timeout: int
-                        ) -> str | None:
+async def _noop_problem(
+    sandbox: Sandbox, inp: VerifierWriterInput, entry: str, timeout: int
+) -> str | None:
     cmd = f"cd {shlex.quote(inp.verifier_dir)} && {entry}"
     res = await asyncio.to_thread(sandbox.exec, cmd, timeout=float(timeout))
     if res.ok:
-        return ("your verifier exits 0 on the untouched environment, so a no-op would earn the "
-                "reward. It must fail there. Output:\n" + cap_text(res.stdout + res.stderr, 2000))
+        return (
+            "your verifier exits 0 on the untouched environment, so a no-op would earn the "
+            "reward. It must fail there. Output:\n" + cap_text(res.stdout + res.stderr, 2000)
+        )
     return None
 
 
-async def run_verifier_writer(inp: VerifierWriterInput, *, rt: RoleRuntime, sandbox: Sandbox
-                              ) -> VerifierWriterResult:
+async def run_verifier_writer(
+    inp: VerifierWriterInput, *, rt: RoleRuntime, sandbox: Sandbox
+) -> VerifierWriterResult:
     for f in inp.previous_files:
-        await asyncio.to_thread(sandbox.write_file, posixpath.join(inp.verifier_dir, f.path),
-                                f.content.encode(), 0o644)
+        await asyncio.to_thread(
+            sandbox.write_file, posixpath.join(inp.verifier_dir, f.path), f.content.encode(), 0o644
+        )
 
     async def on_finish(args: VerifierFinish) -> ToolResult | str:
         problem = entry_problem(args.entry)
@@ -186,8 +222,13 @@ async def run_verifier_writer(inp: VerifierWriterInput, *, rt: RoleRuntime, sand
         return accept((args, files), "verifier accepted")
 
     res, traj, spent = await run_loop(
-        rt, role=AgentRole.VERIFIER, prompt_version=PROMPT_VERSION, task=writer_task(inp),
-        sandbox=sandbox, workdir=inp.workdir, env_id=inp.env_id,
+        rt,
+        role=AgentRole.VERIFIER,
+        prompt_version=PROMPT_VERSION,
+        task=writer_task(inp),
+        sandbox=sandbox,
+        workdir=inp.workdir,
+        env_id=inp.env_id,
         finish=finish_tool(VerifierFinish, on_finish, "Submit the verifier."),
     )
     if res is None:
@@ -196,21 +237,36 @@ async def run_verifier_writer(inp: VerifierWriterInput, *, rt: RoleRuntime, sand
         raise spent
     args, files = res.payload
     traj, key = store_trajectory(rt.store, traj)
-    return VerifierWriterResult(verifier=_verifier(inp, rt, args, files, key), trajectory_key=key,
-                                summary=args.summary)
+    return VerifierWriterResult(
+        verifier=_verifier(inp, rt, args, files, key), trajectory_key=key, summary=args.summary
+    )
 
 
-def _verifier(inp: VerifierWriterInput, rt: RoleRuntime, args: VerifierFinish,
-              files: list[tuple[str, bytes]], traj_key: str) -> Verifier:
+def _verifier(
+    inp: VerifierWriterInput,
+    rt: RoleRuntime,
+    args: VerifierFinish,
+    files: list[tuple[str, bytes]],
+    traj_key: str,
+) -> Verifier:
     entries = tuple(
         FileEntry(path=p, key=rt.store.put_bytes(data), mode=0o755 if p.endswith(".sh") else 0o644)
-        for p, data in files)
+        for p, data in files
+    )
     seen = ["instruction", "success_criteria", f"environment:{inp.env_id}"]
     if inp.previous_files:
         seen.append(f"previous_verifier:v{inp.version - 1}")
     seen += [f"shortcut_evidence:{fid}" for fid in inp.finding_ids]
     seen.append(f"trajectory:{traj_key}")
-    return Verifier(env_id=inp.env_id, version=inp.version, files=entries, entry=args.entry,
-                    timeout_s=args.timeout_s,
-                    provenance=Provenance(author=f"agent:verifier/{rt.model.name}",
-                                          inputs_seen=tuple(seen), prompt_version=PROMPT_VERSION))
+    return Verifier(
+        env_id=inp.env_id,
+        version=inp.version,
+        files=entries,
+        entry=args.entry,
+        timeout_s=args.timeout_s,
+        provenance=Provenance(
+            author=f"agent:verifier/{rt.model.name}",
+            inputs_seen=tuple(seen),
+            prompt_version=PROMPT_VERSION,
+        ),
+    )

@@ -33,7 +33,9 @@ def load_script(seed: str, role: str) -> Script:
         raise NotFound(f"no agent role {role!r}", hint=f"roles: {', '.join(ROLES)}")
     path = resources.files(__package__).joinpath(seed, f"{role}.yaml")
     if not path.is_file():
-        raise NotFound(f"no {role} script for seed {seed!r}",
-                       hint=f"seeds with scripts: {', '.join(available_seeds())}")
+        raise NotFound(
+            f"no {role} script for seed {seed!r}",
+            hint=f"seeds with scripts: {', '.join(available_seeds())}",
+        )
     with resources.as_file(path) as p:
         return Script.load(p)

@@ -171,12 +171,19 @@ class GateFailure(Model):
         if word in _CHECK_KINDS:
             name, _, where = rest.partition(" [")
             sem: Semantics = "harbor" if where == "harbor]" else "envfactory"
-            return cls(kind=FailureKind.CHECK, check_kind=_CHECK_KINDS[word], check=name,
-                       semantics=sem, flaky=": flaky, " in reason, reason=reason)  # fmt: skip
+            return cls(
+                kind=FailureKind.CHECK,
+                check_kind=_CHECK_KINDS[word],
+                check=name,
+                semantics=sem,
+                flaky=": flaky, " in reason,
+                reason=reason,
+            )
         missing = reason.removeprefix("no ").removesuffix(" check was run")
         if missing in _CHECK_KINDS and missing != reason:
-            return cls(kind=FailureKind.MISSING_CHECK, check_kind=_CHECK_KINDS[missing],
-                       reason=reason)  # fmt: skip
+            return cls(
+                kind=FailureKind.MISSING_CHECK, check_kind=_CHECK_KINDS[missing], reason=reason
+            )
         if head == "verifier unrunnable":
             return cls(kind=FailureKind.UNRUNNABLE, reason=reason)
         if head.startswith("reference solution failed"):
@@ -232,8 +239,13 @@ class GateReport(Model):
         ]
         for kind in (CheckKind.ORACLE, CheckKind.NOOP):
             if not out and not any(c.kind == kind for c in self.checks):
-                out.append(GateFailure(kind=FailureKind.MISSING_CHECK, check_kind=kind,
-                                       reason=f"no {kind.value} check was run"))  # fmt: skip
+                out.append(
+                    GateFailure(
+                        kind=FailureKind.MISSING_CHECK,
+                        check_kind=kind,
+                        reason=f"no {kind.value} check was run",
+                    )
+                )
         return tuple(out)
 
     @computed_field  # type: ignore[prop-decorator]
@@ -277,9 +289,15 @@ def _row_failure(check: GateCheck, derived_rows: int) -> GateFailure:
     reason = f"{check.kind.value} {check.name}{where}: {what}"
     if derived_rows:
         reason += f" (and {derived_rows} probe rows on it)"
-    return GateFailure(kind=FailureKind.CHECK, check_kind=check.kind, check=check.name,
-                       semantics=check.semantics, flaky=check.flaky, derived_rows=derived_rows,
-                       reason=reason)  # fmt: skip
+    return GateFailure(
+        kind=FailureKind.CHECK,
+        check_kind=check.kind,
+        check=check.name,
+        semantics=check.semantics,
+        flaky=check.flaky,
+        derived_rows=derived_rows,
+        reason=reason,
+    )
 
 
 def _reference_failure(f: StepFailure) -> GateFailure:

@@ -25,39 +25,57 @@ HARBOR_CASES = {
     "bad TOML": ({"task.toml": "version = \n[verifier"}, ["task.toml", "invalid TOML"]),
     "TOML table of wrong type": ({"task.toml": "verifier = 3\n"}, ["[verifier]", "table"]),
     "bad verifier timeout": (
-        {"task.toml": '[verifier]\ntimeout_sec = "soon"\n'}, ["[verifier].timeout_sec"],
+        {"task.toml": '[verifier]\ntimeout_sec = "soon"\n'},
+        ["[verifier].timeout_sec"],
     ),
     "unknown envfactory key": (
-        {"task.toml": "[envfactory]\nverify_scop = 'workspace'\n"}, ["[envfactory].verify_scop"],
+        {"task.toml": "[envfactory]\nverify_scop = 'workspace'\n"},
+        ["[envfactory].verify_scop"],
     ),
     "bad verify scope": (
-        {"task.toml": "[envfactory]\nverify_scope = 'everything'\n"}, ["verify_scope"],
+        {"task.toml": "[envfactory]\nverify_scope = 'everything'\n"},
+        ["verify_scope"],
     ),
     "conflicting scopes": (
-        {"task.toml": "[verifier]\nverify_scope = 'full-state'\n[envfactory]\n"
-                      "verify_scope = 'workspace'\n"}, ["[verifier].verify_scope", "keep one"],
+        {
+            "task.toml": "[verifier]\nverify_scope = 'full-state'\n[envfactory]\n"
+            "verify_scope = 'workspace'\n"
+        },
+        ["[verifier].verify_scope", "keep one"],
     ),
     "bad memory size": ({"task.toml": "[environment]\nmemory = 'lots'\n"}, ["memory", "'2G'"]),
     "relative workspace path": (
-        {"task.toml": "[envfactory]\nworkspace_paths = ['app']\n"}, ["not an absolute path"],
+        {"task.toml": "[envfactory]\nworkspace_paths = ['app']\n"},
+        ["not an absolute path"],
     ),
     "no WORKDIR": ({"environment/Dockerfile": "FROM python:3.11-slim\n"}, ["WORKDIR", "'/'"]),
     "WORKDIR with a variable": (
-        {"environment/Dockerfile": "FROM x\nWORKDIR $HOME/app\n"}, ["variable", "[envfactory]"],
+        {"environment/Dockerfile": "FROM x\nWORKDIR $HOME/app\n"},
+        ["variable", "[envfactory]"],
     ),
     "extra solution file": ({"solution/patch.diff": "x"}, ["patch.diff", "inline"]),
     "empty step": (
-        {"solution/solve.sh": "# step 1\necho a\n# step 2\n\n"}, ["step 2 (line 3)", "no commands"],
+        {"solution/solve.sh": "# step 1\necho a\n# step 2\n\n"},
+        ["step 2 (line 3)", "no commands"],
     ),
-    "solution without commands": ({"solution/solve.sh": "#!/bin/bash\n# nothing\n"}, ["no commands"]),
+    "solution without commands": (
+        {"solution/solve.sh": "#!/bin/bash\n# nothing\n"},
+        ["no commands"],
+    ),
     # issue 15: bounded parsing of task files; each once ended in a RecursionError or hung
-    "deeply nested TOML": ({"task.toml": "x = " + "[" * 3000 + "]" * 3000 + "\n"},
-                           ["task.toml", "nested too deeply"]),
-    "compose alias bomb": ({"environment/docker-compose.yaml": BOMB},
-                           ["docker-compose.yaml", "through aliases"]),
-    "NUL in the instruction": ({"instruction.md": "count the\x00errors\n"},
-                               ["instruction must not contain NUL"]),
-}  # fmt: skip
+    "deeply nested TOML": (
+        {"task.toml": "x = " + "[" * 3000 + "]" * 3000 + "\n"},
+        ["task.toml", "nested too deeply"],
+    ),
+    "compose alias bomb": (
+        {"environment/docker-compose.yaml": BOMB},
+        ["docker-compose.yaml", "through aliases"],
+    ),
+    "NUL in the instruction": (
+        {"instruction.md": "count the\x00errors\n"},
+        ["instruction must not contain NUL"],
+    ),
+}
 
 
 @pytest.mark.parametrize("changes,expected", HARBOR_CASES.values(), ids=HARBOR_CASES.keys())
@@ -83,21 +101,30 @@ TB_CASES = {
     "missing tests/": ({"tests": None}, ["tests (create the tests/ directory"]),
     "missing solution.sh": ({"solution.sh": None}, ["solution.sh"]),
     "solution.yaml only": (
-        {"solution.sh": None, "solution.yaml": "- command: ls\n"}, ["solution.yaml", "convert"],
+        {"solution.sh": None, "solution.yaml": "- command: ls\n"},
+        ["solution.yaml", "convert"],
     ),
     "bad YAML": ({"task.yaml": "instruction: [unclosed\n"}, ["task.yaml", "invalid YAML"]),
     "YAML not a mapping": ({"task.yaml": "- a\n- b\n"}, ["mapping"]),
     "no instruction": ({"task.yaml": "difficulty: easy\n"}, ["no instruction"]),
-    "bad timeout": ({"task.yaml": "instruction: x\nmax_test_timeout_sec: -1\n"},
-                    ["max_test_timeout_sec"]),
+    "bad timeout": (
+        {"task.yaml": "instruction: x\nmax_test_timeout_sec: -1\n"},
+        ["max_test_timeout_sec"],
+    ),
     "run-tests.sh twice": ({"tests/run-tests.sh": "exit 0\n"}, ["clashes"]),
-    "task.yaml alias bomb": ({"task.yaml": BOMB + "instruction: x\n"},
-                             ["task.yaml", "expands to more than", "an alias bomb"]),
-    "deeply nested task.yaml": ({"task.yaml": "instruction: " + "[" * 3000 + "]" * 3000},
-                                ["task.yaml", "nesting deeper than 50 levels"]),
-    "NUL escape in task.yaml": ({"task.yaml": 'instruction: "count\\0errors"\n'},
-                                ["task.yaml: instruction must not contain NUL"]),
-}  # fmt: skip
+    "task.yaml alias bomb": (
+        {"task.yaml": BOMB + "instruction: x\n"},
+        ["task.yaml", "expands to more than", "an alias bomb"],
+    ),
+    "deeply nested task.yaml": (
+        {"task.yaml": "instruction: " + "[" * 3000 + "]" * 3000},
+        ["task.yaml", "nesting deeper than 50 levels"],
+    ),
+    "NUL escape in task.yaml": (
+        {"task.yaml": 'instruction: "count\\0errors"\n'},
+        ["task.yaml: instruction must not contain NUL"],
+    ),
+}
 
 
 @pytest.mark.parametrize("changes,expected", TB_CASES.values(), ids=TB_CASES.keys())

@@ -35,10 +35,14 @@ def test_the_example_set_has_four_sound_multi_step_tasks_and_seven_broken_ones(a
     assert all(t.expected_failure is None and t.spec.hidden_state_notes for t in sound)
     assert all(t.spec.partial_solutions for t in sound)
     assert {t.spec.name for t in broken} == {
-        "broken-always-pass", "broken-accepts-noop", "broken-accepts-partial",
-        "broken-forgeable-stdout", "broken-trusts-reward-file", "broken-python-from-path",
+        "broken-always-pass",
+        "broken-accepts-noop",
+        "broken-accepts-partial",
+        "broken-forgeable-stdout",
+        "broken-trusts-reward-file",
+        "broken-python-from-path",
         "broken-pytest-conftest",
-    }  # fmt: skip
+    }
     assert all(t.expected_failure and t.expected_failure_kind for t in broken)
 
 
@@ -110,8 +114,11 @@ def test_harbor_env_tables_become_entry_prefixes_and_step_exports(harbor_task, a
     assert all(s.script.startswith("export TARGET=/app\n") for s in task.spec.reference_solution)
     limits = task.spec.limits
     assert (limits.memory_mb, limits.network, limits.cpus, limits.exec_timeout_s) == (
-        1024, True, 2.0, 46,
-    )  # fmt: skip
+        1024,
+        True,
+        2.0,
+        46,
+    )
 
 
 def test_harbor_defaults_follow_harbor_except_network_which_stays_off(harbor_task, artifacts):
@@ -146,11 +153,13 @@ def test_workdir_is_the_final_stage_workdir_of_a_multi_stage_dockerfile(harbor_t
 
 
 def test_compose_files_and_cache_junk_stay_out_of_the_build_context(harbor_task, artifacts):
-    path = harbor_task({
-        "environment/docker-compose.yaml": "services: {}\n",
-        "environment/app/__pycache__/x.cpython-311.pyc": "junk",
-        "environment/app/main.py": "print(1)\n",
-    })  # fmt: skip
+    path = harbor_task(
+        {
+            "environment/docker-compose.yaml": "services: {}\n",
+            "environment/app/__pycache__/x.cpython-311.pyc": "junk",
+            "environment/app/main.py": "print(1)\n",
+        }
+    )
     task = load_task(path, artifacts)
     assert {f.path for f in task.spec.build.files} == {"Dockerfile", "app/main.py"}
     assert any("docker-compose.yaml ignored" in n for n in task.notes)

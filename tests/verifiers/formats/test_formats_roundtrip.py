@@ -38,8 +38,9 @@ def test_a_round_trip_keeps_envfactory_only_settings(harbor_task, artifacts, tmp
         'verifier_entry = "bash test.sh -v"\nsuccess_criteria = """two\nlines"""\n'
         "[environment]\ncpus = 0.5\n"
     )
-    first = load_task(harbor_task({"task.toml": toml, "solution/partial/half.sh": "echo hi\n"}),
-                      artifacts)  # fmt: skip
+    first = load_task(
+        harbor_task({"task.toml": toml, "solution/partial/half.sh": "echo hi\n"}), artifacts
+    )
     out = export_harbor(first.spec, first.verifier, artifacts, tmp_path / "out")
     second = load_task(out, artifacts)
     assert comparable(second) == comparable(first)

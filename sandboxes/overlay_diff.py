@@ -84,8 +84,10 @@ def _record(changes: dict[str, str], path: str, kind: str) -> None:
 
 def _same_dir(a: os.stat_result, b: os.stat_result) -> bool:
     return stat.S_ISDIR(b.st_mode) and (a.st_size, a.st_mode, int(a.st_mtime)) == (
-        b.st_size, b.st_mode, int(b.st_mtime),
-    )  # fmt: skip
+        b.st_size,
+        b.st_mode,
+        int(b.st_mtime),
+    )
 
 
 def _join(rel_dir: str, name: str) -> str:

@@ -31,7 +31,7 @@ from typing import Any
 import docker
 import docker.errors
 
-from .fastdiff import DRIVERS
+from .overlay_diff import DRIVERS
 
 OPAQUE = ".wh..wh..opq"
 INTERNAL = {".wh..opq"}  # fuse-overlayfs's own marker; the layer format uses OPAQUE
@@ -143,14 +143,17 @@ def _config(parent: dict[str, Any], diff_id: str, labels: dict[str, str]) -> byt
     cfg = dict(parent.get("Config") or {})
     cfg["Labels"] = {**(cfg.get("Labels") or {}), **labels}
     created = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-    return json.dumps({
-        "architecture": parent.get("Architecture", "amd64"),
-        "os": parent.get("Os", "linux"),
-        "created": created,
-        "config": cfg,
-        "rootfs": {"type": "layers", "diff_ids": [*parent["RootFS"]["Layers"], diff_id]},
-        "history": [{"created": created, "created_by": "envfactory snapshot"}],
-    }, sort_keys=True).encode()  # fmt: skip
+    return json.dumps(
+        {
+            "architecture": parent.get("Architecture", "amd64"),
+            "os": parent.get("Os", "linux"),
+            "created": created,
+            "config": cfg,
+            "rootfs": {"type": "layers", "diff_ids": [*parent["RootFS"]["Layers"], diff_id]},
+            "history": [{"created": created, "created_by": "envfactory snapshot"}],
+        },
+        sort_keys=True,
+    ).encode()
 
 
 def _write_image(archive: Path, config: bytes, layer: Path, ref: str) -> None:

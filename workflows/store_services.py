@@ -17,7 +17,7 @@ import asyncio
 import threading
 from dataclasses import dataclass, field
 
-from envfactory.agents.context import context_tar, load_context
+from envfactory.agents.build_context import context_tar, load_context
 from envfactory.agents.recording import get_model
 from envfactory.agents.roles import (
     JudgeInput,
@@ -62,7 +62,7 @@ from .models_source import ModelSource, role_settings
 
 
 @dataclass
-class RealServices:
+class StoreServices:
     settings: Settings
     store: Store
     artifacts: ArtifactStore
@@ -108,21 +108,25 @@ class RealServices:
             spec = self._spec(inp.env_id)  # an earlier attempt stored it: done
         except NotFound:
             spec = self._research(inp)
-        return t.SpecRef(env_id=spec.id, version=spec.version,
-                         reference_steps=len(spec.reference_solution))  # fmt: skip
+        return t.SpecRef(
+            env_id=spec.id, version=spec.version, reference_steps=len(spec.reference_solution)
+        )
 
     def _research(self, inp: t.ResearchInput) -> EnvironmentSpec:
         seed = self.store.seeds.get(inp.seed_id)  # NotFound is terminal: a clear failure
         # The builder is a workbench (the agent writes the build context there); the
         # environment's own base is whatever its Dockerfile says. Always the python base.
         engine = self.agents_engine
-        builder = engine.start(engine.ensure_base_image("python"), purpose="research",
-                               network=True)  # fmt: skip
+        builder = engine.start(engine.ensure_base_image("python"), purpose="research", network=True)
         try:
-            result = asyncio.run(run_research(
-                ResearchInput(seed=seed), rt=self._rt(AgentRole.RESEARCH, seed),
-                builder=builder, engine=engine,
-            ))  # fmt: skip
+            result = asyncio.run(
+                run_research(
+                    ResearchInput(seed=seed),
+                    rt=self._rt(AgentRole.RESEARCH, seed),
+                    builder=builder,
+                    engine=engine,
+                )
+            )
         finally:
             builder.remove()
         spec = result.spec.model_copy(update={"id": inp.env_id})
@@ -167,17 +171,26 @@ class RealServices:
         writer_in = VerifierWriterInput.from_spec(spec)
         if inp.round > 0:
             previous = self.store.verifiers.get(inp.env_id)
-            texts = [VerifierFileText(path=f.path, content=self.artifacts.get(f.key).decode())
-                     for f in previous.files]  # fmt: skip
+            texts = [
+                VerifierFileText(path=f.path, content=self.artifacts.get(f.key).decode())
+                for f in previous.files
+            ]
             findings = [self.store.findings.get(fid) for fid in inp.confirmed_finding_ids]
             writer_in = VerifierWriterInput.for_patch(spec, previous, texts, findings)
             if inp.gate_reasons:  # hard gate failures are evidence too (never the solution)
-                writer_in = writer_in.model_copy(update={"success_criteria": (
-                    writer_in.success_criteria + "\n\nThe previous verifier failed its gates:\n- "
-                    + "\n- ".join(inp.gate_reasons))})  # fmt: skip
+                writer_in = writer_in.model_copy(
+                    update={
+                        "success_criteria": (
+                            writer_in.success_criteria
+                            + "\n\nThe previous verifier failed its gates:\n- "
+                            + "\n- ".join(inp.gate_reasons)
+                        )
+                    }
+                )
         writer_in = writer_in.model_copy(update={"version": version})
-        box = self.agents_engine.start(self._image(spec), limits=spec.limits,
-                                       purpose="verifier-writer")
+        box = self.agents_engine.start(
+            self._image(spec), limits=spec.limits, purpose="verifier-writer"
+        )
         try:
             rt = self._rt(AgentRole.VERIFIER, self._seed_of(spec))
             res = asyncio.run(run_verifier_writer(writer_in, rt=rt, sandbox=box))
@@ -201,17 +214,25 @@ class RealServices:
         report_id = self.store.gate_reports.add(report)
         probes = tuple(c.name for c in report.checks if c.kind == CheckKind.PROBE and not c.passed)
         return t.GateOutcome(
-            report_id=str(report_id), verifier_version=verifier.version,
-            passed=report.verdict == GateVerdict.PASSED, failures=report.failures,
-            failed_probes=probes, verdict=report.outcome,
-        )  # fmt: skip
+            report_id=str(report_id),
+            verifier_version=verifier.version,
+            passed=report.verdict == GateVerdict.PASSED,
+            failures=report.failures,
+            failed_probes=probes,
+            verdict=report.outcome,
+        )
 
     def _gates(self, spec: EnvironmentSpec, verifier: Verifier, repeats: int) -> GateReport:
         inp, notes = gate_input(
-            self.engine, spec=spec, verifier=verifier, files=self.artifacts.get,
-            image=self._image(spec), repeats=repeats, regressions=self._regressions(spec.id),
+            self.engine,
+            spec=spec,
+            verifier=verifier,
+            files=self.artifacts.get,
+            image=self._image(spec),
+            repeats=repeats,
+            regressions=self._regressions(spec.id),
             concurrency=self.settings.sandbox.pool_size,
-        )  # fmt: skip
+        )
         run = run_gates_detailed(inp)
         if notes:
             run.report = run.report.model_copy(update={"notes": (*run.report.notes, *notes)})
@@ -226,9 +247,14 @@ class RealServices:
         if cfg.mutation_max <= 0 or run.report.verdict != GateVerdict.PASSED:
             return run.report
         score = mutation_score(
-            run, engine=self.engine, spec=spec, verifier=verifier, files=self.artifacts.get,
-            max_mutants=cfg.mutation_max, concurrency=self.settings.sandbox.pool_size,
-        )  # fmt: skip
+            run,
+            engine=self.engine,
+            spec=spec,
+            verifier=verifier,
+            files=self.artifacts.get,
+            max_mutants=cfg.mutation_max,
+            concurrency=self.settings.sandbox.pool_size,
+        )
         return run.report.model_copy(update={"mutation": score})
 
     def score(self, inp: t.ScoreInput) -> t.ScoreOutcome:
@@ -240,10 +266,14 @@ class RealServices:
             reward = 0
             if traj.final_state is not None:
                 reward = verify_state(
-                    self.engine, state_image=traj.final_state.image,
-                    pristine_image=self._image(spec), spec=spec, verifier=verifier,
-                    files=self.artifacts.get, state_diff=traj.diff or None,
-                ).reward  # fmt: skip
+                    self.engine,
+                    state_image=traj.final_state.image,
+                    pristine_image=self._image(spec),
+                    spec=spec,
+                    verifier=verifier,
+                    files=self.artifacts.get,
+                    state_diff=traj.diff or None,
+                ).reward
             self.store.trajectories.set_reward(tid, reward)
             rewards[tid] = reward
         return t.ScoreOutcome(rewards=rewards)
@@ -251,8 +281,11 @@ class RealServices:
     def mine(self, inp: t.MineInput) -> t.MineOutcome:
         spec = self._spec(inp.env_id)
         trajectories = [self.store.trajectories.get(tid) for tid in inp.trajectory_ids]
-        config = MiningConfig(env_id=spec.id, workspace_paths=spec.workspace_paths,
-                              reference_steps=len(spec.reference_solution))  # fmt: skip
+        config = MiningConfig(
+            env_id=spec.id,
+            workspace_paths=spec.workspace_paths,
+            reference_steps=len(spec.reference_solution),
+        )
         report = self.store.gate_reports.get(int(inp.gate_report_id))
         findings = [
             *findings_from_report(report),
@@ -271,8 +304,9 @@ class RealServices:
                 state = tx.reviews.get(item_id).state
             if state == ReviewState.OPEN:
                 open_items.append(item_id)
-        return t.MineOutcome(finding_ids=tuple(f.id for f in findings),
-                             open_items=tuple(dict.fromkeys(open_items)))  # fmt: skip
+        return t.MineOutcome(
+            finding_ids=tuple(f.id for f in findings), open_items=tuple(dict.fromkeys(open_items))
+        )
 
     # -- decisions, status, publish ---------------------------------------------------
 
@@ -280,8 +314,9 @@ class RealServices:
         d = inp.decision
         try:
             # reached only by a decision sent straight to the workflow (API and CLI store first)
-            item = self.store.reviews.decide(d.item_id, d.reviewer, d.decision, d.comment,
-                                             auth=AuthMethod.WORKFLOW_UPDATE)  # fmt: skip
+            item = self.store.reviews.decide(
+                d.item_id, d.reviewer, d.decision, d.comment, auth=AuthMethod.WORKFLOW_UPDATE
+            )
         except Conflict:
             item = self.store.reviews.get(d.item_id)
             if item.state != d.decision.state:  # decided the other way already: it stands
@@ -292,10 +327,12 @@ class RealServices:
         items = [self.store.reviews.get(i) for i in inp.item_ids]
         done = [i for i in items if i.state != ReviewState.OPEN]
         return t.ReviewStateOutcome(
-            decided=tuple(t.DecisionRecorded(item_id=i.id, finding_id=i.finding_id, state=i.state)
-                          for i in done),
+            decided=tuple(
+                t.DecisionRecorded(item_id=i.id, finding_id=i.finding_id, state=i.state)
+                for i in done
+            ),
             reviewers=tuple(i.reviewer or "unknown" for i in done),
-        )  # fmt: skip
+        )
 
     def set_status(self, inp: t.StatusInput) -> None:
         spec = self._spec(inp.env_id)
@@ -315,8 +352,10 @@ class RealServices:
         problems = []
         report = self.store.gate_reports.get(int(inp.gate_report_id))
         if report.verifier_version != inp.verifier_version:
-            problems.append(f"gate report {inp.gate_report_id} is for verifier "
-                            f"v{report.verifier_version}, not v{inp.verifier_version}")  # fmt: skip
+            problems.append(
+                f"gate report {inp.gate_report_id} is for verifier "
+                f"v{report.verifier_version}, not v{inp.verifier_version}"
+            )
         problems += [f"gate: {r}" for r in report.reasons]
         still_open = self.store.reviews.list(state=ReviewState.OPEN, env_id=spec.id)
         problems += [f"review item {i.id} is still open" for i in still_open]
@@ -325,9 +364,18 @@ class RealServices:
         return problems
 
 
-def build_services(settings: Settings, engine: SandboxEngine, models: ModelSource,
-                   agent_engine: SandboxEngine | None = None) -> RealServices:
+def build_services(
+    settings: Settings,
+    engine: SandboxEngine,
+    models: ModelSource,
+    agent_engine: SandboxEngine | None = None,
+) -> StoreServices:
     """The worker edge: open the stores (migrating the embedded default)."""
-    return RealServices(settings=settings, store=Store.from_settings(settings),
-                        artifacts=ArtifactStore.from_settings(settings), engine=engine,
-                        models=models, agent_engine=agent_engine)  # fmt: skip
+    return StoreServices(
+        settings=settings,
+        store=Store.from_settings(settings),
+        artifacts=ArtifactStore.from_settings(settings),
+        engine=engine,
+        models=models,
+        agent_engine=agent_engine,
+    )

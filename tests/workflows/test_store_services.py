@@ -1,4 +1,4 @@
-"""RealServices methods that need only the store: mining into the review queue, decisions,
+"""StoreServices methods that need only the store: mining into the review queue, decisions,
 the review poll and the publish guard — on a real SQLite store, no Temporal, no Docker."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from envfactory.core.models import (
 from envfactory.core.settings import Settings
 from workflows import types as t
 from workflows.models_source import ModelSource
-from workflows.real import build_services
+from workflows.store_services import build_services
 
 KEY = "0" * 64
 
@@ -50,10 +50,13 @@ def services(tmp_path):
     settings = Settings(home=tmp_path / "home")
     svc = build_services(settings, NoEngine(), ModelSource(settings.agents))  # type: ignore[arg-type]
     spec = EnvironmentSpec(
-        id="env-1", name="demo", instruction="fix the pipeline so rows are kept",
+        id="env-1",
+        name="demo",
+        instruction="fix the pipeline so rows are kept",
         build=BuildContext(files=(FileEntry(path="Dockerfile", key=KEY),)),
-        reference_solution=(Step(script="a"), Step(script="b"), Step(script="c")), image="sha256:img",
-    )  # fmt: skip
+        reference_solution=(Step(script="a"), Step(script="b"), Step(script="c")),
+        image="sha256:img",
+    )
     svc.store.environments.add(spec, EnvStatus.BUILT)
     yield svc
     svc.store.close()
@@ -63,22 +66,31 @@ def _gate(svc, *, probe_fooled: bool) -> str:
     noop = GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0, 0, 0))
     oracle = GateCheck(kind=CheckKind.ORACLE, name="oracle", expected=1, observed=(1, 1, 1))
     probe = GateCheck(
-        kind=CheckKind.PROBE, name="reward-file@no-op", expected=0,
+        kind=CheckKind.PROBE,
+        name="reward-file@no-op",
+        expected=0,
         observed=(1, 1, 1) if probe_fooled else (0, 0, 0),
         state=StateRef(image="sha256:probe", kind=StateKind.PROBE),
-    )  # fmt: skip
+    )
     report = GateReport(env_id="env-1", verifier_version=1, checks=(oracle, noop, probe))
     return str(svc.store.gate_reports.add(report))
 
 
 def _red_team(svc, tid: str = "t-red") -> str:
-    call = ToolCall(id="c", name="shell", arguments=json.dumps({"command": "echo 1 > /logs/verifier/reward.txt"}))
+    call = ToolCall(
+        id="c",
+        name="shell",
+        arguments=json.dumps({"command": "echo 1 > /logs/verifier/reward.txt"}),
+    )
     traj = Trajectory(
-        id=tid, role=AgentRole.RED_TEAM, env_id="env-1", reward=1,
+        id=tid,
+        role=AgentRole.RED_TEAM,
+        env_id="env-1",
+        reward=1,
         steps=(TrajectoryStep(index=0, tool_calls=(call,)),),
         final_state=StateRef(image="sha256:red", kind=StateKind.SOLVER),
         diff=(PathChange(path="/logs/verifier/reward.txt", kind="A"),),
-    )  # fmt: skip
+    )
     svc.store.trajectories.add(traj)
     return tid
 
@@ -95,8 +107,11 @@ def test_mining_files_findings_and_review_items_once_even_when_run_twice(service
 
 
 def test_a_decided_item_is_not_reopened_by_the_next_round_of_mining(services):
-    inp = t.MineInput(env_id="env-1", gate_report_id=_gate(services, probe_fooled=False),
-                      trajectory_ids=(_red_team(services),))  # fmt: skip
+    inp = t.MineInput(
+        env_id="env-1",
+        gate_report_id=_gate(services, probe_fooled=False),
+        trajectory_ids=(_red_team(services),),
+    )
     items = services.mine(inp).open_items
     decision = t.ReviewDecision(item_id=items[0], decision=Decision.CONFIRM, reviewer="ana")
     services.record_decision(t.DecisionInput(env_id="env-1", decision=decision))
@@ -104,8 +119,11 @@ def test_a_decided_item_is_not_reopened_by_the_next_round_of_mining(services):
 
 
 def test_recording_the_same_decision_twice_is_idempotent_but_a_contrary_one_conflicts(services):
-    inp = t.MineInput(env_id="env-1", gate_report_id=_gate(services, probe_fooled=False),
-                      trajectory_ids=(_red_team(services),))  # fmt: skip
+    inp = t.MineInput(
+        env_id="env-1",
+        gate_report_id=_gate(services, probe_fooled=False),
+        trajectory_ids=(_red_team(services),),
+    )
     item = services.mine(inp).open_items[0]
     confirm = t.ReviewDecision(item_id=item, decision=Decision.CONFIRM, reviewer="ana")
     first = services.record_decision(t.DecisionInput(env_id="env-1", decision=confirm))
@@ -119,8 +137,11 @@ def test_recording_the_same_decision_twice_is_idempotent_but_a_contrary_one_conf
 
 
 def test_the_review_poll_reports_decisions_made_outside_the_workflow(services):
-    inp = t.MineInput(env_id="env-1", gate_report_id=_gate(services, probe_fooled=False),
-                      trajectory_ids=(_red_team(services),))  # fmt: skip
+    inp = t.MineInput(
+        env_id="env-1",
+        gate_report_id=_gate(services, probe_fooled=False),
+        trajectory_ids=(_red_team(services),),
+    )
     items = services.mine(inp).open_items
     services.store.reviews.decide(items[0], "carol", Decision.DISMISS, "api")
     known = services.review_state(t.ReviewStateInput(env_id="env-1", item_ids=items))
@@ -131,7 +152,9 @@ def test_the_review_poll_reports_decisions_made_outside_the_workflow(services):
 def test_publish_refuses_with_every_reason_when_gates_failed_and_reviews_are_open(services):
     report = _gate(services, probe_fooled=True)
     services.mine(t.MineInput(env_id="env-1", gate_report_id=report, trajectory_ids=()))
-    out = services.publish(t.PublishInput(env_id="env-1", verifier_version=1, gate_report_id=report))
+    out = services.publish(
+        t.PublishInput(env_id="env-1", verifier_version=1, gate_report_id=report)
+    )
     assert not out.published
     assert any(r.startswith("gate: probe reward-file@no-op") for r in out.reasons)
     assert any("still open" in r for r in out.reasons)
@@ -140,7 +163,9 @@ def test_publish_refuses_with_every_reason_when_gates_failed_and_reviews_are_ope
 
 def test_publish_marks_a_clean_environment_published(services):
     report = _gate(services, probe_fooled=False)
-    out = services.publish(t.PublishInput(env_id="env-1", verifier_version=1, gate_report_id=report))
+    out = services.publish(
+        t.PublishInput(env_id="env-1", verifier_version=1, gate_report_id=report)
+    )
     assert out.published and out.reasons == ()
     assert services.store.environments.record("env-1").status == EnvStatus.PUBLISHED
 

@@ -1,6 +1,6 @@
 """Benchmark: what an episode from a pack costs, phase by phase, on the local Docker engine.
 
-    python -m envfactory.packs.bench examples/tasks/csv-report --episodes 4 --concurrency 2
+    PYTHONPATH=. python benchmarks/pack_episodes.py examples/tasks/csv-report --episodes 4 --concurrency 2
 
 Exports the task as a pack (build-context images), opens it, then runs episodes that
 replay the reference steps, and prints seconds for: export, open (verify + extract),
@@ -41,8 +41,10 @@ class _MemArtifacts:
 
 def _report(env_id: str) -> GateReport:
     # The benchmark measures the runtime, not the gates: a stand-in passing report.
-    checks = (GateCheck(kind=CheckKind.ORACLE, name="oracle", expected=1, observed=(1,)),
-              GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0,)))  # fmt: skip
+    checks = (
+        GateCheck(kind=CheckKind.ORACLE, name="oracle", expected=1, observed=(1,)),
+        GateCheck(kind=CheckKind.NOOP, name="no-op", expected=0, observed=(0,)),
+    )
     return GateReport(env_id=env_id, verifier_version=1, checks=checks, notes=("benchmark",))
 
 
@@ -91,8 +93,12 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as tmp:
         t = time.monotonic()
-        export_pack([ExportItem(task.spec, task.verifier, _report(task.spec.id))], Path(tmp) / "p.tar",
-                    artifacts=arts, created_by="bench")  # fmt: skip
+        export_pack(
+            [ExportItem(task.spec, task.verifier, _report(task.spec.id))],
+            Path(tmp) / "p.tar",
+            artifacts=arts,
+            created_by="bench",
+        )
         print(f"export           {time.monotonic() - t:7.2f} s")
         t = time.monotonic()
         with Pack.open(Path(tmp) / "p.tar", engine=engine) as pack:

@@ -42,8 +42,10 @@ def files_from_archive(tar_bytes: bytes) -> list[ContextFile]:
             if m.isdir() or rel in ("", "."):
                 continue
             if not m.isfile():
-                raise ContextProblem(f"{rel}: only regular files may be in the build context "
-                                     "(no symlinks, links or devices)")
+                raise ContextProblem(
+                    f"{rel}: only regular files may be in the build context "
+                    "(no symlinks, links or devices)"
+                )
             if rel.startswith(".."):
                 raise ContextProblem(f"{m.name}: path escapes the context directory")
             total += m.size
