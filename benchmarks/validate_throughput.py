@@ -2,7 +2,13 @@
 
     python -m benchmarks.validate_throughput [--tasks DIR ...] [--repeats 3]
         [--concurrency 4] [--standby 4] [--harbor PATH] [--harbor-trials 8]
-        [--flaky-runs 8]
+        [--flaky-runs 8] [--first-battery]
+
+With `--first-battery`, a third mode gates the same tasks with the battery the gates had
+when the integrity issue was filed (the 12 first probes, every row `repeats` times, no
+traced, oracle-derived or left-out-step states, no harbor rows): the ratio of today's
+seconds per task to that mode's is what the probes added since cost, measured side by
+side under the same load.
 
 Prints, from one run on the same tasks (default: the two small Harbor tasks in
 benchmarks/tasks/), each task gated once per mode, the modes interleaved so that load
@@ -31,7 +37,8 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchmarks.flaky_detection import flaky_table, print_flaky
@@ -40,10 +47,41 @@ from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 from sandboxes import DockerEngine
 from verifiers.formats import context_tar, load_task
+from verifiers.gates import GateInput
+from verifiers.probes import by_name
 from verifiers.validate import validate_task
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("standby off", "standby on")
+FIRST = "first battery"
+#: the probes the gates had when the integrity issue (13) was filed
+FIRST_PROBES = (
+    "reward-file",
+    "forged-output",
+    "conftest-pass",
+    "startup-hook",
+    "module-shadow",
+    "path-hijack",
+    "delete-tests",
+    "empty-tests",
+    "placeholder-outputs",
+    "break-collection",
+    "git-reset",
+    "delayed-rewrite",
+)
+
+
+def first_battery(inp: GateInput) -> GateInput:
+    """The gate input as the first battery would have run it (see the module docstring)."""
+    return replace(
+        inp,
+        spec=inp.spec.model_copy(update={"semantics": inp.spec.semantics[:1]}),
+        probes=tuple(by_name(n) for n in FIRST_PROBES),
+        traced_probes=None,
+        adaptive_repeats=False,
+        omissions=False,
+        derived_probes=False,
+    )
 
 
 class Timed:
@@ -83,6 +121,7 @@ class Mode:
     verifications: dict[str, int] = field(default_factory=dict)
     verdicts: dict[str, str] = field(default_factory=dict)
     standby: tuple[int, int, int] = (0, 0, 0)  # handed out, started, removed unused
+    adjust: Callable[[GateInput], GateInput] | None = None
 
     @property
     def wall(self) -> float:
@@ -132,6 +171,7 @@ def gate_all(modes: list[Mode], tasks: list[Path], artifacts: ArtifactStore, arg
                 artifacts,
                 repeats=args.repeats,  # type: ignore[arg-type]
                 concurrency=args.concurrency,
+                adjust=mode.adjust,
             )
             mode.gate_s[task.name] = res.run.wall_s
             mode.checks[task.name] = len(res.report.checks)
@@ -165,6 +205,11 @@ def main() -> int:
     ap.add_argument(
         "--flaky-runs", type=int, default=8, help="gate runs per flaky verifier and mode"
     )
+    ap.add_argument(
+        "--first-battery",
+        action="store_true",
+        help="also gate with the first battery (what the probes added since cost)",
+    )
     args = ap.parse_args()
     tasks = [t for t in args.tasks if t.is_dir()]
     run_id = f"bench-{uuid.uuid4().hex[:8]}"
@@ -174,6 +219,8 @@ def main() -> int:
         Mode(name, DockerEngine(base.model_copy(update={"standby": d}), run_id=run_id))
         for name, d in zip(MODES, (0, depth), strict=True)
     ]
+    if args.first_battery:
+        modes.append(Mode(FIRST, modes[0].engine, adjust=first_battery))
     engine = modes[1].engine
     harbor, harbor_note = find_harbor(args.harbor) if args.harbor_trials else (None, "skipped")
     harbor_runs: list[HarborRun] = []
@@ -201,8 +248,8 @@ def main() -> int:
                 engine, runs=args.flaky_runs, repeats=args.repeats, concurrency=args.concurrency
             )
     finally:
-        for m in modes:
-            m.engine.close()
+        for e in {id(m.engine): m.engine for m in modes}.values():
+            e.close()
         engine.gc(run_id=run_id, include_live=True)
         subprocess.run(
             "docker ps -aq --filter label=envfactory.owner=bench | xargs -r docker rm -f",
@@ -238,7 +285,7 @@ def report(
         f"standby depth: {modes[1].engine.settings.standby}   {harbor_note}"
     )
     hb = {h.task: h for h in harbor}
-    cols = [*MODES, "Harbor oracle trials"]
+    cols = [*(m.name for m in modes), "Harbor oracle trials"]
     print(f"  {'':28s}" + "".join(f"{c:>22s}" for c in cols))
     for t in tasks:
         n = t.name
@@ -271,6 +318,13 @@ def report(
                 if any(h.errors for h in harbor)
                 else ""
             )
+        )
+    first = next((m for m in modes if m.name == FIRST), None)
+    if first is not None and first.wall:
+        print(
+            f"  today's battery ÷ the first (standby off): seconds per task "
+            f"{modes[0].wall / first.wall:.2f}x, verifications "
+            f"{sum(modes[0].verifications.values()) / max(1, sum(first.verifications.values())):.2f}x"
         )
     handed, started, unused = modes[1].standby
     print(

@@ -3,8 +3,9 @@
 Checks (all runs of a check must agree with the expected reward; how many runs: see
 "Repeats" below):
 oracle → 1; no-op → 0; every proper prefix of the reference steps → 0; every authored
-partial solution → 0; every probe on the no-op state and on every unsolved state → 0;
-every stored regression state → 0. A failed gate is a result (a failing `GateCheck`
+partial solution → 0; the reference with one step left out → 0 where that step changes a
+file that decides the task (`verifiers.omissions`); every probe on the no-op state and on
+every unsolved state → 0; every stored regression state → 0. A failed gate is a result (a failing `GateCheck`
 with its evidence), never an exception; an engine failure is an exception. A sandbox
 that cannot run a verification (`SandboxBroken`) is retried once in a fresh one, then
 raised as the engine's failure naming the check — never recorded as a reward 0, which
@@ -68,6 +69,7 @@ from envfactory.core.models import (
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from .evidence import check_evidence
+from .omissions import decisive_changes, omission_chains
 from .probes import PROBES, FieldsDropped, Probe, TruncatedOutputs, by_name
 from .probes.inputs import RECOMPUTED, outputs_differ, recomputed_steps
 from .runner import PreparedState, Replay, VerifyResult, verifier_tar, verify_prepared
@@ -112,6 +114,11 @@ class GateInput:
     traced_probes: TracedProbes | None = None
     #: False: every row runs `repeats` times (the benchmark's baseline for flakiness)
     adaptive_repeats: bool = True
+    #: check the reference with each step but the last left out (`verifiers.omissions`)
+    omissions: bool = True
+    #: probes built from what the oracle wrote (its outputs cut, JSON fields dropped, the
+    #: reference run on minimal inputs)
+    derived_probes: bool = True
 
 
 @dataclass
@@ -238,7 +245,16 @@ class _GateRunner:
         total = n_states + sum(1 if p.noop_only else 1 + n_unsolved for p in self.inp.probes)
         if self._harbor_rows():
             total += 2 + len(self.inp.probes)
+        if self._omissions_apply():
+            total += len(omission_chains(self.spec.reference_solution))
         return total
+
+    def _omissions_apply(self) -> bool:
+        return (
+            self.inp.omissions
+            and self.primary == "envfactory"
+            and self.spec.verify_scope == VerifyScope.WORKSPACE
+        )
 
     def _harbor_rows(self) -> bool:
         return self.primary == "envfactory" and "harbor" in self.spec.semantics
@@ -408,13 +424,19 @@ class _GateRunner:
         )
 
     def _spawn_oracle_probes(self) -> None:
-        """Probes built from what the reference solution produced, applied to the oracle."""
-        if self.oracle is None or self.primary != "envfactory" or not self.probes:
+        """States built from what the reference solution produced: the reference with one
+        step left out, and probes applied to the oracle."""
+        if self.oracle is None or self.primary != "envfactory":
             return
         if self.spec.verify_scope != VerifyScope.WORKSPACE:
             return
         self.noop_ready.wait()
         if self.noop is None:
+            return
+        if self._omissions_apply():
+            for name, steps in omission_chains(self.spec.reference_solution):
+                self._spawn(self._produce_omission, name, steps)
+        if not self.probes or not self.inp.derived_probes:
             return
         oracle, pristine = self.oracle.prepared.workspace, self.noop.prepared.workspace
         cut = TruncatedOutputs.for_oracle(oracle, pristine)
@@ -450,6 +472,31 @@ class _GateRunner:
                     "outputs from minimal inputs (the inputs do not feed the answer)"
                 )
 
+    def _produce_omission(self, name: str, steps: Sequence[Step]) -> None:
+        """The reference with one step left out, checked (expected 0, no probes on top) when
+        it differs from the oracle in a file that decides the task."""
+        assert self.oracle is not None and self.noop is not None
+        names: list[str | None] = [None] * (len(steps) - 1) + [name]
+        kinds = [StateKind.PARTIAL] * len(steps)
+        (st,) = produce_chain(
+            self.inp.engine, self.inp.image, self.spec, steps, names=names, kinds=kinds
+        )
+        decisive = decisive_changes(
+            st.prepared.workspace,
+            self.oracle.prepared.workspace,
+            self.noop.prepared.workspace,
+            self.spec.instruction,
+            self.spec.workdir,
+        )
+        if decisive:
+            self._on_state(st, CheckKind.UNSOLVED, 0, queue_probes=False)
+            return
+        with self.lock:
+            self.notes.append(
+                f"{name} not checked: leaving that step out changes no file the task started "
+                "with or the instruction names (the step looks incidental)"
+            )
+
     def _note_harness_limit(self, probe: Probe, semantics: str) -> None:
         """Say what the probe left out under `semantics` because no verifier can resist it."""
         limit = probe.harness_limits.get(semantics)
@@ -472,6 +519,7 @@ class _GateRunner:
         probe: Probe | None = None,
         *,
         semantics: Semantics | None = None,
+        queue_probes: bool = True,
     ) -> None:
         semantics = semantics or self.primary
         secondary = semantics != self.primary
@@ -499,8 +547,9 @@ class _GateRunner:
                 self._spawn(self._verify, check)
         else:
             self._tick(check.name)
-        if not secondary and kind in (CheckKind.NOOP, CheckKind.UNSOLVED) and probe is None:
-            self._queue_probes(st)
+        if queue_probes and not secondary and probe is None:
+            if kind in (CheckKind.NOOP, CheckKind.UNSOLVED):
+                self._queue_probes(st)
 
     def _rewarded(self, name: str) -> bool:
         """Whether the check `name` expects reward 1 (under the lock)."""

@@ -19,7 +19,7 @@ from sandboxes.protocol import SandboxEngine
 from .battery import gate_input
 from .formats import ImportedTask, context_tar, load_task
 from .formats.model import BlobReader, BlobWriter
-from .gates import GateRun, Progress, run_gates_detailed
+from .gates import GateInput, GateRun, Progress, run_gates_detailed
 from .probes import Probe
 
 
@@ -74,9 +74,11 @@ def validate_task(
     probes: tuple[Probe, ...] | None = None,
     progress: Progress | None = None,
     on_stage: Callable[[str], None] | None = None,
+    adjust: Callable[[GateInput], GateInput] | None = None,
 ) -> TaskValidation:
     """Import the task at `path`, build its image and its verification layer, run every
-    gate on its verifier (`probes=None`: the whole library, tailored and traced)."""
+    gate on its verifier (`probes=None`: the whole library, tailored and traced; `adjust`
+    changes the gate input before the run, for benchmarks that compare batteries)."""
     task = load_task(path, artifacts)
     if on_stage:
         on_stage("building")
@@ -100,7 +102,7 @@ def validate_task(
     )
     if on_stage:
         on_stage("gating")
-    run = run_gates_detailed(inp)
+    run = run_gates_detailed(adjust(inp) if adjust else inp)
     notes = (*run.report.notes, *task.notes, *layer_notes)
     run.report = run.report.model_copy(update={"notes": tuple(dict.fromkeys(notes))})
     return TaskValidation(

@@ -34,7 +34,7 @@ def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> 
     report = run.report
     assert report.verdict == GateVerdict.PASSED, report.reasons
     names = {c.name for c in report.checks}
-    assert {"oracle", "no-op", "prefix-1", "partial:wrong-total"} <= names
+    assert {"oracle", "no-op", "prefix-1", "partial:wrong-total", "without-step-1"} <= names
     probes = [c for c in report.checks if c.kind == CheckKind.PROBE]
     # built from what the oracle wrote: its outputs cut short; the reference run on inputs
     # made minimal
@@ -63,6 +63,7 @@ def test_an_always_pass_verifier_fails_the_no_op_and_unsolved_gates(
         "no-op no-op",
         "unsolved prefix-1",
         "unsolved partial",
+        "unsolved without-step-1",
     }
 
 
