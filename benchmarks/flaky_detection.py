@@ -11,8 +11,10 @@ every run but the total only in some, so in those runs it accepts `prefix-1` and
 
 Each verifier is gated `--runs` times per mode, the modes interleaved so that load hits
 both alike, with the state rows only (no probes): adaptive repeats (`GateInput`'s
-default: oracle and no-op R times, other rows once unless unexpected) and R everywhere
-(`adaptive_repeats=False`). A gate run detects the verifier when its verdict is not
+default: the states R times, probe rows once unless unexpected) and R everywhere
+(`adaptive_repeats=False`). With state rows only the two modes run the same rows: the
+table shows that detection on these states is what R everywhere gives; what adaptive
+repeats save is on the probe rows (see `validate_throughput`). A gate run detects the verifier when its verdict is not
 `passed`. Prints, per verifier and mode: detection rate, mean verifications and seconds
 per gate run. A benchmark prints numbers; it asserts nothing.
 """

@@ -11,10 +11,11 @@ that cannot run a verification (`SandboxBroken`) is retried once in a fresh one,
 raised as the engine's failure naming the check — never recorded as a reward 0, which
 would pass the rows that expect 0.
 
-Repeats: the oracle and the no-op run R times (they show whether the verifier is stable);
-every other row runs once, and R times when its first result is unexpected or once the
-verifier has disagreed with itself anywhere (then every row is brought up to R). Secondary
-(harbor) rows run once.
+Repeats: the states (oracle, no-op, unsolved and regression states) run R times: they are
+few, and a verifier that checks some things only in some runs (random spot checks, the
+clock, set order, load) shows it on them. Probe rows, the many, run once, and R times when
+their first result is unexpected or once the verifier has disagreed with itself anywhere
+(then every row is brought up to R). Secondary (harbor) rows run once.
 
 Order and early verdicts: the oracle settles first. A reference step that fails stops
 its chain at once (`GateReport.reference_failure`, verdict ``reference-failed``); an
@@ -602,12 +603,13 @@ class _GateRunner:
     # -- repeats where they tell something --------------------------------------------------
 
     def _first_repeats(self, kind: CheckKind, secondary: bool) -> int:
-        """How often a new row runs at first: the oracle and the no-op `repeats` times (they
-        show whether the verifier is stable), every other primary row once, unless the
-        verifier has already disagreed with itself; secondary rows once."""
+        """How often a new row runs at first: the states (oracle, no-op, unsolved and
+        regression states: few, and where a verifier that checks some things only some of
+        the time shows it) `repeats` times; probe rows once, unless the verifier has already
+        disagreed with itself; secondary rows once."""
         if secondary:
             return 1
-        if kind in (CheckKind.ORACLE, CheckKind.NOOP) or self.disagreed:
+        if kind != CheckKind.PROBE or self.disagreed:
             return self.inp.repeats
         if not self.inp.adaptive_repeats:  # every row R times from the start
             return self.inp.repeats
