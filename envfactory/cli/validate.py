@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -108,6 +109,7 @@ def validate(
             "[red]no task directory given[/]\n  hint: pass directories such as examples/tasks/csv-report"
         )
         raise typer.Exit(1)
+    results: list[TaskValidation | None] = []
     try:
         for path in dirs:
             result = _validate_one(
@@ -121,10 +123,26 @@ def validate(
                 err,
                 mutants=max_mutants if mutation else 0,
             )
+            results.append(result)
             failed += 0 if result is not None and _as_expected(result) else 1
     finally:
         engine.gc(run_id=engine.run_id, include_live=True)
+    (err if as_json else out).print(summary_line(results))
     raise typer.Exit(1 if failed else 0)
+
+
+def summary_line(results: Sequence[TaskValidation | None]) -> str:
+    """`N sound accepted, M broken rejected as expected` and what went otherwise."""
+    done = [r for r in results if r is not None]
+    sound = sum(1 for r in done if r.rejected_as_expected is None and r.passed)
+    broken = sum(1 for r in done if r.rejected_as_expected)
+    parts = [f"{sound} sound accepted", f"{broken} broken rejected as expected"]
+    unexpected = len(done) - sound - broken
+    if unexpected:
+        parts.append(f"{unexpected} not as expected")
+    if len(done) < len(results):
+        parts.append(f"{len(results) - len(done)} could not be imported or built")
+    return ", ".join(parts)
 
 
 def _validate_one(

@@ -1,0 +1,26 @@
+"""`envfactory validate`'s last line: how many sound tasks were accepted and broken ones
+rejected as expected (issue 17: a glob over examples/tasks mixes both)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from envfactory.cli.validate import summary_line
+
+
+def _result(passed: bool, as_expected: bool | None) -> Any:
+    return SimpleNamespace(passed=passed, rejected_as_expected=as_expected)
+
+
+def test_sound_and_broken_on_purpose_are_counted_apart() -> None:
+    results = [_result(True, None), _result(False, True), _result(False, True)]
+    assert summary_line(results) == "1 sound accepted, 2 broken rejected as expected"
+
+
+def test_what_went_otherwise_is_named() -> None:
+    results = [_result(False, None), _result(True, False), None]
+    assert summary_line(results) == (
+        "0 sound accepted, 0 broken rejected as expected, 2 not as expected, "
+        "1 could not be imported or built"
+    )
