@@ -13,7 +13,12 @@ SPEC = {
     "success_criteria": "/workspace/answer.txt exists and holds exactly the line 42.",
     "hidden_state_notes": "nothing is hidden here",
     "reference_solution": [{"title": "answer", "script": "echo 42 > /workspace/answer.txt"}],
+    "partial_solutions": [
+        {"name": "wrong answer", "steps": [{"script": "echo 41 > /workspace/answer.txt"}]}
+    ],
 }
+SOUND = 'test "$(cat /workspace/answer.txt)" = 42\n'  # the verifier the gates accept
+WEAK = "test -f /workspace/answer.txt\n"  # rewards the wrong answer too: gates reject it
 
 
 def write_seed(root: Path, name: str, title: str) -> Path:
@@ -39,8 +44,23 @@ def chatter(n: int) -> list[Reply]:
     return [text_reply(f"Thinking ({i})...") for i in range(n)]
 
 
-def research_good() -> list[Reply]:
-    return [write("/env/Dockerfile", DOCKERFILE), finish(SPEC)]
+def research_good(case: str = "") -> list[Reply]:
+    """A proven environment; `case` marks its instruction (to route the verifier's replies)."""
+    spec = SPEC | {"instruction": f"{SPEC['instruction']} (case {case})"} if case else SPEC
+    return [write("/env/Dockerfile", DOCKERFILE), finish(spec)]
+
+
+def verifier(check: str, stuck: int = 0) -> list[Reply]:
+    """Write /verifier/check.sh and submit it (then chatter, if the finish is refused)."""
+    entry = {"summary": "checks answer.txt", "entry": "/bin/bash check.sh"}
+    return [write("/verifier/check.sh", check), finish(entry), *chatter(stuck)]
+
+
+def judge(answer: str) -> list[Reply]:
+    return [
+        tool_reply(("shell", {"command": f"echo {answer} > /workspace/answer.txt"})),
+        finish({"summary": f"wrote {answer}", "solved": True}),
+    ]
 
 
 def research_build_fails(stuck: int) -> list[Reply]:
