@@ -74,10 +74,10 @@ class Turn:
     refusal: FinishRefusal | None = None
     failed: bool = False  # some call failed (an error, or a shell command's non-zero exit)
 
-    def add(self, res: ToolResult) -> None:
+    def add(self, name: str, res: ToolResult) -> None:
         self.observations.append(res.observation)
         if res.error:
-            self.errors.append(res.error[:300])
+            self.errors.append(f"{name}: {res.error[:300]}")
         if res.cause is not None and res.cause not in self.causes:
             self.causes.append(res.cause)
         self.refusal = res.refusal or self.refusal
@@ -228,7 +228,7 @@ class AgentLoop:
             what = (
                 "text without a tool call"
                 if self._last_turn == ("text-only",)
-                else ("the same failing call(s)")
+                else "the same failing call(s)"
             )
             raise _spent(
                 StopCause.STUCK,
@@ -345,7 +345,7 @@ class AgentLoop:
             res = await self.toolbox.dispatch(call)
             turn.tool_s.append(round(self.clock() - t0, 4))
             messages.append({"role": "tool", "tool_call_id": call.id, "content": res.observation})
-            turn.add(res)
+            turn.add(call.name, res)
             if res.finished:
                 turn.done = res.payload
         return turn

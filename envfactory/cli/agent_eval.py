@@ -25,7 +25,14 @@ from envfactory.core.settings import Settings, load_settings
 
 app = typer.Typer(
     name="eval",
-    help="Run one agent role on seeds or stored environments and report how it does.",
+    help=(
+        "Run one agent role k times on seeds or stored environments; print per target and "
+        "in total the success rate, turns, tool calls, tokens, wall time and each failure's "
+        "cause; store the run. research and verifier run on --seeds (the verifier on the "
+        "environment research makes of each seed); judge and red_team on stored "
+        "environments (--env, or the latest made from each of --seeds).\n\n"
+        "Example: envfactory agents eval --role research --seeds examples/seeds --k 2"
+    ),
     invoke_without_command=True,
 )
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
