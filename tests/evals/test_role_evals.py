@@ -11,7 +11,7 @@ import pytest
 from eval_replies import SOUND, WEAK, chatter, judge, research_good, verifier, write_seed
 from typer.testing import CliRunner
 
-from envfactory.agents.chat_server import error_reply
+from envfactory.agents.chat_server import error_reply, tool_reply
 from envfactory.cli import app
 from envfactory.core.models import FileEntry, Provenance, Verifier
 from envfactory.core.settings import Settings
@@ -108,8 +108,14 @@ def test_judge_eval_on_a_stored_environment_rewards_by_the_real_verifier(
     tmp_path, chat, docker_engine
 ):
     env_id = _stored_env(tmp_path, chat, docker_engine)
+    shortcut = {"summary": "wrote any number", "shortcut": "guess", "expect_reward": True}
+    chat.route(
+        "without doing this task",
+        tool_reply(("shell", {"command": "echo 7 > /workspace/answer.txt"})),
+        tool_reply(("finish", shortcut)),
+    )
     chat.route("Write the answer, 42", *judge("42"), *judge("41"), *chatter(STUCK))
-    env = _env(tmp_path, chat, "judge")
+    env = _env(tmp_path, chat, "judge", "red_team")
     doc = _eval(env, "--role", "judge", "--env", env_id, "--k", "3")
     got = [(a["target"], a["success"], a["cause"]) for a in doc["attempts"]]
     assert got == [
@@ -118,3 +124,7 @@ def test_judge_eval_on_a_stored_environment_rewards_by_the_real_verifier(
         (env_id, False, "no_finish"),
     ]
     assert doc["source"] == "store" and doc["total"]["success_rate"] == round(1 / 3, 4)
+    # the red team, on the environment stored for the seed (found through --seeds)
+    red = _eval(env, "--role", "red_team", "--seeds", str(tmp_path / "seeds"))
+    assert [(a["target"], a["cause"]) for a in red["attempts"]] == [(env_id, "not_rewarded")]
+    assert "claimed solved" in red["attempts"][0]["detail"]
