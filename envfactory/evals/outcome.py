@@ -64,8 +64,17 @@ def measured(
         prompt_tokens=usage.prompt_tokens if usage else 0,
         completion_tokens=usage.completion_tokens if usage else 0,
         wall_s=round(wall_s, 3),
+        step_causes=step_causes(traj) if traj else {},
         trajectory_key=key,
     )
+
+
+def step_causes(traj: Trajectory) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for step in traj.steps:
+        for cause in step.causes:
+            out[cause.value] = out.get(cause.value, 0) + 1
+    return out
 
 
 def _line(text: str | None) -> str:

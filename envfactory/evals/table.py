@@ -25,7 +25,11 @@ def render_table(run: EvalRun) -> str:
         HEAD,
     ]
     lines += [_row(t, run.totals(t)) for t in run.targets()]
-    lines.append(_row("TOTAL", run.totals()))
+    total = run.totals()
+    lines.append(_row("TOTAL", total))
+    if total.step_causes:
+        seen = ", ".join(f"{c}×{n}" for c, n in sorted(total.step_causes.items()))
+        lines.append(f"model behaviour over all turns: {seen}")
     failed = [a for a in run.attempts if not a.success]
     if failed:
         lines.append("failures:")

@@ -64,7 +64,14 @@ def test_totals_and_the_table_count_each_target_and_cause():
         k=2,
         source="store",
         attempts=(
-            EvalAttempt(target="env-a", index=0, success=True, turns=4, tool_calls=6),
+            EvalAttempt(
+                target="env-a",
+                index=0,
+                success=True,
+                turns=4,
+                tool_calls=6,
+                step_causes={"retried": 3, "compacted": 1},
+            ),
             EvalAttempt(
                 target="env-a", index=1, success=False, cause=FailureCause.NOT_REWARDED, turns=2
             ),
@@ -79,11 +86,13 @@ def test_totals_and_the_table_count_each_target_and_cause():
     total = run.totals()
     assert (total.attempts, total.successes, total.success_rate, total.turns) == (4, 1, 0.25, 6.0)
     assert total.causes == {"not_rewarded": 1, "no_finish": 2}
+    assert total.step_causes == {"retried": 3, "compacted": 1}  # counts never leak into means
     assert run.totals("env-a").success_rate == 0.5
     table = render_table(run).splitlines()
     assert table[2].startswith("env-a") and " 1/2 " in table[2]
     assert table[4].startswith("TOTAL") and "no_finish×2" in table[4]
     assert any(line.startswith("  env-b #1: no_finish") for line in table)
+    assert "model behaviour over all turns: compacted×1, retried×3" in table
 
 
 def test_bad_input_exits_1_naming_the_fix_and_stores_nothing(tmp_path):

@@ -64,6 +64,9 @@ def test_research_eval_reports_each_failure_cause_and_is_stored(tmp_path, chat, 
     first = doc["attempts"][0]
     assert first["turns"] == 2 and first["tool_calls"] == 2 and first["prompt_tokens"] == 200
     assert first["wall_s"] > 0 and first["trajectory_key"]
+    assert doc["attempts"][1]["step_causes"] == {"no_tool_call": STUCK}
+    assert doc["attempts"][5]["step_causes"] == {"invalid_arguments": 1, "no_tool_call": STUCK}
+    assert doc["total"]["step_causes"]["finish_refused"] == 2  # build, reference
     assert "exit 7" in doc["attempts"][2]["detail"] or "build" in doc["attempts"][2]["detail"]
 
     shown = runner.invoke(app, ["agents", "eval", "show", doc["id"]], env=env)
@@ -74,5 +77,6 @@ def test_research_eval_reports_each_failure_cause_and_is_stored(tmp_path, chat, 
     total = next(line for line in lines if line.startswith("TOTAL"))
     for cause in ("build_failed", "invalid_output", "model_error", "no_finish"):
         assert cause in total
+    assert any(line.startswith("model behaviour over all turns: ") for line in lines)
     listed = runner.invoke(app, ["agents", "eval", "list", "--json"], env=env)
     assert [r["id"] for r in json.loads(listed.stdout)] == [doc["id"]]

@@ -44,6 +44,8 @@ class EvalAttempt(Model):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     wall_s: float = 0.0
+    #: how often each `StepCause` occurred (malformed arguments, retries, compactions, …)
+    step_causes: dict[str, int] = Field(default_factory=dict)
     trajectory_key: str | None = None  # the stored trajectory, for `agents eval show`
 
 
@@ -57,6 +59,7 @@ class EvalTotals(Model):
     completion_tokens: int
     wall_s: float
     causes: dict[str, int]  # failure cause → count
+    step_causes: dict[str, int]  # step cause → count over every attempt's turns
 
 
 class EvalRun(Model):
@@ -76,9 +79,12 @@ class EvalRun(Model):
         rows = [a for a in self.attempts if target is None or a.target == target]
         n = len(rows) or 1
         causes: dict[str, int] = {}
+        steps: dict[str, int] = {}
         for a in rows:
             if a.cause is not None:
                 causes[a.cause.value] = causes.get(a.cause.value, 0) + 1
+            for name, count in a.step_causes.items():
+                steps[name] = steps.get(name, 0) + count
         ok = sum(a.success for a in rows)
         return EvalTotals(
             attempts=len(rows),
@@ -90,4 +96,5 @@ class EvalRun(Model):
             completion_tokens=sum(a.completion_tokens for a in rows),
             wall_s=round(sum(a.wall_s for a in rows), 3),
             causes=causes,
+            step_causes=steps,
         )
