@@ -110,3 +110,9 @@ def test_bad_input_exits_1_naming_the_fix_and_stores_nothing(tmp_path):
     assert listed.exit_code == 0 and listed.stdout.strip() == "[]"
     shown = r.invoke(app, ["agents", "eval", "show", "eval-nope"], env=env)
     assert shown.exit_code == 1 and "agents eval list" in shown.output
+
+
+def test_every_finish_refusal_maps_to_a_failure_cause():
+    for refusal in FinishRefusal:
+        cause, detail = classify(_traj("budget", StopCause.TURN_BUDGET, refusal))  # type: ignore[misc]
+        assert isinstance(cause, FailureCause) and detail.startswith(refusal.value)
