@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 from envfactory.core.settings import Settings
 
 if TYPE_CHECKING:
+    from envfactory.core.models import EvalAttempt
+    from envfactory.evals import EvalHarness, ModelFactory
+    from envfactory.store import ArtifactStore
     from sandboxes.janitor import Janitor
 
     from .models_source import ModelSource
@@ -74,6 +77,42 @@ def make_services(
     engine = engine or DockerEngine(settings.sandbox)
     agent_engine = DockerEngine(settings.sandbox, run_id=getattr(engine, "run_id", None))
     return build_services(settings, engine, models, agent_engine)
+
+
+def eval_models(settings: Settings) -> ModelFactory:
+    """Each role's model for an eval attempt; a scripted role finds its script by the
+    target's name too (a seed's directory name, as the example scripts are filed)."""
+    source = model_source(settings)
+
+    def make(role: Any, seed: Any, name: str) -> Any:
+        if seed is not None:
+            source.aliases.setdefault(seed.id, (name,))
+        return source.model(role, seed)
+
+    return make
+
+
+def eval_harness(
+    settings: Settings,
+    artifacts: ArtifactStore,
+    *,
+    gate_repeats: int = 1,
+    on_attempt: Callable[[EvalAttempt], None] | None = None,
+    engine: Any = None,
+) -> EvalHarness:
+    """The agent eval harness of `envfactory agents eval`: the roles' models, the local
+    Docker engine (its pool shared by attempts and their checks) and the artifact store."""
+    from envfactory.evals import EvalHarness
+    from envfactory.evals.attempts import Attempts
+    from sandboxes import DockerEngine
+
+    attempts = Attempts(
+        engine=engine or DockerEngine(settings.sandbox),
+        artifacts=artifacts,
+        gate_repeats=gate_repeats,
+        concurrency=settings.sandbox.pool_size,
+    )
+    return EvalHarness(attempts, settings.agents, eval_models(settings), on_attempt)
 
 
 def agent_plans(settings: Settings) -> list[str]:

@@ -6,14 +6,19 @@ which respx cannot intercept; a real server needs no patching). It records every
 request body, so a test can prove what a model was — and was not — shown.
 
 Replies are consumed in order; a reply can be a tool-call turn, plain text, an HTTP
-error (with `Retry-After`), or be delayed to provoke a client timeout. Requests without
-`tools` (compaction summaries) get an automatic summary unless `auto_summary=False`.
-When the queue is empty the server answers 400, which the client treats as terminal.
+error (with `Retry-After`), be delayed to provoke a client timeout, or be cut off: the
+connection is closed after `drop_after` bytes of the body (a server dying mid-response).
+`route(marker, …)` gives requests whose task message contains `marker` their own queue, so
+one server can serve several scripted runs at once (the agent eval harness's tests).
+Requests without `tools` (compaction summaries) get an automatic summary unless
+`auto_summary=False`. When a queue is empty the server answers 400, which the client
+treats as terminal.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -31,6 +36,7 @@ class Reply:
     body: Any = None  # a JSON-able object, or raw text (e.g. a malformed body)
     delay_s: float = 0.0
     headers: tuple[tuple[str, str], ...] = ()
+    drop_after: int | None = None  # close the connection after this many body bytes
 
 
 def completion_body(
@@ -39,6 +45,7 @@ def completion_body(
     *,
     usage: tuple[int, int] | None = (100, 20),
     ids: str = "call",
+    finish_reason: str | None = None,
 ) -> dict[str, Any]:
     """A chat.completion object; a call's arguments may be a dict or raw (malformed) text."""
     tool_calls = [
@@ -64,7 +71,7 @@ def completion_body(
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "tool_calls" if tool_calls else "stop",
+                "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
             }
         ],
     }
@@ -82,12 +89,21 @@ def tool_reply(
     text: str = "",
     usage: tuple[int, int] | None = (100, 20),
     delay_s: float = 0.0,
+    finish_reason: str | None = None,
 ) -> Reply:
-    return Reply(body=completion_body(text, calls, usage=usage), delay_s=delay_s)
+    body = completion_body(text, calls, usage=usage, finish_reason=finish_reason)
+    return Reply(body=body, delay_s=delay_s)
 
 
-def text_reply(text: str, usage: tuple[int, int] | None = (100, 20)) -> Reply:
-    return Reply(body=completion_body(text, usage=usage))
+def text_reply(
+    text: str, usage: tuple[int, int] | None = (100, 20), finish_reason: str | None = None
+) -> Reply:
+    return Reply(body=completion_body(text, usage=usage, finish_reason=finish_reason))
+
+
+def dropped_reply(after: int = 40) -> Reply:
+    """A 200 whose body stops after `after` bytes: the connection closes mid-response."""
+    return Reply(body=completion_body("partial", [("shell", {"command": "ls"})]), drop_after=after)
 
 
 def error_reply(
@@ -119,6 +135,7 @@ class LocalChatServer:
 
     def __post_init__(self) -> None:
         self._queue: deque[Reply] = deque(self.replies)
+        self._routes: dict[str, deque[Reply]] = {}
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
 
@@ -131,14 +148,28 @@ class LocalChatServer:
         with self._lock:
             self._queue.extend(replies)
 
+    def route(self, marker: str, *replies: Reply) -> None:
+        """Requests whose task (first user message) contains `marker` get these replies."""
+        with self._lock:
+            self._routes.setdefault(marker, deque()).extend(replies)
+
+    def _queue_for(self, body: dict[str, Any]) -> deque[Reply]:
+        msgs = body.get("messages") or []
+        task = next((str(m.get("content")) for m in msgs if m.get("role") == "user"), "")
+        for marker, queue in self._routes.items():
+            if marker in task:
+                return queue
+        return self._queue
+
     def next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             if self.auto_summary and not body.get("tools"):
                 n = len(body.get("messages", []))
                 return Reply(body=completion_body(f"AUTO-SUMMARY of a {n}-message request"))
-            if not self._queue:
+            queue = self._queue_for(body)
+            if not queue:
                 return error_reply(400, "the local replay server has no scripted reply left")
-            return self._queue.popleft()
+            return queue.popleft()
 
     def start(self) -> LocalChatServer:
         server = self
@@ -171,6 +202,12 @@ class LocalChatServer:
                     for k, v in reply.headers:
                         self.send_header(k, v)
                     self.end_headers()
+                    if reply.drop_after is not None:  # die mid-response
+                        self.wfile.write(data[: reply.drop_after])
+                        self.wfile.flush()
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     return  # the client gave up (timeout test): nothing to answer

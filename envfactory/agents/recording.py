@@ -14,7 +14,17 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from envfactory.core.models import AgentRole, ToolCall, Trajectory, TrajectoryStep, Usage, new_id
+from envfactory.core.models import (
+    AgentRole,
+    FinishRefusal,
+    StepCause,
+    StopCause,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+    Usage,
+    new_id,
+)
 
 from .model import CallSpec, Completion
 
@@ -73,6 +83,8 @@ class Recorder:
         observations: list[str],
         errors: list[str],
         meta: dict[str, Any],
+        causes: tuple[StepCause, ...] = (),
+        refusal: FinishRefusal | None = None,
     ) -> None:
         self.turns += 1
         self.steps.append(
@@ -85,6 +97,8 @@ class Recorder:
                 completion_tokens=completion_tokens,
                 latency_s=round(latency_s, 4),
                 error="; ".join(errors) or None,
+                causes=causes,
+                refusal=refusal,
                 meta=meta,
             )
         )
@@ -97,12 +111,14 @@ class Recorder:
         prompt_tokens: int = 0,
         completion_tokens: int = 0,
         latency_s: float = 0.0,
+        causes: tuple[StepCause, ...] = (),
     ) -> None:
         """A step that is not a model turn (compaction, a refused request)."""
         self.steps.append(
             TrajectoryStep(
                 index=len(self.steps),
                 assistant_text=text,
+                causes=causes,
                 meta=meta,
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
@@ -117,6 +133,7 @@ class Recorder:
         summary: str = "",
         error: str | None = None,
         claimed_solved: bool | None = None,
+        stop_cause: StopCause | None = None,
     ) -> Trajectory:
         return Trajectory(
             id=self.id,
@@ -136,6 +153,7 @@ class Recorder:
             task_prompt=self.task_prompt,
             prompt_version=self.prompt_version,
             stop_reason=stop_reason,  # type: ignore[arg-type]
+            stop_cause=stop_cause,
             error=error,
         )
 

@@ -16,13 +16,13 @@ import copy
 import json
 import shlex
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envfactory.core.errors import EnvFactoryError, SandboxBroken
-from envfactory.core.models import ExecResult
+from envfactory.core.models import ExecResult, FinishRefusal, StepCause
 from sandboxes.protocol import Sandbox
 
 from .model import CallSpec, ToolSchema
@@ -34,6 +34,20 @@ class ToolResult:
     finished: bool = False  # only a finish tool that accepted its payload sets this
     payload: Any = None
     error: str | None = None  # recorded in the trajectory when the call failed
+    cause: StepCause | None = None  # what kind of failure `error` is
+    refusal: FinishRefusal | None = None  # a finish tool's reason for refusing
+    ok: bool = True  # False for any failed call, a shell command's non-zero exit included
+
+
+def refuse(kind: FinishRefusal, text: str) -> ToolResult:
+    """A finish tool's refusal: the model reads `text` and may try again."""
+    return ToolResult(
+        observation="error: " + text,
+        error=text[:300],
+        cause=StepCause.FINISH_REFUSED,
+        refusal=kind,
+        ok=False,
+    )
 
 
 Handler = Callable[[Any], Awaitable["ToolResult | str"]]
@@ -71,33 +85,46 @@ class Toolbox:
         tool = self.tools.get(call.name)
         if tool is None:
             known = ", ".join(self.tools)
-            return _err(f"unknown tool {call.name!r}; the tools are: {known}")
+            return _err(
+                f"unknown tool {call.name!r}; the tools are: {known}", StepCause.UNKNOWN_TOOL
+            )
         try:
             raw = json.loads(call.arguments) if call.arguments.strip() else {}
         except json.JSONDecodeError as exc:
             return _err(
                 f"the arguments of {call.name} are not valid JSON ({exc.msg} at char {exc.pos}); "
-                "send the call again with a JSON object"
+                "send the call again with a JSON object",
+                StepCause.MALFORMED_ARGUMENTS,
             )
         if not isinstance(raw, dict):
             return _err(
-                f"the arguments of {call.name} must be a JSON object, got {type(raw).__name__}"
+                f"the arguments of {call.name} must be a JSON object, got {type(raw).__name__}",
+                StepCause.MALFORMED_ARGUMENTS,
             )
         try:
             args = tool.params.model_validate(raw)
         except ValidationError as exc:
-            return _err(f"invalid arguments for {call.name}:\n{_validation_text(exc)}")
+            bad = _err(
+                f"invalid arguments for {call.name}:\n{_validation_text(exc)}",
+                StepCause.INVALID_ARGUMENTS,
+            )
+            if call.name == "finish":  # a finish payload that fails validation is refused
+                return replace(bad, refusal=FinishRefusal.INVALID_OUTPUT)
+            return bad
         try:
             out = await tool.fn(args)
         except EnvFactoryError as exc:
-            return _err(f"{call.name} failed: {exc}")
+            return _err(f"{call.name} failed: {exc}", StepCause.TOOL_FAILED)
         except Exception as exc:  # a tool bug must not end the episode; it is recorded
-            return _err(f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}")
+            return _err(
+                f"{call.name} failed unexpectedly: {type(exc).__name__}: {exc}",
+                StepCause.TOOL_FAILED,
+            )
         return out if isinstance(out, ToolResult) else ToolResult(observation=out)
 
 
-def _err(text: str) -> ToolResult:
-    return ToolResult(observation="error: " + text, error=text)
+def _err(text: str, cause: StepCause = StepCause.TOOL_FAILED) -> ToolResult:
+    return ToolResult(observation="error: " + text, error=text, cause=cause, ok=False)
 
 
 def _validation_text(exc: ValidationError) -> str:
@@ -202,7 +229,7 @@ class SandboxTools:
             )
         except SandboxBroken as exc:
             return await self._restarted(exc)
-        return ToolResult(observation=format_exec(res, self.output_cap, timeout))
+        return ToolResult(observation=format_exec(res, self.output_cap, timeout), ok=res.ok)
 
     async def _restarted(self, exc: SandboxBroken) -> ToolResult:
         """The sandbox could not run the command (e.g. a fork bomb the model left running
@@ -236,7 +263,7 @@ class SandboxTools:
             )
         except SandboxBroken as exc:
             return await self._restarted(exc)
-        return ToolResult(observation=format_exec(res, self.output_cap, 30.0))
+        return ToolResult(observation=format_exec(res, self.output_cap, 30.0), ok=res.ok)
 
 
 def format_exec(res: ExecResult, cap: int, timeout: float) -> str:

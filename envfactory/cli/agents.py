@@ -22,11 +22,14 @@ from envfactory.core.errors import EnvFactoryError
 from envfactory.core.models import AgentRole
 from envfactory.core.settings import load_settings
 
+from . import agent_eval
+
 app = typer.Typer(
     name="agents",
-    help="Agent tooling: recorded scripts, a local replay server, endpoint checks.",
+    help="Agent tooling: recorded scripts, a local replay server, endpoint checks, evals.",
     no_args_is_help=True,
 )
+app.add_typer(agent_eval.app, name="eval")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 #: a pipeline role, spelled as `AgentRole` spells it (typer offers these as the choices)
 Role = Literal[ROLES]  # type: ignore[valid-type]

@@ -73,6 +73,8 @@ class AgentSettings(_Sub):
     max_retries: int = Field(default=4, ge=0)
     token_budget: int | None = Field(default=None, ge=1)  # prompt+completion over a run
     compact_at: float = Field(default=0.8, gt=0, le=1)  # fraction of context_window
+    #: identical failing turns (or text-only turns) in a row that end a run as stuck
+    stuck_after: int = Field(default=4, ge=2)
 
     @property
     def model_name(self) -> str:

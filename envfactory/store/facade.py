@@ -26,6 +26,7 @@ from envfactory.core.errors import StoreError
 from envfactory.core.settings import Settings
 
 from .db import SQLITE_BEGIN, is_sqlite, make_engine
+from .evals import AgentEvalRepo
 from .migrate import ensure_schema
 from .repositories import (
     EnvironmentRepo,
@@ -67,6 +68,7 @@ class Tx:
         self.reviews = ReviewRepo(session)
         self.packs = PackRepo(session)
         self.reviewers = ReviewerRepo(session)
+        self.agent_evals = AgentEvalRepo(session)
 
 
 class Store:
@@ -146,6 +148,10 @@ class Store:
     @property
     def reviewers(self) -> ReviewerRepo:
         return cast(ReviewerRepo, _PerCall(self, "reviewers"))
+
+    @property
+    def agent_evals(self) -> AgentEvalRepo:
+        return cast(AgentEvalRepo, _PerCall(self, "agent_evals"))
 
 
 class _PerCall:

@@ -215,4 +215,16 @@ class PackRow(Base):
     doc: Mapped[dict[str, Any]]
 
 
+class AgentEvalRow(Base):
+    """One `envfactory agents eval` run: its attempts live in ``doc`` (an ``EvalRun``)."""
+
+    __tablename__ = "agent_evals"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    role: Mapped[str] = mapped_column(STATUS, index=True)
+    model: Mapped[str] = mapped_column(NAME)
+    created_at: Mapped[datetime] = mapped_column(index=True)
+    doc: Mapped[dict[str, Any]]
+
+
 metadata = Base.metadata

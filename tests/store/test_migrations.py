@@ -50,7 +50,7 @@ def test_check_reports_drift_when_the_database_lags_the_models(db_url: str) -> N
 def test_the_migrations_are_found_through_the_package() -> None:
     import migrations
 
-    assert head() == "0003"
+    assert head() == "0004"
     assert (Path(migrations.__file__).parent / "versions" / "0001_initial_schema.py").is_file()
 
 

@@ -20,8 +20,12 @@ from envfactory.core.models import (
     Constraints,
     EnvironmentSpec,
     EnvStatus,
+    EvalAttempt,
+    EvalRun,
     Evidence,
+    FailureCause,
     FileEntry,
+    FinishRefusal,
     GateCheck,
     GateReport,
     Limits,
@@ -41,7 +45,9 @@ from envfactory.core.models import (
     StateKind,
     StateRef,
     Step,
+    StepCause,
     StepFailure,
+    StopCause,
     TaskOrigin,
     TaskSeed,
     ToolCall,
@@ -61,6 +67,7 @@ NOT_STORED = {
     "ExecResult": "a transient sandbox exec result; gates keep rewards, not raw output",
     "GateFailure": "derived from a stored gate report's checks on every read, never stored",
     "PackSignature": "lives in a pack's signature file beside pack.json, never in the store",
+    "EvalTotals": "derived from a stored eval run's attempts on every read, never stored",
 }
 
 
@@ -188,8 +195,12 @@ def samples() -> dict[str, BaseModel]:
                     meta={"k": [1, {"x": None}], "f": 0.1},
                     tool_calls=(ToolCall(id="c1", name="shell", arguments='{"cmd": "ls'),),
                     observations=("a.py\n",),
+                    causes=(StepCause.RETRIED, StepCause.MALFORMED_ARGUMENTS),
+                    refusal=FinishRefusal.BUILD_FAILED,
                 ),
             ),
+            stop_reason="budget",
+            stop_cause=StopCause.STUCK,
             final_state=_state(StateKind.SOLVER, "judge-1"),
             diff=(PathChange(path="/x", kind="D"),),
             usage=Usage(prompt_tokens=10, completion_tokens=3, turns=1, wall_s=2.5),
@@ -221,6 +232,28 @@ def samples() -> dict[str, BaseModel]:
             state=ReviewState.OPEN,
             comment="",
             created_at=T0 + timedelta(seconds=1),
+        ),
+        "agent_eval": EvalRun(
+            id="eval-1",
+            role=AgentRole.RESEARCH,
+            model="m-7b",
+            base_url="http://127.0.0.1:30000/v1",
+            k=2,
+            source="examples/seeds",
+            created_at=T0,
+            attempts=(
+                EvalAttempt(target="etl", index=0, success=True, turns=5, tool_calls=7, wall_s=1.5),
+                EvalAttempt(
+                    target="etl",
+                    index=1,
+                    success=False,
+                    cause=FailureCause.REFERENCE_FAILED,
+                    detail="reference_failed (stuck): step 1 failed",
+                    prompt_tokens=100,
+                    completion_tokens=20,
+                    trajectory_key=K1,
+                ),
+            ),
         ),
         "pack": PackManifest(
             id="pack-1",
@@ -266,6 +299,7 @@ def _store_all(store: Store, s: dict[str, BaseModel]) -> None:
         tx.findings.add(s["finding"])
         tx.reviews.add(s["review"])
         tx.packs.add(s["pack"], archive_key=K3)
+        tx.agent_evals.add(s["agent_eval"])
         tx.environments.set_build("env-1", 1, s["build"])
 
 
@@ -281,6 +315,7 @@ def test_every_stored_model_round_trips_exactly(store: Store) -> None:
     assert store.reviews.get("rev-1") == s["review"]
     assert store.packs.get("pack-1") == s["pack"]
     assert store.packs.archive_key("pack-1") == K3
+    assert store.agent_evals.get("eval-1") == s["agent_eval"]
     record = store.environments.record("env-1")
     assert (record.build, record.status) == (s["build"], EnvStatus.BUILT)
 

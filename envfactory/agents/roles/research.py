@@ -24,6 +24,7 @@ from envfactory.core.models import (
     AgentRole,
     BuildResult,
     EnvironmentSpec,
+    FinishRefusal,
     Limits,
     Model,
     PartialSolution,
@@ -35,7 +36,7 @@ from sandboxes.protocol import Sandbox, SandboxEngine
 
 from ..build_context import ContextProblem, context_tar, files_from_archive, store_context
 from ..recording import put_model
-from ..tools import ToolResult, _Args, cap_text
+from ..tools import ToolResult, _Args, cap_text, refuse
 from .common import RoleRuntime, accept, finish_tool, run_loop, store_trajectory, task_text
 
 PROMPT_VERSION = "research.v1"
@@ -153,41 +154,53 @@ class _Checker:
     ) -> None:
         self.inp, self.rt, self.builder, self.engine = inp, rt, builder, engine
 
-    async def __call__(self, args: ResearchFinish) -> ToolResult | str:
-        try:
-            tar = await asyncio.to_thread(self.builder.get_archive, self.inp.context_dir)
-            files = files_from_archive(tar)
-        except (ContextProblem, EnvFactoryError) as exc:
-            return f"error: cannot read the build context in {self.inp.context_dir}: {exc}"
-        if args.dockerfile not in {f.path for f in files}:
-            return f"error: no {args.dockerfile} in {self.inp.context_dir}; write it first"
-        try:
-            build = await asyncio.to_thread(
-                self.engine.build, context_tar(files), dockerfile=args.dockerfile
-            )
-        except EnvFactoryError as exc:
-            return "error: the image did not build:\n" + cap_text(str(exc), 6000)
+    async def _prove(self, args: ResearchFinish, image: str) -> tuple[FinishRefusal, str] | None:
+        """Run the reference solution, then each partial, in fresh containers."""
         lim = self.inp.limits
         problem = await _run_steps(
             self.engine,
-            build.image,
+            image,
             args.reference_solution,
             args.workdir,
             lim,
             "reference solution",
             last_must_change=True,
         )
-        for partial in args.partial_solutions:
-            problem = problem or await _run_steps(
-                self.engine,
-                build.image,
-                partial.steps,
-                args.workdir,
-                lim,
-                f"partial {partial.name!r}",
-            )
         if problem:
-            return "error: " + problem + "\nFix the environment or the steps and call finish again."
+            return FinishRefusal.REFERENCE_FAILED, problem
+        for partial in args.partial_solutions:
+            label = f"partial {partial.name!r}"
+            problem = await _run_steps(self.engine, image, partial.steps, args.workdir, lim, label)
+            if problem:
+                return FinishRefusal.PARTIAL_FAILED, problem
+        return None
+
+    async def __call__(self, args: ResearchFinish) -> ToolResult:
+        try:
+            tar = await asyncio.to_thread(self.builder.get_archive, self.inp.context_dir)
+            files = files_from_archive(tar)
+        except (ContextProblem, EnvFactoryError) as exc:
+            return refuse(
+                FinishRefusal.NO_BUILD_CONTEXT,
+                f"cannot read the build context in {self.inp.context_dir}: {exc}",
+            )
+        if args.dockerfile not in {f.path for f in files}:
+            return refuse(
+                FinishRefusal.NO_BUILD_CONTEXT,
+                f"no {args.dockerfile} in {self.inp.context_dir}; write it first",
+            )
+        try:
+            build = await asyncio.to_thread(
+                self.engine.build, context_tar(files), dockerfile=args.dockerfile
+            )
+        except EnvFactoryError as exc:
+            return refuse(
+                FinishRefusal.BUILD_FAILED, "the image did not build:\n" + cap_text(str(exc), 6000)
+            )
+        problem = await self._prove(args, build.image)
+        if problem is not None:
+            kind, text = problem
+            return refuse(kind, text + "\nFix the environment or the steps and call finish again.")
         ctx = store_context(self.rt.store, files, args.dockerfile)
         spec = EnvironmentSpec(
             id=new_id("env"),
@@ -201,7 +214,7 @@ class _Checker:
             workspace_paths=(args.workdir,),
             reference_solution=tuple(args.reference_solution),
             partial_solutions=tuple(args.partial_solutions),
-            limits=lim,
+            limits=self.inp.limits,
             image=build.image,
         )
         return accept(

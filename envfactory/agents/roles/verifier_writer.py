@@ -27,6 +27,7 @@ from envfactory.core.models import (
     EnvironmentSpec,
     Evidence,
     FileEntry,
+    FinishRefusal,
     Model,
     Provenance,
     ShortcutFinding,
@@ -35,7 +36,7 @@ from envfactory.core.models import (
 from envfactory.core.models.base import NonEmpty
 from sandboxes.protocol import Sandbox
 
-from ..tools import ToolResult, _Args, cap_text
+from ..tools import ToolResult, _Args, cap_text, refuse
 from .common import RoleRuntime, accept, finish_tool, run_loop, store_trajectory, task_text
 
 PROMPT_VERSION = "verifier.v1"
@@ -210,15 +211,17 @@ async def run_verifier_writer(
             sandbox.write_file, posixpath.join(inp.verifier_dir, f.path), f.content.encode(), 0o644
         )
 
-    async def on_finish(args: VerifierFinish) -> ToolResult | str:
+    async def on_finish(args: VerifierFinish) -> ToolResult:
         problem = entry_problem(args.entry)
+        kind = FinishRefusal.UNSAFE_ENTRY
         files = await _collect(sandbox, inp.verifier_dir, args.files)
-        if isinstance(files, str):
-            problem = problem or files
+        if isinstance(files, str) and problem is None:
+            problem, kind = files, FinishRefusal.NO_FILES
         if problem is None and inp.noop_check:
             problem = await _noop_problem(sandbox, inp, args.entry, args.timeout_s)
+            kind = FinishRefusal.PASSES_NOOP
         if problem is not None:
-            return f"error: verifier refused: {problem}\nFix it and call finish again."
+            return refuse(kind, f"verifier refused: {problem}\nFix it and call finish again.")
         return accept((args, files), "verifier accepted")
 
     res, traj, spent = await run_loop(

@@ -15,6 +15,7 @@ from .environments import (
     TaskOrigin,
     VerifyScope,
 )
+from .evals import EvalAttempt, EvalRun, EvalTotals, FailureCause
 from .packs import (
     PACK_SCHEMA_VERSION,
     ImageFormat,
@@ -42,6 +43,9 @@ from .seeds import Attachment, Constraints, TaskSeed
 from .trajectories import (
     PIPELINE_ROLES,
     AgentRole,
+    FinishRefusal,
+    StepCause,
+    StopCause,
     ToolCall,
     Trajectory,
     TrajectoryStep,
@@ -66,6 +70,13 @@ from .verifiers import (
 )
 
 __all__ = [
+    "EvalAttempt",
+    "EvalRun",
+    "EvalTotals",
+    "FailureCause",
+    "FinishRefusal",
+    "StepCause",
+    "StopCause",
     "ChangeKind",
     "ImageFormat",
     "MutantStatus",

@@ -34,6 +34,47 @@ class AgentRole(StrEnum):
 PIPELINE_ROLES = (AgentRole.RESEARCH, AgentRole.JUDGE, AgentRole.VERIFIER, AgentRole.RED_TEAM)
 
 
+class StepCause(StrEnum):
+    """What went wrong in one turn, recorded in `TrajectoryStep.causes` (decide on these,
+    never on observation text). A turn may carry several."""
+
+    NO_TOOL_CALL = "no_tool_call"  # text only; the model was nudged back to the tools
+    MALFORMED_ARGUMENTS = "malformed_arguments"  # not JSON, or not a JSON object
+    INVALID_ARGUMENTS = "invalid_arguments"  # JSON that misses or mistypes fields
+    UNKNOWN_TOOL = "unknown_tool"
+    TOOL_FAILED = "tool_failed"  # the tool raised (the sandbox, a bug); told to the model
+    FINISH_REFUSED = "finish_refused"  # the finish tool's check refused (`refusal` says why)
+    REPEATED_FAILURE = "repeated_failure"  # the same failing call again; the model was warned
+    TRUNCATED = "truncated"  # the reply was cut at max_tokens (finish_reason=length)
+    RETRIED = "retried"  # the request failed (timeout, dropped connection, 5xx) and was retried
+    COMPACTED = "compacted"  # the history neared the window and was summarised
+
+
+class FinishRefusal(StrEnum):
+    """Why a finish tool refused its payload (recorded as the step's `refusal`)."""
+
+    INVALID_OUTPUT = "invalid_output"  # the payload failed validation
+    NO_BUILD_CONTEXT = "no_build_context"  # research: no Dockerfile / unreadable context
+    BUILD_FAILED = "build_failed"  # research: the image did not build
+    REFERENCE_FAILED = "reference_failed"  # research: a reference step failed (or changed nothing)
+    PARTIAL_FAILED = "partial_failed"  # research: a partial solution's step failed
+    UNSAFE_ENTRY = "unsafe_entry"  # verifier: the entry command is not safe to run
+    NO_FILES = "no_files"  # verifier: nothing (or too much) under the verifier directory
+    PASSES_NOOP = "passes_noop"  # verifier: exits 0 on the untouched environment
+
+
+class StopCause(StrEnum):
+    """Why a run that did not finish stopped (`Trajectory.stop_cause`)."""
+
+    TURN_BUDGET = "turn_budget"
+    TOKEN_BUDGET = "token_budget"
+    WALL_TIME = "wall_time"
+    STUCK = "stuck"  # the same failing turn, or text without a tool call, stuck_after times
+    ENDPOINT_FAILED = "endpoint_failed"  # retries spent on timeouts, drops, 429/5xx
+    ENDPOINT_REFUSED = "endpoint_refused"  # a non-retryable answer (400/401/404, no script)
+    CONTEXT_TOO_LONG = "context_too_long"  # refused for length even after compaction
+
+
 class ToolCall(Model):
     id: str
     name: str
@@ -49,6 +90,8 @@ class TrajectoryStep(Model):
     completion_tokens: int = 0
     latency_s: float = 0.0
     error: str | None = None
+    causes: tuple[StepCause, ...] = ()
+    refusal: FinishRefusal | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -75,5 +118,6 @@ class Trajectory(Model):
     task_prompt: str = ""
     prompt_version: str | None = None  # "judge.v1"
     stop_reason: Literal["finished", "budget", "error"] | None = None
+    stop_cause: StopCause | None = None  # set when stop_reason is budget or error
     error: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
