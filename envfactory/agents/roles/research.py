@@ -22,18 +22,26 @@ from pydantic import Field
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.models import (
     AgentRole,
+    BuildContext,
     BuildResult,
     EnvironmentSpec,
     Limits,
     Model,
     PartialSolution,
+    ServiceSpec,
     Step,
     TaskSeed,
     new_id,
 )
 from sandboxes.protocol import Sandbox, SandboxEngine
 
-from ..build_context import ContextProblem, context_tar, files_from_archive, store_context
+from ..build_context import (
+    ContextFile,
+    ContextProblem,
+    context_tar,
+    files_from_archive,
+    store_context,
+)
 from ..recording import put_model
 from ..tools import ToolResult, _Args, cap_text
 from .common import RoleRuntime, accept, finish_tool, run_loop, store_trajectory, task_text
@@ -49,6 +57,16 @@ class ResearchInput(Model):
     limits: Limits = Limits()
 
 
+class ResearchService(_Args):
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,30}$", description="its hostname, e.g. db")
+    dockerfile: str = Field(
+        min_length=1, description="its Dockerfile in the build context, e.g. db.Dockerfile"
+    )
+    command: list[str] = Field(default_factory=list, description="empty: the image's CMD")
+    env: dict[str, str] = Field(default_factory=dict)
+    ready: str = Field(default="", description="shell check run in the service until it exits 0")
+
+
 class ResearchFinish(_Args):
     name: str = Field(min_length=1, description="short kebab-case name of the environment")
     instruction: str = Field(min_length=20, description="what the solver sees (no solution!)")
@@ -58,6 +76,10 @@ class ResearchFinish(_Args):
     partial_solutions: list[PartialSolution] = Field(default_factory=list)
     workdir: str = "/workspace"
     dockerfile: str = "Dockerfile"
+    services: list[ResearchService] = Field(
+        default_factory=list,
+        description="containers next to the main one (a database, a cache), reachable by name",
+    )
     summary: str = ""
 
 
@@ -100,13 +122,19 @@ async def _run_steps(
     label: str,
     *,
     last_must_change: bool = False,
+    services: Sequence[ServiceSpec] = (),
 ) -> str | None:
     """Apply steps in a fresh container; the first failure as text, or None.
 
     With `last_must_change`, the workdir's contents before the last step must differ from
     after it: the gates score every prefix of the reference solution as an unsolved state,
     so a last step that changes nothing there (a check) makes a prefix look solved."""
-    box = await asyncio.to_thread(engine.start, image, limits=limits, purpose="research-check")
+    try:
+        box = await asyncio.to_thread(
+            engine.start, image, limits=limits, purpose="research-check", services=services
+        )
+    except EnvFactoryError as exc:  # a service that does not start is the agent's to fix
+        return f"{label}: the sandbox did not start: {exc}"
     try:
         before = None
         for i, step in enumerate(steps, 1):
@@ -159,12 +187,15 @@ class _Checker:
             files = files_from_archive(tar)
         except (ContextProblem, EnvFactoryError) as exc:
             return f"error: cannot read the build context in {self.inp.context_dir}: {exc}"
-        if args.dockerfile not in {f.path for f in files}:
-            return f"error: no {args.dockerfile} in {self.inp.context_dir}; write it first"
+        paths = {f.path for f in files}
+        for dockerfile in (args.dockerfile, *(s.dockerfile for s in args.services)):
+            if dockerfile not in paths:
+                return f"error: no {dockerfile} in {self.inp.context_dir}; write it first"
         try:
             build = await asyncio.to_thread(
                 self.engine.build, context_tar(files), dockerfile=args.dockerfile
             )
+            services = await _build_services(self.engine, args, files)
         except EnvFactoryError as exc:
             return "error: the image did not build:\n" + cap_text(str(exc), 6000)
         lim = self.inp.limits
@@ -176,6 +207,7 @@ class _Checker:
             lim,
             "reference solution",
             last_must_change=True,
+            services=services,
         )
         for partial in args.partial_solutions:
             problem = problem or await _run_steps(
@@ -185,6 +217,7 @@ class _Checker:
                 args.workdir,
                 lim,
                 f"partial {partial.name!r}",
+                services=services,
             )
         if problem:
             return "error: " + problem + "\nFix the environment or the steps and call finish again."
@@ -202,11 +235,37 @@ class _Checker:
             reference_solution=tuple(args.reference_solution),
             partial_solutions=tuple(args.partial_solutions),
             limits=lim,
+            services=tuple(
+                s.model_copy(
+                    update={"build": ctx.model_copy(update={"dockerfile": s.build.dockerfile})}
+                )
+                for s in services
+            ),
             image=build.image,
         )
         return accept(
             (spec, build, args.summary), "environment built; the reference solution ran cleanly"
         )
+
+
+async def _build_services(
+    engine: SandboxEngine, args: ResearchFinish, files: list[ContextFile]
+) -> tuple[ServiceSpec, ...]:
+    """Each declared service built from the same context with its own Dockerfile."""
+    out = []
+    for svc in args.services:
+        built = await asyncio.to_thread(engine.build, context_tar(files), dockerfile=svc.dockerfile)
+        out.append(
+            ServiceSpec(
+                name=svc.name,
+                build=BuildContext(dockerfile=svc.dockerfile, files=()),
+                command=tuple(svc.command),
+                env=svc.env,
+                ready=svc.ready,
+                image=built.image,
+            )
+        )
+    return tuple(out)
 
 
 async def run_research(
