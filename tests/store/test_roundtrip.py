@@ -415,3 +415,13 @@ def test_verifier_versions_and_trajectory_reward(store: Store) -> None:
 def test_a_review_item_needs_its_finding(store: Store) -> None:
     with pytest.raises(NotFound, match="refers to a row that is not stored"):
         store.reviews.add(samples()["review"])  # type: ignore[arg-type]
+
+
+def test_a_build_records_the_images_of_the_environments_services(store: Store) -> None:
+    s = samples()
+    _store_all(store, s)
+    with store.session() as tx:
+        tx.environments.set_build("env-1", 1, s["build"], ["sha256:svc-db"])
+    spec = store.environments.get("env-1", 1)
+    assert [svc.image for svc in spec.services] == ["sha256:svc-db"]
+    assert spec.services[0].ready == "redis-cli ping"  # the rest of the service kept
