@@ -9,4 +9,5 @@ PY=${PYTHON:-.venv/bin/python}
 base=$("$PY" -c 'from sandboxes import DockerEngine; from envfactory.core.settings import load_settings; print(DockerEngine(load_settings().sandbox).ensure_base_image("python"))')
 docker tag "$base" envfactory/compose-base:latest
 echo "base image: $base -> envfactory/compose-base:latest"
-docker compose build "$@"
+# the compose file requires a password to run the stack; building needs none
+POSTGRES_PASSWORD=${POSTGRES_PASSWORD:-unused-at-build} docker compose build "$@"

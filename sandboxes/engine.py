@@ -25,7 +25,7 @@ import dataclasses
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ import docker
 import docker.errors
 
 from envfactory.core.errors import ConfigError, ImageBuildFailed, SandboxError
-from envfactory.core.models import BuildResult, Limits
+from envfactory.core.models import BuildResult, Limits, ServiceSpec
 from envfactory.core.settings import SandboxSettings
 
 from . import base_image as B
@@ -44,6 +44,7 @@ from . import disk as D
 from . import labels as L
 from .disk import DiskWatchdog
 from .sandbox import DockerSandbox
+from .services import ServiceGroup, start_services
 from .standby import Kind, Launched, Standby
 
 Log = Callable[[str], None]
@@ -227,10 +228,13 @@ class DockerEngine:
         purpose: str = "episode",
         run_id: str | None = None,
         network: bool | None = None,
+        services: Sequence[ServiceSpec] = (),
     ) -> DockerSandbox:
+        """A sandbox from `image`; with `services`, fresh service containers on a private
+        network of its own, removed with it (`services.py`)."""
         if not self._pool.acquire(timeout=self.pool_wait_s):
             raise self._pool_exhausted()
-        return self._start_in_slot(image, limits, purpose, run_id, network)
+        return self._start_in_slot(image, limits, purpose, run_id, network, services)
 
     def _pool_exhausted(self) -> SandboxError:
         return SandboxError(
@@ -246,24 +250,24 @@ class DockerEngine:
         purpose: str,
         run_id: str | None,
         network: bool | None,
+        services: Sequence[ServiceSpec] = (),
     ) -> DockerSandbox:
         """Start holding a pool slot already; the slot goes back on failure or remove().
         A container of this kind waiting on standby is handed out instead of a new one."""
         kind = self._kind(image, limits, purpose, run_id, network)
+        group: ServiceGroup | None = None
         try:
-            launched = self.prestarted.take(kind) or self._launch(kind)
-        except docker.errors.ImageNotFound as exc:
-            self._pool.release()
-            raise ConfigError(
-                f"image {image} does not exist locally",
-                hint="build it first (engine.build / ensure_base_image)",
-            ) from exc
+            if services:
+                group = start_services(self.client, services, run_id=kind.run_id)
+                launched = self._launch(dataclasses.replace(kind, join=group.network))
+            else:
+                launched = self.prestarted.take(kind) or self._launch(kind)
         except BaseException as exc:
             self._pool.release()
-            if isinstance(exc, docker.errors.APIError):
-                raise SandboxError(f"starting a sandbox from {image} failed: {exc}") from exc
-            raise
-        return self._adopt(kind, launched)
+            if group is not None:
+                group.remove()
+            raise _start_error(image, exc) from exc
+        return self._adopt(kind, launched, group)
 
     def _kind(
         self,
@@ -282,7 +286,7 @@ class DockerEngine:
         """Create and start a container of `kind` and inspect it (no slot involved): the
         one path every sandbox's container takes, started on demand or on standby."""
         cid, name = self._create_and_start(
-            kind.image, kind.limits, kind.purpose, kind.run_id, kind.network
+            kind.image, kind.limits, kind.purpose, kind.run_id, kind.network, kind.join
         )
         try:
             info = self.client.api.inspect_container(cid)
@@ -295,9 +299,11 @@ class DockerEngine:
         with contextlib.suppress(docker.errors.NotFound):
             self.client.api.remove_container(container_id, force=True, v=True)
 
-    def _adopt(self, kind: Kind, launched: Launched) -> DockerSandbox:
+    def _adopt(
+        self, kind: Kind, launched: Launched, group: ServiceGroup | None = None
+    ) -> DockerSandbox:
         """The sandbox around a started container, its slot held: watched for disk from
-        now on; removing it returns the slot."""
+        now on; removing it removes its services and returns the slot."""
         cid, limits = launched.id, kind.limits
         container = self.client.containers.prepare_model({"Id": cid, "Name": launched.name})
         sb = DockerSandbox(
@@ -307,7 +313,7 @@ class DockerEngine:
             default_timeout_s=limits.exec_timeout_s,
             output_cap=self.settings.output_cap_bytes,
             run_id=kind.run_id,
-            on_remove=lambda: self._released(cid),
+            on_remove=lambda: self._released(cid, group),
             disk_mb=limits.disk_mb,
         )
         sb.graph_driver = launched.info.get("GraphDriver") or {}  # spares diff() an inspect
@@ -335,11 +341,16 @@ class DockerEngine:
         """Remove every container waiting on standby (sandboxes handed out stay theirs)."""
         self.prestarted.close()
 
-    def _released(self, container_id: str) -> None:
-        """A sandbox was removed: stop measuring it and give its pool slot back."""
+    def _released(self, container_id: str, group: ServiceGroup | None = None) -> None:
+        """A sandbox was removed: stop measuring it, remove its services and give its
+        pool slot back."""
         if self._watchdog is not None:
             self._watchdog.unwatch(container_id)
-        self._pool.release()
+        try:
+            if group is not None:
+                group.remove()
+        finally:
+            self._pool.release()
 
     def _disk_watchdog(self) -> DiskWatchdog:
         with self._watchdog_lock:
@@ -348,14 +359,23 @@ class DockerEngine:
             return self._watchdog
 
     def _create_and_start(
-        self, image: str, limits: Limits, purpose: str, run_id: str | None, network: bool | None
+        self,
+        image: str,
+        limits: Limits,
+        purpose: str,
+        run_id: str | None,
+        network: bool | None,
+        join: str | None = None,
     ) -> tuple[str, str]:
         """Low-level create + start, returning the id and name: `containers.run` adds an
-        inspect of its own."""
+        inspect of its own. `join`: the services' network, instead of none (and besides
+        the default bridge when the sandbox has network)."""
         api = self.client.api
         name = f"envfactory-{purpose}-{uuid.uuid4().hex[:10]}"
-        cid = self._create(image, name, limits, purpose, run_id, network)
+        cid = self._create(image, name, limits, purpose, run_id, network, join)
         try:
+            if join and (limits.network if network is None else network):
+                api.connect_container_to_network(cid, "bridge")
             api.start(cid)
         except BaseException:
             with contextlib.suppress(docker.errors.APIError):
@@ -371,13 +391,14 @@ class DockerEngine:
         purpose: str,
         run_id: str | None,
         network: bool | None,
+        join: str | None = None,
     ) -> str:
         """Create the container; the first create also learns whether the engine's storage
         driver takes a size (`storage_opt`): if it refuses, the disk watchdog alone
         enforces `limits.disk_mb` from then on (`disk.py`)."""
         while True:
             sized = self.storage_opt is not False
-            host = self._host_config(limits, network, sized)
+            host = self._host_config(limits, network, sized, join)
             try:
                 cid = self.client.api.create_container(
                     image,
@@ -397,11 +418,13 @@ class DockerEngine:
                 self.storage_opt = True
             return str(cid)
 
-    def _host_config(self, limits: Limits, network: bool | None, sized: bool) -> dict[str, Any]:
+    def _host_config(
+        self, limits: Limits, network: bool | None, sized: bool, join: str | None = None
+    ) -> dict[str, Any]:
         net = limits.network if network is None else network
         return self.client.api.create_host_config(
             init=True,
-            network_mode="bridge" if net else "none",
+            network_mode=join or ("bridge" if net else "none"),
             cap_drop=["ALL"],
             cap_add=C.cap_add(limits.capabilities),
             security_opt=["no-new-privileges"],
@@ -454,6 +477,7 @@ class DockerEngine:
         purpose: str = "episode",
         run_id: str | None = None,
         network: bool | None = None,
+        services: Sequence[ServiceSpec] = (),
     ) -> DockerSandbox:
         """Wait for a slot on the event loop, not in a worker thread: threads parked on
         the pool would starve the `remove()` calls that free it (a deadlock)."""
@@ -463,7 +487,9 @@ class DockerEngine:
                 raise self._pool_exhausted()
             await asyncio.sleep(0.05)
         task = asyncio.ensure_future(
-            asyncio.to_thread(self._start_in_slot, image, limits, purpose, run_id, network)
+            asyncio.to_thread(
+                self._start_in_slot, image, limits, purpose, run_id, network, services
+            )
         )
         try:
             return await asyncio.shield(task)
@@ -498,6 +524,18 @@ class DockerEngine:
             images=images,
             foreign_ttl_s=foreign_ttl_s,
         )
+
+
+def _start_error(image: str, exc: BaseException) -> BaseException:
+    """What a failed start raises: a missing image is a configuration error."""
+    if isinstance(exc, docker.errors.ImageNotFound):
+        return ConfigError(
+            f"image {image} does not exist locally",
+            hint="build it first (engine.build / ensure_base_image)",
+        )
+    if isinstance(exc, docker.errors.APIError):
+        return SandboxError(f"starting a sandbox from {image} failed: {exc}")
+    return exc
 
 
 def _remove_when_started(task: asyncio.Future[DockerSandbox]) -> None:

@@ -1,5 +1,6 @@
 """Label-based janitor: removes our orphans and never touches anything unlabelled.
 
+Services' private networks are removed by the same rules once their containers are gone.
 A container is ours when it carries `envfactory.owner=envfactory` (the Docker query
 filters on it, and each hit is checked again here) and `envfactory.sandbox` names the
 container itself (labels are inherited from images, so the owner label alone is not proof). It is an orphan when the process
@@ -63,6 +64,7 @@ def collect(
         with contextlib.suppress(docker.errors.NotFound):
             client.api.remove_container(c["Id"], force=True, v=True)
             removed.append(f"container:{c['Id']}")
+    removed += _collect_networks(client, older_than_s, run_id, include_live, foreign_ttl_s)
     volumes = client.api.volumes(filters={"label": L.OWNER_FILTER}).get("Volumes") or []
     for v in volumes:
         if _selected(v.get("Labels") or {}, older_than_s, run_id):
@@ -72,6 +74,28 @@ def collect(
                 removed.append(f"volume:{v['Name']}")
     if images:
         removed += _collect_state_images(client, older_than_s, run_id)
+    return removed
+
+
+def _collect_networks(
+    client: docker.DockerClient,
+    older_than_s: float,
+    run_id: str | None,
+    include_live: bool,
+    foreign_ttl_s: float | None,
+) -> list[str]:
+    """Services' private networks (`services.py`) whose owner is gone, once empty."""
+    removed = []
+    for n in client.api.networks(filters={"label": L.OWNER_FILTER}):
+        lab = n.get("Labels") or {}
+        if lab.get(L.SANDBOX) != n.get("Name") or not _selected(lab, older_than_s, run_id):
+            continue
+        if not include_live and not _orphaned(lab, foreign_ttl_s):
+            continue
+        with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+            # APIError: a container is still attached; the next sweep takes it
+            client.api.remove_network(n["Id"])
+            removed.append(f"network:{n['Name']}")
     return removed
 
 

@@ -24,6 +24,7 @@ from envfactory.core.models import (
     ExecResult,
     Limits,
     PathChange,
+    ServiceSpec,
     StateKind,
     StateRef,
 )
@@ -129,6 +130,7 @@ class SandboxEngine(Protocol):
         purpose: str = "episode",
         run_id: str | None = None,
         network: bool | None = None,
+        services: Sequence[ServiceSpec] = (),
     ) -> Sandbox: ...
 
     def standby(

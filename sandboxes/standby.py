@@ -48,6 +48,8 @@ class Kind:
     network: bool
     purpose: str
     run_id: str | None
+    #: the private network of the sandbox's services (`services.py`); never on standby
+    join: str | None = None
 
 
 @dataclass

@@ -3,7 +3,8 @@
 # packages, only when missing (idempotent, quiet when everything is there).
 #
 # Usage:  scripts/host-deps.sh demo   # debootstrap (the local base image is built with it)
-#         scripts/host-deps.sh test   # + postgresql, chromium (review UI browser test), strace
+#         scripts/host-deps.sh test   # + postgresql, chromium (review UI browser test), strace,
+#                                     #   and the Docker Compose v2 plugin (compose stack test)
 # Not root, or no apt: prints what is missing and how to install it, and exits 1.
 set -euo pipefail
 
@@ -18,6 +19,10 @@ have() {
     *) command -v "$1" >/dev/null ;;
   esac
 }
+
+if [ "${1:-demo}" = test ] && command -v docker >/dev/null; then
+  bash "$(dirname "$0")/install-compose.sh"  # no-op when `docker compose` works
+fi
 
 need=()
 for pair in "${want[@]}"; do

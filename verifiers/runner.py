@@ -212,7 +212,14 @@ def verify_prepared(
     # Harbor's runtime is the solver's own container: the replayed recipe (and the tests,
     # which download their tools there) get the network the task declares.
     network = spec.limits.network if harbor else False
-    box = engine.start(prepared.image, limits=spec.limits, purpose="verify", network=network)
+    # fresh services for every verification: nothing of the solver's survives in them
+    box = engine.start(
+        prepared.image,
+        limits=spec.limits,
+        purpose="verify",
+        network=network,
+        services=spec.services,
+    )
     try:
         return _verify_in(box, engine, prepared, spec, verifier, verifier_files, t0)
     except SandboxBroken as exc:

@@ -158,7 +158,11 @@ def produce_chain(
     if want_diff or spec.verify_scope == VerifyScope.FULL_STATE:
         pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot
     box = engine.start(
-        pristine, limits=spec.limits, purpose="gate-state", network=spec.limits.network
+        pristine,
+        limits=spec.limits,
+        purpose="gate-state",
+        network=spec.limits.network,
+        services=spec.services,
     )
     try:
         for i, step in enumerate(steps):
@@ -251,7 +255,11 @@ def produce_probe(
     if spec.verify_scope == VerifyScope.FULL_STATE:
         pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot
     box = engine.start(
-        pristine, limits=spec.limits, purpose="gate-probe", network=spec.limits.network
+        pristine,
+        limits=spec.limits,
+        purpose="gate-probe",
+        network=spec.limits.network,
+        services=spec.services,
     )
     try:
         log = run_recipe(box, spec, recipe, names)
@@ -291,7 +299,11 @@ def produce_probe_batch(
     assert spec.verify_scope == VerifyScope.WORKSPACE
     t0 = time.monotonic()
     box = engine.start(
-        pristine, limits=spec.limits, purpose="gate-probe", network=spec.limits.network
+        pristine,
+        limits=spec.limits,
+        purpose="gate-probe",
+        network=spec.limits.network,
+        services=spec.services,
     )
     try:
         names = [f"{base.name} step {i + 1}" for i in range(len(base.recipe))]

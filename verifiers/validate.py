@@ -18,6 +18,7 @@ from sandboxes.protocol import SandboxEngine
 
 from .battery import gate_input
 from .formats import ImportedTask, context_tar, load_task
+from .formats.files import with_built_services
 from .formats.model import BlobReader, BlobWriter
 from .gates import GateInput, GateRun, Progress, run_gates_detailed
 from .probes import Probe
@@ -86,12 +87,15 @@ def validate_task(
     build = engine.build(
         context_tar(task.spec.build, artifacts.get), dockerfile=task.spec.build.dockerfile
     )
+    spec = with_built_services(
+        task.spec, lambda tar, df: engine.build(tar, dockerfile=df).image, artifacts.get
+    )
     build_s = time.monotonic() - t0
     if on_stage:
         on_stage("verification layer")
     inp, layer_notes = gate_input(
         engine,
-        spec=task.spec,
+        spec=spec,
         verifier=task.verifier,
         files=artifacts.get,
         image=build.image,

@@ -35,6 +35,8 @@ from envfactory.core.errors import Conflict, NotFound
 from envfactory.core.models import (
     AgentRole,
     AuthMethod,
+    BuildContext,
+    BuildResult,
     CheckKind,
     EnvironmentSpec,
     EnvStatus,
@@ -138,8 +140,13 @@ class StoreServices:
         spec = self._spec(inp.env_id)
         files = load_context(self.artifacts, spec.build)
         built = self.engine.build(context_tar(files), dockerfile=spec.build.dockerfile)
-        self.store.environments.set_build(spec.id, spec.version, built)
+        services = [self._build_context(s.build).image for s in spec.services]
+        self.store.environments.set_build(spec.id, spec.version, built, services)
         return t.BuiltEnv(env_id=spec.id, image=built.image, cached=built.cached)
+
+    def _build_context(self, build: BuildContext) -> BuildResult:
+        files = load_context(self.artifacts, build)
+        return self.engine.build(context_tar(files), dockerfile=build.dockerfile)
 
     # -- agents -----------------------------------------------------------------------
 
@@ -151,7 +158,9 @@ class StoreServices:
             pass
         spec = self._spec(inp.env_id)
         rt = self._rt(inp.kind, self._seed_of(spec))
-        box = self.agents_engine.start(self._image(spec), limits=spec.limits, purpose=inp.kind)
+        box = self.agents_engine.start(
+            self._image(spec), limits=spec.limits, purpose=inp.kind, services=spec.services
+        )
         try:
             if inp.kind == AgentRole.JUDGE:
                 res = asyncio.run(run_judge(JudgeInput.from_spec(spec), rt=rt, sandbox=box))
@@ -189,7 +198,10 @@ class StoreServices:
                 )
         writer_in = writer_in.model_copy(update={"version": version})
         box = self.agents_engine.start(
-            self._image(spec), limits=spec.limits, purpose="verifier-writer"
+            self._image(spec),
+            limits=spec.limits,
+            purpose="verifier-writer",
+            services=spec.services,
         )
         try:
             rt = self._rt(AgentRole.VERIFIER, self._seed_of(spec))

@@ -13,6 +13,12 @@ one server can serve several scripted runs at once (the agent eval harness's tes
 Requests without `tools` (compaction summaries) get an automatic summary unless
 `auto_summary=False`. When a queue is empty the server answers 400, which the client
 treats as terminal.
+
+`RoleScriptServer` serves a seed's recorded scripts for every role at once, picking the
+script by the request's `model` (each role is configured with its role name as the model)
+and the turn by the number of assistant messages already in the request: stateless, so
+k judges, concurrent runs and verifier patch rounds each replay their script from the top.
+It is what the compose end-to-end check points the stack's model variables at.
 """
 
 from __future__ import annotations
@@ -132,6 +138,8 @@ class LocalChatServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     raw_bodies: list[bytes] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    host: str = "127.0.0.1"
+    port: int = 0  # 0: a free port
 
     def __post_init__(self) -> None:
         self._queue: deque[Reply] = deque(self.replies)
@@ -142,7 +150,7 @@ class LocalChatServer:
     @property
     def url(self) -> str:
         assert self._httpd is not None, "start the server first"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://{self.host}:{self._httpd.server_address[1]}/v1"
 
     def push(self, *replies: Reply) -> None:
         with self._lock:
@@ -212,7 +220,7 @@ class LocalChatServer:
                 except (BrokenPipeError, ConnectionResetError):
                     return  # the client gave up (timeout test): nothing to answer
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer((self.host, self.port), Handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
         return self
@@ -228,3 +236,24 @@ class LocalChatServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@dataclass
+class RoleScriptServer(LocalChatServer):
+    """Replays `scripts[model]` turn by turn; an unknown model gets a 404 naming the known."""
+
+    scripts: dict[str, Script] = field(default_factory=dict)
+
+    def next_reply(self, body: dict[str, Any]) -> Reply:
+        model = str(body.get("model", ""))
+        messages = body.get("messages", [])
+        if not body.get("tools"):  # an endpoint probe or a compaction summary
+            return Reply(body=completion_body(f"AUTO-SUMMARY of a {len(messages)}-message request"))
+        script = self.scripts.get(model)
+        if script is None:
+            known = ", ".join(sorted(self.scripts)) or "none"
+            return error_reply(404, f"no script for model {model!r}; served models: {known}")
+        turn = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+        if turn >= len(script.turns):
+            return error_reply(400, f"the {model} script has {len(script.turns)} turns, all used")
+        return replies_from_script(script)[turn]

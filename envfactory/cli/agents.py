@@ -9,13 +9,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import time
 from typing import Annotated, Literal
 
 import typer
 
 from envfactory.agents import resolve_api_key
-from envfactory.agents.chat_server import LocalChatServer, replies_from_script
+from envfactory.agents.chat_server import (
+    LocalChatServer,
+    RoleScriptServer,
+    replies_from_script,
+)
 from envfactory.agents.endpoint import probe
 from envfactory.agents.scripts import ROLES, available_seeds, load_script
 from envfactory.core.errors import EnvFactoryError
@@ -81,13 +86,41 @@ def serve_script(
         _fail(exc, False)
     with LocalChatServer(replies) as server:
         typer.echo(server.url)
-        deadline = time.monotonic() + seconds if seconds else None
-        try:
-            while deadline is None or time.monotonic() < deadline:
-                time.sleep(0.2)
-        except KeyboardInterrupt:
-            pass
-        typer.echo(f"served {len(server.requests)} requests", err=True)
+        _serve_until(server, seconds)
+
+
+def _serve_until(server: LocalChatServer, seconds: float) -> None:
+    deadline = time.monotonic() + seconds if seconds else None
+    try:
+        while deadline is None or time.monotonic() < deadline:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    typer.echo(f"served {len(server.requests)} requests", err=True)
+
+
+@app.command("serve-seed")
+def serve_seed(
+    seed: Annotated[str, typer.Argument(help="example seed name, e.g. sqlite-wal-crash-recovery")],
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port (0: a free one)")] = 0,
+    seconds: Annotated[float, typer.Option(help="stop after this long (0: until Ctrl-C)")] = 0,
+) -> None:
+    """Serve every role's recorded script of a seed as one chat-completions endpoint.
+
+    The role is chosen by the request's model name, so point each role at the URL with
+    its role name as the model (`research`, `judge`, `verifier`, `red_team`):
+    ENVFACTORY_AGENTS__DEFAULT__BACKEND=openai ENVFACTORY_AGENTS__DEFAULT__BASE_URL=<url>
+    ENVFACTORY_AGENTS__JUDGE__MODEL=judge (and so on for each role)
+    """
+    try:
+        scripts = {role: load_script(seed, role) for role in ROLES}
+    except EnvFactoryError as exc:
+        _fail(exc, False)
+    with RoleScriptServer(scripts=scripts, host=host, port=port) as server:
+        typer.echo(server.url)
+        sys.stdout.flush()
+        _serve_until(server, seconds)
 
 
 @app.command("check-endpoint")

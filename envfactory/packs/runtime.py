@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import itertools
 import shutil
+import tarfile
 import tempfile
 import threading
 import uuid
@@ -256,6 +258,7 @@ class PackEnv:
         self._files = packed.verifier_files()  # read once; immutable afterwards
         self._image: str | None = None
         self._image_lock = threading.Lock()
+        self._built_spec: EnvironmentSpec | None = None  # service images filled in
 
     @property
     def env_id(self) -> str:
@@ -263,7 +266,8 @@ class PackEnv:
 
     @property
     def spec(self) -> EnvironmentSpec:
-        return self.packed.spec
+        """The packed spec; once `image()` ran, with its services' images built."""
+        return self._built_spec or self.packed.spec
 
     @property
     def instruction(self) -> str:
@@ -281,12 +285,38 @@ class PackEnv:
                         self.packed.context_tar(), dockerfile=self.spec.build.dockerfile
                     )
                     self._image = built.image
+                self._built_spec = self._build_services()
             return self._image
+
+    def _build_services(self) -> EnvironmentSpec:
+        """Each service's image, built from the pack's context files (by content key)."""
+        spec = self.packed.spec
+        if not spec.services:
+            return spec
+        files = self.packed.context_files()
+        by_key = {e.key: files[e.path] for e in spec.build.files}
+        services = tuple(
+            s.model_copy(
+                update={
+                    "image": self.engine.build(
+                        _tar({e.path: by_key[e.key] for e in s.build.files}),
+                        dockerfile=s.build.dockerfile,
+                    ).image
+                }
+            )
+            for s in spec.services
+        )
+        return spec.model_copy(update={"services": services})
 
     def reset(self, *, run_id: str | None = None) -> Episode:
         image = self.image()
         box = self.engine.start(
-            image, limits=self.spec.limits, purpose="episode", run_id=run_id, network=False
+            image,
+            limits=self.spec.limits,
+            purpose="episode",
+            run_id=run_id,
+            network=False,
+            services=self.spec.services,
         )
         return Episode(self, box, image)
 
@@ -392,3 +422,14 @@ class Pack:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _tar(files: dict[str, tuple[bytes, int]]) -> bytes:
+    """A build context tar from path → (bytes, mode)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for path, (data, mode) in sorted(files.items()):
+            info = tarfile.TarInfo(path)
+            info.size, info.mode = len(data), mode
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()

@@ -8,7 +8,7 @@ savepoint, so the surrounding transaction stays usable); a missing id raises ``N
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -188,10 +188,18 @@ class EnvironmentRepo(_Repo):
             now = self._row(env_id, version).status  # NotFound if it does not exist
             raise Conflict(f"environment {env_id} v{version} is {now}, expected {expect}")
 
-    def set_build(self, env_id: str, version: int, build: BuildResult) -> EnvironmentSpec:
-        """Record a build: the result, and the image id on the spec itself."""
+    def set_build(
+        self, env_id: str, version: int, build: BuildResult, service_images: Sequence[str] = ()
+    ) -> EnvironmentSpec:
+        """Record a build: the result, and the image ids (its own, its services') on the
+        spec itself."""
         row = self._row(env_id, version)
-        spec = EnvironmentSpec.model_validate(row.doc).model_copy(update={"image": build.image})
+        spec = EnvironmentSpec.model_validate(row.doc)
+        services = tuple(
+            s.model_copy(update={"image": image})
+            for s, image in zip(spec.services, service_images, strict=False)
+        )
+        spec = spec.model_copy(update={"image": build.image, "services": services or spec.services})
         row.doc, row.image, row.build, row.updated_at = (
             dump(spec),
             build.image,

@@ -92,7 +92,14 @@ class FakeEngine:
         raise NotImplementedError
 
     def start(
-        self, image, *, limits: Limits | None = None, purpose="episode", run_id=None, network=None
+        self,
+        image,
+        *,
+        limits: Limits | None = None,
+        purpose="episode",
+        run_id=None,
+        network=None,
+        services=(),
     ) -> FakeSandbox:
         assert network is False, "episodes must run with the network off"
         with self._lock:

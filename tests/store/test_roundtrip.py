@@ -40,6 +40,7 @@ from envfactory.core.models import (
     ProvenanceChain,
     ReviewItem,
     ReviewState,
+    ServiceSpec,
     ShortcutFinding,
     SkippedCheck,
     StateKind,
@@ -96,6 +97,16 @@ def samples() -> dict[str, BaseModel]:
         reference_solution=(Step(title="patch", script="sed -i s/,/;/ job.py"),),
         partial_solutions=(PartialSolution(name="half", steps=(Step(script="true"),)),),
         limits=Limits(cpus=0.5, memory_mb=512, pids=64, exec_timeout_s=30, network=True),
+        services=(
+            ServiceSpec(
+                name="db",
+                build=BuildContext(dockerfile="db.Dockerfile", files=()),
+                command=("redis-server", "--save", ""),
+                env={"A": "1"},
+                ready="redis-cli ping",
+                image="sha256:def",
+            ),
+        ),
         image="sha256:abc",
         source="manual",
         created_at=T0,
@@ -439,3 +450,13 @@ def test_verifier_versions_and_trajectory_reward(store: Store) -> None:
 def test_a_review_item_needs_its_finding(store: Store) -> None:
     with pytest.raises(NotFound, match="refers to a row that is not stored"):
         store.reviews.add(samples()["review"])  # type: ignore[arg-type]
+
+
+def test_a_build_records_the_images_of_the_environments_services(store: Store) -> None:
+    s = samples()
+    _store_all(store, s)
+    with store.session() as tx:
+        tx.environments.set_build("env-1", 1, s["build"], ["sha256:svc-db"])
+    spec = store.environments.get("env-1", 1)
+    assert [svc.image for svc in spec.services] == ["sha256:svc-db"]
+    assert spec.services[0].ready == "redis-cli ping"  # the rest of the service kept

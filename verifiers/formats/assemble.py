@@ -26,6 +26,7 @@ from envfactory.core.models import (
     PartialSolution,
     Provenance,
     Semantics,
+    ServiceSpec,
     Step,
     Verifier,
     VerifyScope,
@@ -59,6 +60,7 @@ class Found:
     test_texts: tuple[tuple[str, str], ...] = ()
     mount_path: str | None = None  # where the harness puts the tests ("/tests")
     reward_dir: str | None = None  # Harbor's reward-file directory, when the tests write one
+    services: tuple[ServiceSpec, ...] = ()  # a compose file's side services
 
 
 def assemble(found: Found) -> ImportedTask:
@@ -94,6 +96,7 @@ def _assemble(found: Found) -> ImportedTask:
         reference_solution=found.steps,
         partial_solutions=found.partials,
         limits=limits,
+        services=found.services,
         source=found.format,
         semantics=semantics,
     )

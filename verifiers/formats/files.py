@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from envfactory.core.errors import InvalidTask
-from envfactory.core.models import BuildContext, FileEntry
+from envfactory.core.models import BuildContext, EnvironmentSpec, FileEntry
 
 from .model import BlobWriter
 
@@ -111,3 +111,14 @@ def materialize(entries: Iterable[FileEntry], files: FileSource, dest: Path) -> 
         target.chmod(stat.S_IMODE(normal_mode(entry.mode)))
         written.append(target)
     return written
+
+
+def with_built_services(
+    spec: EnvironmentSpec, build: Callable[[bytes, str], str], files: FileSource
+) -> EnvironmentSpec:
+    """`spec` with each service's image built (`build(context tar, dockerfile)` → image)."""
+    services = tuple(
+        s.model_copy(update={"image": build(context_tar(s.build, files), s.build.dockerfile)})
+        for s in spec.services
+    )
+    return spec.model_copy(update={"services": services})

@@ -11,8 +11,8 @@ test.sh` run from there; when the tests write `/logs/verifier/reward.txt|json`, 
 reward contract applies (the runner empties that directory before the entry and reads
 what this run wrote, `verifiers.runner`), else the exit status is the reward;
 `[verifier].env` becomes `K=V` prefixes of the entry, `[solution].env` `export` lines
-at the top of every step. A `docker-compose.yaml` of more than one service is refused
-(envfactory runs one container per environment, for now).
+at the top of every step. A `docker-compose.yaml` of more than one service maps its side
+services onto the environment's services (`compose.py`): each sandbox gets fresh ones.
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from envfactory.core.errors import InvalidTask
-from envfactory.core.models import Limits, PartialSolution, Step, VerifyScope
+from envfactory.core.models import Limits, PartialSolution, ServiceSpec, Step, VerifyScope
 
 from .assemble import Found, assemble
+from .compose import compose_services
 from .files import store_files, walk_files
 from .model import BlobWriter, ImportedTask
 from .options import EnvfactoryOptions, parse_table
@@ -90,8 +91,13 @@ def load_harbor(path: Path, artifacts: BlobWriter) -> ImportedTask:
     notes: list[str] = []
     env_dir = path / "environment"
     exclude = [n for n in COMPOSE_FILES if (env_dir / n).exists()]
-    for name in exclude:
-        notes.append(_compose_note(env_dir / name))
+    build_files = store_files(walk_files(env_dir, exclude=exclude), artifacts)
+    services: tuple[ServiceSpec, ...] = ()
+    for name in exclude[:1]:
+        services, more = compose_services(env_dir / name, build_files)
+        notes += (
+            more if services else [f"environment/{name} ignored: one service, run as one container"]
+        )
     tests = walk_files(path / "tests")
     texts = tuple((rel, f.read_text(errors="replace")) for rel, f in tests if _is_text(f))
     reward = any(REWARD_DIR + "/reward." in text for _, text in texts)
@@ -100,7 +106,8 @@ def load_harbor(path: Path, artifacts: BlobWriter) -> ImportedTask:
         name=_name(path, config),
         instruction=(path / "instruction.md").read_text().strip(),
         dockerfile_text=(env_dir / "Dockerfile").read_text(errors="replace"),
-        build_files=store_files(walk_files(env_dir, exclude=exclude), artifacts),
+        build_files=build_files,
+        services=services,
         steps=_steps(path / "solution" / "solve.sh", "solution/solve.sh", solution.env),
         partials=_partials(path / "solution", solution.env),
         verifier_files=store_files(tests, artifacts),
@@ -118,28 +125,6 @@ def load_harbor(path: Path, artifacts: BlobWriter) -> ImportedTask:
 
 def _is_text(file: Path) -> bool:
     return file.stat().st_size <= 1_000_000 and b"\0" not in file.read_bytes()[:4096]
-
-
-def _compose_note(file: Path) -> str:
-    """A one-service compose file adds nothing we do not run; more services are refused."""
-    import yaml
-
-    from envfactory.core import bounded_yaml
-
-    try:
-        data = bounded_yaml.load(file.read_text(errors="replace")) or {}
-    except yaml.YAMLError as exc:
-        raise InvalidTask(f"{file}: invalid YAML: {exc}", hint="fix the syntax") from None
-    services = data.get("services") if isinstance(data, dict) else None
-    if isinstance(services, dict) and len(services) > 1:
-        raise InvalidTask(
-            f"{file}: the environment has {len(services)} services "
-            f"({', '.join(sorted(map(str, services)))}); envfactory runs one container per "
-            "environment and cannot gate a multi-service task yet",
-            hint="fold the services into one image (start them from the Dockerfile's "
-            "entrypoint or the solution), or leave this task out of the import",
-        )
-    return f"environment/{file.name} ignored: one service, envfactory runs it as one container"
 
 
 def _require(path: Path) -> None:

@@ -22,19 +22,27 @@ from pydantic import Field
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.models import (
     AgentRole,
+    BuildContext,
     BuildResult,
     EnvironmentSpec,
     FinishRefusal,
     Limits,
     Model,
     PartialSolution,
+    ServiceSpec,
     Step,
     TaskSeed,
     new_id,
 )
 from sandboxes.protocol import Sandbox, SandboxEngine
 
-from ..build_context import ContextProblem, context_tar, files_from_archive, store_context
+from ..build_context import (
+    ContextFile,
+    ContextProblem,
+    context_tar,
+    files_from_archive,
+    store_context,
+)
 from ..recording import put_model
 from ..tools import ToolResult, _Args, cap_text, refuse
 from .common import RoleRuntime, accept, finish_tool, run_loop, store_trajectory, task_text
@@ -50,6 +58,16 @@ class ResearchInput(Model):
     limits: Limits = Limits()
 
 
+class ResearchService(_Args):
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,30}$", description="its hostname, e.g. db")
+    dockerfile: str = Field(
+        min_length=1, description="its Dockerfile in the build context, e.g. db.Dockerfile"
+    )
+    command: list[str] = Field(default_factory=list, description="empty: the image's CMD")
+    env: dict[str, str] = Field(default_factory=dict)
+    ready: str = Field(default="", description="shell check run in the service until it exits 0")
+
+
 class ResearchFinish(_Args):
     name: str = Field(min_length=1, description="short kebab-case name of the environment")
     instruction: str = Field(min_length=20, description="what the solver sees (no solution!)")
@@ -59,6 +77,10 @@ class ResearchFinish(_Args):
     partial_solutions: list[PartialSolution] = Field(default_factory=list)
     workdir: str = "/workspace"
     dockerfile: str = "Dockerfile"
+    services: list[ResearchService] = Field(
+        default_factory=list,
+        description="containers next to the main one (a database, a cache), reachable by name",
+    )
     summary: str = ""
 
 
@@ -101,13 +123,19 @@ async def _run_steps(
     label: str,
     *,
     last_must_change: bool = False,
+    services: Sequence[ServiceSpec] = (),
 ) -> str | None:
     """Apply steps in a fresh container; the first failure as text, or None.
 
     With `last_must_change`, the workdir's contents before the last step must differ from
     after it: the gates score every prefix of the reference solution as an unsolved state,
     so a last step that changes nothing there (a check) makes a prefix look solved."""
-    box = await asyncio.to_thread(engine.start, image, limits=limits, purpose="research-check")
+    try:
+        box = await asyncio.to_thread(
+            engine.start, image, limits=limits, purpose="research-check", services=services
+        )
+    except EnvFactoryError as exc:  # a service that does not start is the agent's to fix
+        return f"{label}: the sandbox did not start: {exc}"
     try:
         before = None
         for i, step in enumerate(steps, 1):
@@ -154,7 +182,9 @@ class _Checker:
     ) -> None:
         self.inp, self.rt, self.builder, self.engine = inp, rt, builder, engine
 
-    async def _prove(self, args: ResearchFinish, image: str) -> tuple[FinishRefusal, str] | None:
+    async def _prove(
+        self, args: ResearchFinish, image: str, services: tuple[ServiceSpec, ...]
+    ) -> tuple[FinishRefusal, str] | None:
         """Run the reference solution, then each partial, in fresh containers."""
         lim = self.inp.limits
         problem = await _run_steps(
@@ -165,12 +195,15 @@ class _Checker:
             lim,
             "reference solution",
             last_must_change=True,
+            services=services,
         )
         if problem:
             return FinishRefusal.REFERENCE_FAILED, problem
         for partial in args.partial_solutions:
             label = f"partial {partial.name!r}"
-            problem = await _run_steps(self.engine, image, partial.steps, args.workdir, lim, label)
+            problem = await _run_steps(
+                self.engine, image, partial.steps, args.workdir, lim, label, services=services
+            )
             if problem:
                 return FinishRefusal.PARTIAL_FAILED, problem
         return None
@@ -184,20 +217,23 @@ class _Checker:
                 FinishRefusal.NO_BUILD_CONTEXT,
                 f"cannot read the build context in {self.inp.context_dir}: {exc}",
             )
-        if args.dockerfile not in {f.path for f in files}:
-            return refuse(
-                FinishRefusal.NO_BUILD_CONTEXT,
-                f"no {args.dockerfile} in {self.inp.context_dir}; write it first",
-            )
+        paths = {f.path for f in files}
+        for dockerfile in (args.dockerfile, *(s.dockerfile for s in args.services)):
+            if dockerfile not in paths:
+                return refuse(
+                    FinishRefusal.NO_BUILD_CONTEXT,
+                    f"no {dockerfile} in {self.inp.context_dir}; write it first",
+                )
         try:
             build = await asyncio.to_thread(
                 self.engine.build, context_tar(files), dockerfile=args.dockerfile
             )
+            services = await _build_services(self.engine, args, files)
         except EnvFactoryError as exc:
             return refuse(
                 FinishRefusal.BUILD_FAILED, "the image did not build:\n" + cap_text(str(exc), 6000)
             )
-        problem = await self._prove(args, build.image)
+        problem = await self._prove(args, build.image, services)
         if problem is not None:
             kind, text = problem
             return refuse(kind, text + "\nFix the environment or the steps and call finish again.")
@@ -215,11 +251,37 @@ class _Checker:
             reference_solution=tuple(args.reference_solution),
             partial_solutions=tuple(args.partial_solutions),
             limits=self.inp.limits,
+            services=tuple(
+                s.model_copy(
+                    update={"build": ctx.model_copy(update={"dockerfile": s.build.dockerfile})}
+                )
+                for s in services
+            ),
             image=build.image,
         )
         return accept(
             (spec, build, args.summary), "environment built; the reference solution ran cleanly"
         )
+
+
+async def _build_services(
+    engine: SandboxEngine, args: ResearchFinish, files: list[ContextFile]
+) -> tuple[ServiceSpec, ...]:
+    """Each declared service built from the same context with its own Dockerfile."""
+    out = []
+    for svc in args.services:
+        built = await asyncio.to_thread(engine.build, context_tar(files), dockerfile=svc.dockerfile)
+        out.append(
+            ServiceSpec(
+                name=svc.name,
+                build=BuildContext(dockerfile=svc.dockerfile, files=()),
+                command=tuple(svc.command),
+                env=svc.env,
+                ready=svc.ready,
+                image=built.image,
+            )
+        )
+    return tuple(out)
 
 
 async def run_research(

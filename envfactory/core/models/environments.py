@@ -68,6 +68,25 @@ class Limits(Model):
     capabilities: CapabilityProfile = "root-work"
 
 
+class ServiceSpec(Model):
+    """A container next to the main one (a database, a cache, a web service).
+
+    Every sandbox of the environment (an episode, a verification, a gate state) gets fresh
+    copies of its services on a private internal network of its own, where the main
+    container reaches each one by ``name``; they are removed with the sandbox."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]{0,30}$")  # its hostname on the network
+    build: BuildContext  # its image: a Dockerfile (FROM debian / python: the local base)
+    command: tuple[str, ...] = ()  # empty: the image's CMD
+    env: dict[str, str] = Field(default_factory=dict)
+    #: a shell command run inside the service until it exits 0 (e.g. ``pg_isready``);
+    #: empty: started is ready
+    ready: str = ""
+    ready_timeout_s: int = Field(default=60, ge=1, le=900)
+    memory_mb: int = Field(default=512, ge=64)
+    image: str | None = None  # image id once built
+
+
 class EnvStatus(StrEnum):
     IMPORTED = "imported"  # read from an existing task suite, not gated yet
     DRAFT = "draft"
@@ -103,6 +122,8 @@ class EnvironmentSpec(Model):
     reference_solution: tuple[Step, ...]
     partial_solutions: tuple[PartialSolution, ...] = ()
     limits: Limits = Limits()
+    #: containers started next to the main one in every sandbox of this environment
+    services: tuple[ServiceSpec, ...] = ()
     image: str | None = None  # image id once built
     source: Literal["research", "harbor", "terminal-bench", "manual"] = "research"
     #: every harness this task is gated for (imported Harbor / TB tasks: both)

@@ -176,9 +176,49 @@ def test_harbor_tests_go_to_slash_tests_and_a_reward_file_takes_harbors_contract
     assert plain.verifier.reward_dir is None  # no reward file: the exit status decides
 
 
-def test_a_compose_file_of_several_services_is_refused(harbor_task, artifacts):
+def test_a_compose_service_that_only_names_an_image_is_refused_naming_the_fix(
+    harbor_task, artifacts
+):
     compose = "services:\n  app:\n    build: .\n  db:\n    image: postgres:16\n"
-    with pytest.raises(InvalidTask, match="2 services \\(app, db\\)"):
+    with pytest.raises(InvalidTask, match="service 'db': `image: postgres:16` with no `build`"):
+        load_task(harbor_task({"environment/docker-compose.yaml": compose}), artifacts)
+
+
+COMPOSE = """
+services:
+  main:
+    build: .
+    volumes: ["./logs:/logs"]
+  db:
+    build:
+      context: ./db
+      dockerfile: db.Dockerfile
+    command: redis-server --save ""
+    environment: [MODE=test]
+    healthcheck:
+      test: ["CMD", "redis-cli", "ping"]
+    ports: ["6379:6379"]
+"""
+
+
+def test_a_compose_files_side_services_become_the_environments_services(harbor_task, artifacts):
+    files = {
+        "environment/docker-compose.yaml": COMPOSE,
+        "environment/db/db.Dockerfile": "FROM debian:12\nRUN apt-get install -y redis-server\n",
+        "environment/db/redis.conf": "port 6379\n",
+    }
+    task = load_task(harbor_task(files), artifacts)
+    (db,) = task.spec.services
+    assert db.name == "db" and db.build.dockerfile == "db.Dockerfile"
+    assert {f.path for f in db.build.files} == {"db.Dockerfile", "redis.conf"}  # its own context
+    assert db.command == ("sh", "-c", 'redis-server --save ""')
+    assert db.env == {"MODE": "test"} and db.ready == "redis-cli ping"
+    assert any("service 'db': ports left out" in n for n in task.notes)
+
+
+def test_a_compose_build_context_outside_the_environment_is_refused(harbor_task, artifacts):
+    compose = "services:\n  main:\n    build: .\n  db:\n    build: ../db\n"
+    with pytest.raises(InvalidTask, match="build context '../db' is outside environment/"):
         load_task(harbor_task({"environment/docker-compose.yaml": compose}), artifacts)
 
 
