@@ -64,7 +64,9 @@ def _load() -> str:
     return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def _run(arm: dict[str, object], args: argparse.Namespace, latency_ms: float, seed: int) -> dict:
+def _run(
+    arm: dict[str, object], args: argparse.Namespace, latency_ms: float, seed: int
+) -> dict[str, float]:
     config = TrainerConfig(
         lr=3e-3,
         value_lr=3e-3,
@@ -91,8 +93,8 @@ def _run(arm: dict[str, object], args: argparse.Namespace, latency_ms: float, se
     }
 
 
-def throughput(args: argparse.Namespace) -> dict[str, dict[str, list[dict]]]:
-    results: dict[str, dict[str, list[dict]]] = {}
+def throughput(args: argparse.Namespace) -> dict[str, dict[str, list[dict[str, float]]]]:
+    results: dict[str, dict[str, list[dict[str, float]]]] = {}
     for latency in args.latencies:
         row = results.setdefault(f"{latency:g}", {})
         for seed in range(args.seeds):
@@ -107,7 +109,9 @@ def _spread(values: list[float]) -> str:
     return f"{statistics.fmean(values):.1f} ± {sd:.1f}"
 
 
-def print_throughput(results: dict[str, dict[str, list[dict]]], args: argparse.Namespace) -> None:
+def print_throughput(
+    results: dict[str, dict[str, list[dict[str, float]]]], args: argparse.Namespace
+) -> None:
     print(
         f"\nthroughput: long_tail_recall, {args.steps} steps x batch {args.batch}, "
         f"{args.workers} worker processes, {args.seeds} seeds (mean ± std); step k of an "
@@ -131,7 +135,7 @@ def print_throughput(results: dict[str, dict[str, list[dict]]], args: argparse.N
             )
 
 
-def plot_throughput(results: dict[str, dict[str, list[dict]]], path: Path) -> Path:
+def plot_throughput(results: dict[str, dict[str, list[dict[str, float]]]], path: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
