@@ -29,7 +29,7 @@ draws its number of turns n from a discrete power law, P(n ≥ k) = k^−1.2, ca
 policy scores 1 / n_symbols and learning stays visible.
 
 ``SlowEnvironment`` gives rollouts the latency of real agent environments: step k of an
-episode sleeps k × median × exp(σ·z), z drawn afresh for every turn (later turns carry
+episode sleeps k × median × exp(σ·z), z drawn afresh for every turn and rollout (later turns carry
 longer contexts and more work, and any turn can hit a slow tail), so an episode of n
 steps waits ~n²/2 median delays: long trajectories are the slow ones. ``SlowTask`` is
 the picklable factory for it (rollout worker processes need one).
@@ -215,18 +215,20 @@ class SlowEnvironment:
     """Wraps an environment; step k sleeps k × ``median_s`` × exp(``sigma`` × z).
 
     z is standard normal, drawn for every turn from a generator seeded by the episode's
-    seed (reproducible across runs and workers, independent of the environment's own
-    draws)."""
+    seed and a salt of this instance: the G rollouts of one GRPO prompt wait for
+    independent draws (with one shared seed they would all take exactly as long and the
+    group barrier would cost nothing), so draws do not repeat across runs."""
 
     def __init__(self, inner: Environment, median_s: float, sigma: float = 1.0) -> None:
         self._inner = inner
         self._median = median_s
         self._sigma = sigma
         self._rng = random.Random(0)
+        self._salt = random.Random().getrandbits(64)  # os.urandom-seeded
         self._steps = 0
 
     def reset(self, seed: int) -> tuple[int, ...]:
-        self._rng = random.Random(f"latency:{seed}")
+        self._rng = random.Random(f"latency:{seed}:{self._salt}")
         self._steps = 0
         return self._inner.reset(seed)
 
