@@ -1,24 +1,28 @@
-"""SAO against its ablations and GRPO on a tiny model, CPU only. Prints tables, saves JSON.
+"""SAO against GRPO on a tiny model, CPU only: throughput and an ablation. Prints tables,
+saves JSON and PNGs under ``benchmarks/out/``.
 
-Task: ``graded_recall`` (visible difficulty, checked and free turns; the task where a
-state-dependent value matters, see ``envfactory/trainer/synthetic.py``).
+Part 1, throughput (``--part throughput``). Task ``long_tail_recall``: episode lengths
+follow a power law (1 to 32 turns, P(n ≥ k) = k^−1.2) and every environment step
+sleeps k × median × exp(z), z ~ N(0, 1) drawn per turn (``SlowTask``), so the long
+episodes are the slow ones, as in agentic tasks. Arms, all with the same 8 rollout
+worker *processes* (weights pushed through shared memory, one torch thread each), batch
+32, the same steps and max staleness 4:
+- SAO: single rollouts enter the buffer as they finish; the critic trains (K = 2) from
+  the first step (no warm-up here: the warm-up steps would count as zero-trajectory
+  policy steps for nobody else);
+- asynchronous GRPO: a worker plays the G = 8 rollouts of one prompt and hands the
+  group to the same buffer when complete;
+- synchronous GRPO: 4 prompts × G = 8 per step; the step waits for the slowest.
+Reported per arm, mean ± sample std over seeds: *trained* trajectories per second and
+trained tokens per second (every token of the trajectories that reached an update),
+over the wall time from "all workers ready" to the last update; one row with latency,
+one with none. Also: the trainer's idle fraction (waiting for data; near 0 means the
+learner is the bottleneck), mean staleness and trajectories dropped as too stale. The
+load average of the machine is printed with the table.
 
-Part 1, throughput. Every environment step sleeps: each episode draws a log-normal
-speed (median ``--latency-ms``, sigma 1.5) and its k-th step takes k times that, so
-long trajectories are the slow ones. SAO (single rollout, async buffer), asynchronous
-GRPO (groups of G handed over when complete, no batch barrier) and synchronous GRPO
-(batches of groups, waits for the slowest) run with the same workers, batch and
-steps. Reported: *trained* trajectories per second (what reached an update), the
-trainer's idle fraction, mean staleness and trajectories dropped as too stale.
-Rollout workers are threads sharing one GIL with the learner; with no latency that
-contention, not the algorithm, decides the ranking (workers as processes: not done).
-
-Part 2, ablation (the paper's Table 4 arms we can run): SAO; SAO with a running-mean
-baseline instead of the critic; PG with the critic but without DIS; synchronous GRPO.
-Each at injected policy lag k (the engine serves weights k versions old), each seed
-initialising the model *and* the prompt stream with that seed. Reported: mean reward
-over the last third, critic explained variance after warm-up (critic arms), masked
-fraction, policy updates. SAO and PG spend ``--warmup`` steps on the critic only.
+Part 2, ablation (``--part ablation``, ``sao_ablation.py``): SAO, SAO with a running-mean
+baseline, the critic without DIS, synchronous GRPO (G = 8) on ``graded_recall`` under
+one budget of steps × batch; reward curves and steps to 0.9 over seeds.
 
 Run: ``python benchmarks/sao_vs_grpo.py`` (``--quick`` for a smoke run).
 """
@@ -27,169 +31,173 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import sao_ablation  # noqa: E402
 
 from envfactory.trainer.config import TrainerConfig  # noqa: E402
 from envfactory.trainer.loop import Trainer  # noqa: E402
-from envfactory.trainer.metrics import StepMetrics  # noqa: E402
 from envfactory.trainer.models import (  # noqa: E402
     TinyModelSpec,
     build_tiny_model,
     limit_cpu_threads,
 )
-from envfactory.trainer.synthetic import SlowEnvironment, get_task  # noqa: E402
+from envfactory.trainer.synthetic import SlowTask, get_task  # noqa: E402
 
-TASK = get_task("graded_recall")
+TASK = get_task("long_tail_recall")
 OUT = Path(__file__).resolve().parent / "out"
-THROUGHPUT_ARMS = {
+ARMS: dict[str, dict[str, object]] = {
     "sao": {"algorithm": "sao"},
-    "grpo-async": {"algorithm": "grpo", "group_size": 4, "grpo_async": True},
-    "grpo-sync": {"algorithm": "grpo", "group_size": 4},
+    "grpo-async G=8": {"algorithm": "grpo", "group_size": 8, "grpo_async": True},
+    "grpo-sync G=8": {"algorithm": "grpo", "group_size": 8},
 }
-ABLATION_ARMS = {
-    "sao": {"algorithm": "sao"},
-    "mean-baseline": {"algorithm": "mean_baseline"},
-    "pg (no DIS)": {"algorithm": "pg"},
-    "grpo-sync": {"algorithm": "grpo", "group_size": 4},
-}
+BASELINE = "grpo-sync G=8"
 
 
-def _trainer(arm: dict[str, object], env_factory=TASK.make, **kw: object) -> Trainer:  # type: ignore[no-untyped-def]
-    options: dict[str, object] = dict(
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _run(
+    arm: dict[str, object], args: argparse.Namespace, latency_ms: float, seed: int
+) -> dict[str, float]:
+    config = TrainerConfig(
         lr=3e-3,
         value_lr=3e-3,
         max_turns=TASK.turns,
         max_new_tokens=1,
-        **arm,
+        batch_size=args.batch,
+        rollout_workers=args.workers,
+        rollout_mode="processes",
+        max_staleness=4,
+        critic_warmup_steps=0,
+        seed=seed,
+        **arm,  # type: ignore[arg-type]
     )
-    options.update(kw)
-    config = TrainerConfig(**options)  # type: ignore[arg-type]
-    policy = build_tiny_model(TinyModelSpec(vocab_size=TASK.vocab_size), config.seed)
-    return Trainer(config, policy, env_factory)
-
-
-def throughput(steps: int, batch: int, workers: int, latency_ms: float) -> dict[str, dict]:
-    results = {}
-    for name, arm in THROUGHPUT_ARMS.items():
-        trainer = _trainer(
-            arm,
-            lambda: SlowEnvironment(TASK.make(), latency_ms / 1000.0),
-            batch_size=batch,
-            rollout_workers=workers,
-            max_staleness=4,
-            critic_warmup_steps=0,
-        )
-        started = time.perf_counter()
-        history = trainer.run(steps)
-        wall = time.perf_counter() - started
-        results[name] = {
-            "trained_per_s": sum(m.trajectories for m in history) / wall,
-            "idle_fraction": history[-1].trainer_idle_fraction,
-            "staleness": sum(m.staleness_mean for m in history) / len(history),
-            "dropped_stale": history[-1].dropped_stale,
-            "wall_s": wall,
-        }
-        print(f"  throughput run done: {name}", file=sys.stderr, flush=True)
-    return results
-
-
-def _summary(history: list[StepMetrics]) -> dict[str, float | None]:
-    tail = history[-max(1, len(history) // 3) :]
-    updated = [m for m in history if m.policy_updated]
-    evs = [m.explained_variance for m in updated if m.explained_variance is not None]
+    policy = build_tiny_model(TinyModelSpec(vocab_size=TASK.vocab_size), seed)
+    history = Trainer(config, policy, SlowTask(TASK, latency_ms / 1000.0)).run(args.steps)
+    wall = history[-1].wall_s
     return {
-        "reward": sum(m.reward_mean for m in tail) / len(tail),
-        "ev": sum(evs) / len(evs) if evs else None,
-        "mask": sum(m.mask_fraction for m in updated) / max(1, len(updated)),
-        "updates": float(len(updated)),
+        "trained_per_s": sum(m.trajectories for m in history) / wall,
+        "tokens_per_s": history[-1].tokens_per_s,
+        "idle": history[-1].trainer_idle_fraction,
+        "staleness": statistics.fmean(m.staleness_mean for m in history),
+        "dropped_stale": history[-1].dropped_stale,
+        "wall_s": wall,
     }
 
 
-def _mean(rows: list[dict[str, float | None]]) -> dict[str, float | None]:
-    out: dict[str, float | None] = {}
-    for key in rows[0]:
-        values = [r[key] for r in rows if r[key] is not None]
-        out[key] = sum(values) / len(values) if values else None  # type: ignore[arg-type]
-    return out
-
-
-def ablation(steps: int, batch: int, warmup: int, lags: list[int], seeds: int) -> dict:
-    results: dict[str, dict[int, dict[str, float | None]]] = {}
-    for name, arm in ABLATION_ARMS.items():
-        results[name] = {}
-        for k in lags:
-            rows = []
-            for seed in range(seeds):
-                trainer = _trainer(
-                    arm,
-                    batch_size=batch,
-                    rollout_workers=1,
-                    sync_lag=k,
-                    max_staleness=k + 4,
-                    critic_warmup_steps=warmup,
-                    seed=seed,
-                )
-                rows.append(_summary(trainer.run(steps)))
-            results[name][k] = _mean(rows)
-            print(f"  ablation run done: {name} k={k}", file=sys.stderr, flush=True)
+def throughput(args: argparse.Namespace) -> dict[str, dict[str, list[dict[str, float]]]]:
+    results: dict[str, dict[str, list[dict[str, float]]]] = {}
+    for latency in args.latencies:
+        row = results.setdefault(f"{latency:g}", {})
+        for seed in range(args.seeds):
+            for name, arm in ARMS.items():  # arms interleaved: load drifts hit all alike
+                row.setdefault(name, []).append(_run(arm, args, latency, seed))
+                print(f"  {latency:g} ms, {name}, seed {seed}: done ({_load()})", file=sys.stderr)
     return results
 
 
-def _fmt(value: float | None, spec: str) -> str:
-    return format(value, spec) if value is not None else "-".rjust(len(format(0.0, spec)))
+def _spread(values: list[float]) -> str:
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.fmean(values):.1f} ± {sd:.1f}"
 
 
-def _print_tables(tp: dict, ab: dict, args: argparse.Namespace) -> None:
+def print_throughput(
+    results: dict[str, dict[str, list[dict[str, float]]]], args: argparse.Namespace
+) -> None:
     print(
-        f"\nthroughput: {args.throughput_steps} steps, batch {args.batch}, {args.workers} "
-        f"worker threads, step k of an episode sleeps k x log-normal(median "
-        f"{args.latency_ms} ms, sigma 1.5)"
+        f"\nthroughput: long_tail_recall, {args.steps} steps x batch {args.batch}, "
+        f"{args.workers} worker processes, {args.seeds} seeds (mean ± std); step k of an "
+        f"episode sleeps k x median x exp(N(0,1)); {_load()}"
     )
-    print(f"{'arm':<12}{'trained/s':>11}{'idle':>7}{'stale':>7}{'dropped':>9}{'wall s':>8}")
-    for name, r in tp.items():
-        print(
-            f"{name:<12}{r['trained_per_s']:>11.1f}{r['idle_fraction']:>7.2f}"
-            f"{r['staleness']:>7.2f}{r['dropped_stale']:>9d}{r['wall_s']:>8.1f}"
-        )
     print(
-        f"\nablation: {args.steps} steps (critic arms: {args.warmup} warm-up), batch "
-        f"{args.batch}, {args.seeds} seed(s); reward = mean of the last third"
+        f"{'median ms':>9}  {'arm':<16}{'trained traj/s':>16}{'trained tok/s':>16}"
+        f"{'x sync':>8}{'idle':>6}{'stale':>7}{'dropped':>9}"
     )
-    print(f"{'arm':<15}{'k':>3}{'reward':>8}{'EV':>7}{'masked':>8}{'updates':>9}")
-    for name, by_k in ab.items():
-        for k, r in by_k.items():
+    for latency, row in results.items():
+        base = statistics.fmean(r["trained_per_s"] for r in row[BASELINE])
+        for name, runs in row.items():
+            per_s = [r["trained_per_s"] for r in runs]
             print(
-                f"{name:<15}{k:>3}{_fmt(r['reward'], '8.3f')}{_fmt(r['ev'], '7.2f')}"
-                f"{_fmt(r['mask'], '8.3f')}{_fmt(r['updates'], '9.0f')}"
+                f"{latency:>9}  {name:<16}{_spread(per_s):>16}"
+                f"{_spread([r['tokens_per_s'] for r in runs]):>16}"
+                f"{statistics.fmean(per_s) / base:>8.2f}"
+                f"{statistics.fmean(r['idle'] for r in runs):>6.2f}"
+                f"{statistics.fmean(r['staleness'] for r in runs):>7.2f}"
+                f"{statistics.fmean(r['dropped_stale'] for r in runs):>9.1f}"
             )
+
+
+def plot_throughput(results: dict[str, dict[str, list[dict[str, float]]]], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    rows = list(results)
+    width = 0.8 / len(ARMS)
+    for panel, key, label in (
+        (axes[0], "trained_per_s", "trained trajectories / s"),
+        (axes[1], "tokens_per_s", "trained tokens / s"),
+    ):
+        for i, name in enumerate(ARMS):
+            runs = [[r[key] for r in results[row][name]] for row in rows]
+            means = [statistics.fmean(v) for v in runs]
+            sds = [statistics.stdev(v) if len(v) > 1 else 0.0 for v in runs]
+            xs = [j + i * width for j in range(len(rows))]
+            panel.bar(xs, means, width, yerr=sds, capsize=3, label=name)
+        panel.set_xticks([j + width for j in range(len(rows))])
+        panel.set_xticklabels([f"median {row} ms" for row in rows])
+        panel.set_ylabel(label)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("long_tail_recall, 8 rollout processes (error bars: std over seeds)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=["throughput", "ablation", "all"], default="all")
     parser.add_argument("--quick", action="store_true", help="a few steps, for a smoke run")
-    parser.add_argument("--latency-ms", type=float, default=5.0)
+    parser.add_argument("--latencies", default="5,0", help="comma-separated median ms per turn")
     parser.add_argument("--workers", type=int, default=8)
-    parser.add_argument("--throughput-steps", type=int, default=12)
-    parser.add_argument("--steps", type=int, default=40, help="ablation steps per run")
-    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--steps", type=int, default=12, help="throughput steps per run")
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--lags", default="0,2", help="comma-separated policy lags")
-    parser.add_argument("--seeds", type=int, default=1, help="seeds to average")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--ablation-steps", type=int, default=100)
+    parser.add_argument("--warmup", type=int, default=10)
     args = parser.parse_args()
+    args.latencies = [float(x) for x in args.latencies.split(",")]
     if args.quick:
-        args.throughput_steps, args.steps, args.warmup, args.batch = 2, 4, 1, 8
+        args.steps, args.ablation_steps, args.warmup, args.seeds, args.workers = 2, 4, 1, 1, 2
     limit_cpu_threads(1)
-    tp = throughput(args.throughput_steps, args.batch, args.workers, args.latency_ms)
-    lags = [int(k) for k in args.lags.split(",")]
-    ab = ablation(args.steps, args.batch, args.warmup, lags, args.seeds)
-    _print_tables(tp, ab, args)
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "sao_vs_grpo.json").write_text(json.dumps({"throughput": tp, "ablation": ab}, indent=1))
-    print(f"\nresults: {OUT / 'sao_vs_grpo.json'}")
+    saved: dict[str, object] = {}
+    if args.part in ("throughput", "all"):
+        tp = throughput(args)
+        print_throughput(tp, args)
+        saved["throughput"] = tp
+        print(f"plot: {plot_throughput(tp, OUT / 'sao_vs_grpo_throughput.png')}")
+    if args.part in ("ablation", "all"):
+        budget = sao_ablation.Budget(args.ablation_steps, args.batch, args.warmup, args.seeds)
+        ab = sao_ablation.ablation(budget)
+        sao_ablation.print_table(ab, budget)
+        print(_load())
+        saved["ablation"] = ab
+        print(f"plot: {sao_ablation.plot(ab, OUT / 'sao_vs_grpo_ablation.png', budget)}")
+    (OUT / f"sao_vs_grpo_{args.part}.json").write_text(json.dumps(saved, indent=1))
+    print(f"results: {OUT / f'sao_vs_grpo_{args.part}.json'}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@
     │   └── BudgetExhausted     turn / token / wall-time budget spent (terminal)
     └── TrainerError            trainer failure (a rollout worker crashed, a checkpoint is bad)
         ├── TrainerConfigError  a trainer option, model path or task name is wrong; terminal
+        ├── RolloutError        a rollout worker (thread or process) crashed or died
         └── RolloutEngineError  the rollout engine (an SGLang server) refused or failed a
                                 request; retryable
 
@@ -153,6 +154,10 @@ class TrainerError(EnvFactoryError):
 
 class TrainerConfigError(TrainerError):
     """A trainer option, model path, task name or freeze pattern is wrong."""
+
+
+class RolloutError(TrainerError):
+    """A rollout worker (thread or process) crashed or died; the cause is in the message."""
 
 
 class RolloutEngineError(TrainerError):

@@ -90,5 +90,5 @@ def load_checkpoint(trainer: Trainer, directory: Path) -> Trainer:
     if metrics_path.is_file():
         lines = [ln for ln in metrics_path.read_text().splitlines() if ln]
         trainer.history = [StepMetrics.model_validate_json(ln) for ln in lines]
-    trainer.engine.update_weights(trainer.policy, trainer.version)
+    trainer.weights.update_weights(trainer.policy, trainer.version)
     return trainer

@@ -16,6 +16,10 @@ replaced by an exponential moving average of past rewards (``baseline_decay``).
 ``grpo_async`` keeps GRPO's groups but drops the batch barrier: each rollout worker
 plays the G rollouts of one prompt and hands the group to the buffer as soon as it is
 complete, like SAO hands over single trajectories.
+
+``rollout_mode`` says where episodes run: ``threads`` of the trainer's interpreter
+(any engine), or ``processes`` (the torch engine in worker processes fed from shared
+memory, so rollouts and the learner do not share a GIL; ``rollout_processes.py``).
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ class TrainerConfig(BaseModel):
     max_grad_norm: float = 1.0
     max_staleness: int = 4
     rollout_workers: int = 2
+    rollout_mode: Literal["threads", "processes"] = "threads"
     buffer_capacity: int | None = None
     max_new_tokens: int = 1
     max_turns: int = 8

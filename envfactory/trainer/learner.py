@@ -104,10 +104,8 @@ class Learner:
         self.device = next(policy.parameters()).device
         self.baseline: float | None = None  # mean_baseline's running mean of rewards
 
-    def _gae_targets(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        assert self.critic is not None
-        with torch.no_grad():
-            values = self.critic(batch.input_ids, batch.attention_mask).to(torch.float32)
+    def _gae_targets(self, batch: Batch, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Advantages (λ) and value targets (λ_critic) from the critic's current values."""
         adv = torch.zeros_like(values)
         ret = torch.zeros_like(values)
         cfg = self.config
@@ -120,7 +118,7 @@ class Learner:
             )
             adv[i, :n] = torch.tensor([x if x is not None else 0.0 for x in a])
             ret[i, :n] = torch.tensor([x if x is not None else 0.0 for x in r])
-        return adv, ret, values
+        return adv, ret
 
     def _group_advantages(self, batch: Batch) -> torch.Tensor:
         groups: dict[str, list[int]] = defaultdict(list)
@@ -144,12 +142,17 @@ class Learner:
         adv = (rewards - baseline)[:, None].expand(batch.action_mask.shape)
         return adv.masked_fill(~batch.action_mask, 0.0)
 
-    def _critic_updates(self, batch: Batch, returns: torch.Tensor) -> tuple[float, float]:
-        """K value updates; returns (last value loss, last critic grad norm)."""
+    def _critic_updates(
+        self, batch: Batch, returns: torch.Tensor, first_values: torch.Tensor
+    ) -> tuple[float, float]:
+        """K value updates; returns (last value loss, last critic grad norm).
+
+        The first update reuses the forward pass the advantages were computed from (the
+        same weights, so the same values): one critic forward fewer per step."""
         assert self.critic is not None and self.critic_optimizer is not None
         loss_value, grad_norm = math.nan, 0.0
-        for _ in range(self.config.critic_updates):
-            values = self.critic(batch.input_ids, batch.attention_mask)
+        for k in range(self.config.critic_updates):
+            values = first_values if k == 0 else self.critic(batch.input_ids, batch.attention_mask)
             loss = value_loss(values, returns, batch.action_mask)
             self.critic_optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -172,9 +175,11 @@ class Learner:
         mask = batch.action_mask
         v_loss, ev, c_norm = math.nan, math.nan, 0.0
         if self.critic is not None:
-            adv, returns, values = self._gae_targets(batch)
+            first = self.critic(batch.input_ids, batch.attention_mask)
+            values = first.detach().to(torch.float32)
+            adv, returns = self._gae_targets(batch, values)
             ev = explained_variance(values, returns, mask)  # before the critic sees the batch
-            v_loss, c_norm = self._critic_updates(batch, returns)
+            v_loss, c_norm = self._critic_updates(batch, returns, first)
         elif self.config.algorithm == "mean_baseline":
             adv = self._mean_baseline_advantages(batch)
         else:

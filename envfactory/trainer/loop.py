@@ -1,12 +1,17 @@
 """The training loop: single-rollout asynchronous (SAO, PG) or synchronous groups (GRPO).
 
-Asynchronous mode: ``rollout_workers`` threads each play one episode per prompt and
+Asynchronous mode: ``rollout_workers`` workers each play one episode per prompt and
 put the finished trajectory into the buffer at once (asynchronous GRPO: the G
 rollouts of one prompt, handed over as one group when all are done); the trainer takes a batch as
 soon as ``batch_size`` fresh trajectories are there, updates, and pushes the new
 weights to the engine. Workers never wait for each other, so one slow episode delays
 only itself. Synchronous mode (GRPO): each step launches ``batch_size / G`` prompts ×
 G rollouts, waits for all of them (the group and batch barrier), then trains.
+
+Workers are threads of this interpreter (``rollout_mode="threads"``, any engine) or
+processes (``"processes"``, torch engine only; ``rollout_processes.py``): then the
+trainer syncs weights into shared memory instead of an in-process engine, and a
+feeder thread moves finished items from the workers' queue into the buffer.
 
 Invariants:
 - ``version`` counts policy updates; every action token records the version it was
@@ -29,29 +34,32 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from envfactory.core.errors import TrainerError
+from envfactory.core.errors import RolloutError, TrainerConfigError
 from envfactory.trainer.buffer import BufferClosed, TrajectoryBuffer
 from envfactory.trainer.config import TrainerConfig
 from envfactory.trainer.critic import build_critic
-from envfactory.trainer.engines.base import RolloutEngine, SamplingParams
+from envfactory.trainer.engines.base import RolloutEngine, SamplingParams, WeightSink
 from envfactory.trainer.engines.torch_engine import TorchEngine
 from envfactory.trainer.environments import EnvFactory, Environment
 from envfactory.trainer.learner import Learner, StepStats
 from envfactory.trainer.metrics import StepMetrics
 from envfactory.trainer.rollout import run_episode
+from envfactory.trainer.rollout_processes import (
+    RolloutPool,
+    SharedPolicy,
+    check_picklable,
+    worker_specs,
+)
+from envfactory.trainer.rollout_worker import Job
 from envfactory.trainer.trajectory import Trajectory
 
 StepCallback = Callable[[StepMetrics], None]
 
 
-class RolloutError(TrainerError):
-    """A rollout worker crashed (environment or engine); the cause is chained."""
-
-
 class WeightSync:
     """Pushes the trainer's weights to the engine after each update, ``lag`` versions late."""
 
-    def __init__(self, engine: RolloutEngine, policy: torch.nn.Module, lag: int) -> None:
+    def __init__(self, engine: WeightSink, policy: torch.nn.Module, lag: int) -> None:
         self._engine = engine
         self._policy = policy
         self._lag = lag
@@ -86,12 +94,15 @@ class Trainer:
             # first token on, under version 0, whatever it loaded at start
             engine.update_weights(policy, 0)
         self.engine = engine or TorchEngine(policy, seed=config.seed)
+        self.shared = self._shared_policy(config, policy, env_factory, engine)
+        # where weight syncs go: the workers' shared memory, or the in-process engine
+        self.weights: WeightSink = self.shared or self.engine
         critic, critic_opt = (None, None)
         if config.uses_critic:
             critic, critic_opt = build_critic(policy, config.critic_config())  # type: ignore[arg-type]
         self.learner = Learner(policy, critic, critic_opt, config)
         self.buffer = TrajectoryBuffer(config.capacity, config.max_staleness)
-        self.sync = WeightSync(self.engine, policy, config.sync_lag)
+        self.sync = WeightSync(self.weights, policy, config.sync_lag)
         self.version = 0
         self.step = 0
         self.next_prompt = config.seed * 1_000_003
@@ -102,6 +113,24 @@ class Trainer:
         self.tokens_trained = 0
         self._started = 0.0
         self._failure: BaseException | None = None
+
+    @staticmethod
+    def _shared_policy(
+        config: TrainerConfig,
+        policy: torch.nn.Module,
+        env_factory: EnvFactory,
+        engine: RolloutEngine | None,
+    ) -> SharedPolicy | None:
+        if config.rollout_mode == "threads":
+            return None
+        if engine is not None:
+            raise TrainerConfigError(
+                "rollout_mode 'processes' runs the torch engine in worker processes; "
+                "an external engine already runs outside the trainer",
+                hint="use rollout_mode 'threads' with --engine sglang",
+            )
+        check_picklable(env_factory)
+        return SharedPolicy(policy)
 
     @property
     def sampling(self) -> SamplingParams:
@@ -171,6 +200,8 @@ class Trainer:
         return self._run_async(steps, on_step)
 
     def _run_async(self, steps: int, on_step: StepCallback | None) -> list[StepMetrics]:
+        if self.shared is not None:
+            return self._run_async_processes(self.shared, steps, on_step)
         stop = threading.Event()
         self.buffer = self._fresh_buffer()
         workers = [
@@ -179,13 +210,8 @@ class Trainer:
         ]
         for worker in workers:
             worker.start()
-        out: list[StepMetrics] = []
         try:
-            for _ in range(steps):
-                waited = time.perf_counter()
-                batch = self._take_batch()
-                self.idle_s += time.perf_counter() - waited
-                out.append(self._train(batch, on_step))
+            return self._train_from_buffer(steps, on_step)
         finally:
             stop.set()
             self.buffer.close()
@@ -194,7 +220,72 @@ class Trainer:
             # here is what keeps containers and threads from outliving the run.
             for worker in workers:
                 worker.join()
+
+    def _train_from_buffer(self, steps: int, on_step: StepCallback | None) -> list[StepMetrics]:
+        out: list[StepMetrics] = []
+        for _ in range(steps):
+            waited = time.perf_counter()
+            batch = self._take_batch()
+            self.idle_s += time.perf_counter() - waited
+            out.append(self._train(batch, on_step))
         return out
+
+    def _pool(self, shared: SharedPolicy, free_running: bool) -> RolloutPool:
+        """Started worker processes; the clock restarts once they are ready."""
+        cfg = self.config
+        specs = worker_specs(
+            self.env_factory,
+            self.sampling,
+            workers=cfg.rollout_workers,
+            seed=cfg.seed,
+            max_turns=cfg.max_turns,
+            max_context_tokens=cfg.max_context_tokens,
+            group_size=cfg.group_size if free_running else 1,
+            free_running=free_running,
+        )
+        pool = RolloutPool(shared, specs, self.next_prompt, queue_size=cfg.rollout_workers)
+        try:
+            pool.start()
+        except BaseException:
+            pool.close()
+            raise
+        self._started = time.perf_counter() - (self.history[-1].wall_s if self.history else 0.0)
+        return pool
+
+    def _run_async_processes(
+        self, shared: SharedPolicy, steps: int, on_step: StepCallback | None
+    ) -> list[StepMetrics]:
+        stop = threading.Event()
+        self.buffer = self._fresh_buffer()
+        with self._pool(shared, free_running=True) as pool:
+            feeder = threading.Thread(
+                target=self._feed, args=(pool, stop), daemon=True, name="rollout-feeder"
+            )
+            feeder.start()
+            try:
+                return self._train_from_buffer(steps, on_step)
+            finally:
+                stop.set()
+                self.buffer.close()
+                feeder.join()
+                self.next_prompt = pool.next_prompt
+
+    def _feed(self, pool: RolloutPool, stop: threading.Event) -> None:
+        """Worker processes' items into the buffer; a dead worker wakes the trainer."""
+        try:
+            while not stop.is_set():
+                produced = pool.next_produced(timeout=0.2)
+                if produced is None:
+                    continue
+                with self._prompt_lock:
+                    self.produced += produced.episodes
+                if produced.item is not None:
+                    self.buffer.put(produced.item)
+        except BufferClosed:
+            return
+        except RolloutError as err:
+            self._failure = err
+            self.buffer.close()
 
     def _take_batch(self) -> list[Trajectory]:
         try:
@@ -221,12 +312,24 @@ class Trainer:
             seed = self._take_prompt()
             jobs += [pool.submit(self._grouped_episode, seed, f"g{seed}") for _ in range(g)]
         results = [job.result() for job in jobs]  # the barrier: wait for the slowest
-        complete: list[Trajectory] = []
-        for start in range(0, len(results), g):
-            group = [t for t in results[start : start + g] if t is not None]
-            if len(group) == g:  # a group with a missing member has no valid baseline
-                complete.extend(group)
-        return complete
+        return _complete_groups(results, g)
+
+    def _sync_batch_processes(self, pool: RolloutPool) -> list[Trajectory]:
+        g = self.config.group_size
+        jobs: list[Job] = []
+        for _ in range(self.config.batch_size // g):
+            seed = self._take_prompt()
+            jobs += [Job(job_id=len(jobs) + k, seed=seed, group_id=f"g{seed}") for k in range(g)]
+        for job in jobs:
+            pool.submit(job)
+        results: dict[int, Trajectory | None] = {}
+        while len(results) < len(jobs):  # the barrier: wait for the slowest
+            produced = pool.next_produced(timeout=0.5)
+            if produced is None or produced.job_id is None:
+                continue
+            self.produced += produced.episodes
+            results[produced.job_id] = produced.item[0] if produced.item else None
+        return _complete_groups([results[job.job_id] for job in jobs], g)
 
     def _grouped_episode(self, seed: int, group_id: str) -> Trajectory | None:
         env = self.env_factory()
@@ -236,13 +339,23 @@ class Trainer:
             env.close()
 
     def _run_sync(self, steps: int, on_step: StepCallback | None) -> list[StepMetrics]:
+        if self.shared is not None:
+            with self._pool(self.shared, free_running=False) as processes:
+                return self._sync_steps(
+                    lambda: self._sync_batch_processes(processes), steps, on_step
+                )
+        with ThreadPoolExecutor(max_workers=self.config.rollout_workers) as threads:
+            return self._sync_steps(lambda: self._sync_batch(threads), steps, on_step)
+
+    def _sync_steps(
+        self, take: Callable[[], list[Trajectory]], steps: int, on_step: StepCallback | None
+    ) -> list[StepMetrics]:
         out: list[StepMetrics] = []
-        with ThreadPoolExecutor(max_workers=self.config.rollout_workers) as pool:
-            for _ in range(steps):
-                waited = time.perf_counter()
-                batch = self._sync_batch(pool)
-                self.idle_s += time.perf_counter() - waited
-                out.append(self._train(batch, on_step))
+        for _ in range(steps):
+            waited = time.perf_counter()
+            batch = take()
+            self.idle_s += time.perf_counter() - waited
+            out.append(self._train(batch, on_step))
         return out
 
     def _train(self, batch: list[Trajectory], on_step: StepCallback | None) -> StepMetrics:
@@ -285,6 +398,15 @@ class Trainer:
             dropped_stale=self.buffer.dropped_stale,
             wall_s=wall,
         )
+
+
+def _complete_groups(results: list[Trajectory | None], g: int) -> list[Trajectory]:
+    complete: list[Trajectory] = []
+    for start in range(0, len(results), g):
+        group = [t for t in results[start : start + g] if t is not None]
+        if len(group) == g:  # a group with a missing member has no valid baseline
+            complete.extend(group)
+    return complete
 
 
 def _measured(value: float) -> float | None:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from envfactory.trainer.engines.base import RolloutEngine, SamplingParams
+from envfactory.trainer.engines.base import SamplingParams, TokenGenerator
 from envfactory.trainer.environments import Environment
 from envfactory.trainer.trajectory import FinishReason, Trajectory, TrajectoryBuilder
 
 
 def run_episode(
-    engine: RolloutEngine,
+    engine: TokenGenerator,
     env: Environment,
     seed: int,
     params: SamplingParams,

@@ -22,11 +22,17 @@ policy q = (turns + 1) / vocab, so rewards are frequent from the first step (abo
 0.37 on average for the default 3 turns and 2 symbols), and the credit of an episode
 lies on its checked turns, not its free ones.
 
-``SlowEnvironment`` gives rollouts the latency of real agent environments: each
-episode draws a speed from a log-normal (a heavy tail of slow episodes), and its
-k-th step takes k times the episode's base delay (later turns carry longer contexts
-and more work), so an episode of n steps waits ~n²/2 base delays: long trajectories
-are the slow ones.
+``long_tail_recall`` has the long-tail episode lengths of agentic tasks: each prompt
+draws its number of turns n from a discrete power law, P(n ≥ k) = k^−1.2, capped at
+``turns`` (32): most episodes take one to three turns, about one in sixty takes all
+32. Only the last answer is checked (it must name the last symbol shown), so a random
+policy scores 1 / n_symbols and learning stays visible.
+
+``SlowEnvironment`` gives rollouts the latency of real agent environments: step k of an
+episode sleeps k × median × exp(σ·z), z drawn afresh for every turn and rollout (later turns carry
+longer contexts and more work, and any turn can hit a slow tail), so an episode of n
+steps waits ~n²/2 median delays: long trajectories are the slow ones. ``SlowTask`` is
+the picklable factory for it (rollout worker processes need one).
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ class SyntheticTask:
     n_symbols: int
     description: str
     graded: bool = False
+    long_tail: bool = False
 
     @property
     def vocab_size(self) -> int:
@@ -60,6 +67,8 @@ class SyntheticTask:
     def make(self) -> Environment:
         if self.graded:
             return GradedRecallEnvironment(self.turns, self.n_symbols)
+        if self.long_tail:
+            return LongTailRecallEnvironment(self.turns, self.n_symbols)
         return RecallEnvironment(self.turns, self.n_symbols)
 
 
@@ -75,6 +84,13 @@ TASKS: dict[str, SyntheticTask] = {
             2,
             "three turns, a visible difficulty: the last d are checked (see the module doc)",
             graded=True,
+        ),
+        SyntheticTask(
+            "long_tail_recall",
+            32,
+            2,
+            "1 to 32 turns, long-tailed lengths; the last answer is checked",
+            long_tail=True,
         ),
     )
 }
@@ -120,6 +136,31 @@ class RecallEnvironment:
 
     def close(self) -> None:
         return None
+
+
+class LongTailRecallEnvironment(RecallEnvironment):
+    """See the module docstring: a power-law number of turns, the last one checked."""
+
+    ALPHA = 1.2
+
+    def __init__(self, max_turns: int, n_symbols: int) -> None:
+        super().__init__(max_turns, n_symbols)
+        self._max_turns = max_turns
+        self._length = 1
+
+    def reset(self, seed: int) -> tuple[int, ...]:
+        rng = random.Random(f"length:{seed}")
+        tail = 1.0 / (1.0 - rng.random()) ** (1.0 / self.ALPHA)
+        self._length = min(self._max_turns, int(tail))
+        return super().reset(seed)
+
+    def step(self, action: tuple[int, ...]) -> StepResult:
+        right = bool(action) and action[0] == self._shown
+        self._turn += 1
+        if self._turn >= self._length:
+            return StepResult((), True, 1.0 if right else 0.0)
+        self._shown = self._symbol()
+        return StepResult((SEP, self._shown), False)
 
 
 class GradedRecallEnvironment:
@@ -171,30 +212,44 @@ class GradedRecallEnvironment:
 
 
 class SlowEnvironment:
-    """Wraps an environment; step k of an episode sleeps k × the episode's base delay.
+    """Wraps an environment; step k sleeps k × ``median_s`` × exp(``sigma`` × z).
 
-    The base delay is ``median_s × exp(sigma × z)``, z standard normal, drawn at every
-    reset from a generator seeded by the episode's seed (reproducible across runs, and
-    independent of the environment's own draws)."""
+    z is standard normal, drawn for every turn from a generator seeded by the episode's
+    seed and a salt of this instance: the G rollouts of one GRPO prompt wait for
+    independent draws (with one shared seed they would all take exactly as long and the
+    group barrier would cost nothing), so draws do not repeat across runs."""
 
-    def __init__(self, inner: Environment, median_s: float, sigma: float = 1.5) -> None:
+    def __init__(self, inner: Environment, median_s: float, sigma: float = 1.0) -> None:
         self._inner = inner
         self._median = median_s
         self._sigma = sigma
-        self._base = 0.0
+        self._rng = random.Random(0)
+        self._salt = random.Random().getrandbits(64)  # os.urandom-seeded
         self._steps = 0
 
     def reset(self, seed: int) -> tuple[int, ...]:
-        self._base = self._median * math.exp(
-            self._sigma * random.Random(f"latency:{seed}").gauss(0.0, 1.0)
-        )
+        self._rng = random.Random(f"latency:{seed}:{self._salt}")
         self._steps = 0
         return self._inner.reset(seed)
 
     def step(self, action: tuple[int, ...]) -> StepResult:
         self._steps += 1
-        time.sleep(self._base * self._steps)
+        delay = self._median * self._steps * math.exp(self._sigma * self._rng.gauss(0.0, 1.0))
+        if delay > 0:
+            time.sleep(delay)
         return self._inner.step(action)
 
     def close(self) -> None:
         self._inner.close()
+
+
+@dataclass(frozen=True)
+class SlowTask:
+    """A picklable factory of ``SlowEnvironment``s around a synthetic task."""
+
+    task: SyntheticTask
+    median_s: float
+    sigma: float = 1.0
+
+    def __call__(self) -> Environment:
+        return SlowEnvironment(self.task.make(), self.median_s, self.sigma)

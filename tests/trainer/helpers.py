@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import threading
+from dataclasses import dataclass
+from pathlib import Path
 
 from envfactory.trainer.config import TrainerConfig
 from envfactory.trainer.environments import StepResult
@@ -54,3 +57,35 @@ class GatedEnvironment(RecallEnvironment):
         self.entered.set()
         self.gate.wait()
         return super().step(action)
+
+
+class BrokenRecall(RecallEnvironment):
+    """A recall environment whose first step fails (a vanished sandbox)."""
+
+    def step(self, action: tuple[int, ...]) -> StepResult:
+        raise OSError("sandbox vanished")
+
+
+def broken_recall() -> BrokenRecall:
+    return BrokenRecall(TASK.turns, TASK.n_symbols)
+
+
+class MarkedRecall(RecallEnvironment):
+    """A recall environment that leaves a file named for its process when closed."""
+
+    def __init__(self, marks: Path) -> None:
+        super().__init__(TASK.turns, TASK.n_symbols)
+        self._marks = marks
+
+    def close(self) -> None:
+        (self._marks / f"closed-{os.getpid()}").write_text("closed")
+
+
+@dataclass(frozen=True)
+class MarkedRecallFactory:
+    """Picklable: worker processes build their environments with it."""
+
+    marks: Path
+
+    def __call__(self) -> MarkedRecall:
+        return MarkedRecall(self.marks)

@@ -113,3 +113,31 @@ def test_a_local_checkpoint_tokenizer_frames_pack_episodes(tmp_path):
     step = env.step((6, 5, 2))  # "touch ok" then the stop token
     assert step.observation == (7, 6, 5, 3)
     assert env.step((8,)).reward == 1.0
+
+
+def _length(env, seed: int) -> int:
+    env.reset(seed)
+    turns = 1
+    while not env.step((3,)).done:
+        turns += 1
+    return turns
+
+
+def test_long_tail_recall_lengths_follow_the_power_law_up_to_the_cap():
+    task = get_task("long_tail_recall")
+    env = task.make()
+    lengths = [_length(env, seed) for seed in range(3000)]
+    # P(n >= 2) = 2^-1.2 = 0.435; P(n = 32) = 32^-1.2 = 0.016
+    assert abs(sum(n == 1 for n in lengths) / 3000 - 0.565) < 0.03
+    assert min(lengths) == 1 and max(lengths) == task.turns
+    assert 0.005 < sum(n == task.turns for n in lengths) / 3000 < 0.03
+
+
+def test_a_slow_task_survives_pickling_for_worker_processes():
+    import pickle
+
+    from envfactory.trainer.synthetic import SlowEnvironment, SlowTask
+
+    factory = pickle.loads(pickle.dumps(SlowTask(get_task("long_tail_recall"), 0.0)))
+    env = factory()
+    assert isinstance(env, SlowEnvironment) and env.reset(7)

@@ -42,6 +42,21 @@ class Generation:
             )
 
 
+class TokenGenerator(Protocol):
+    """What an episode needs from an engine: one segment of tokens with logprobs."""
+
+    def generate(self, prompt_ids: list[int], params: SamplingParams) -> Generation: ...
+
+
+class WeightSink(Protocol):
+    """What the trainer's weight sync needs: take version ``version`` of the weights."""
+
+    @property
+    def version(self) -> int: ...
+
+    def update_weights(self, model: torch.nn.Module, version: int) -> None: ...
+
+
 @runtime_checkable
 class RolloutEngine(Protocol):
     @property
