@@ -33,9 +33,9 @@ Errors: ``NotFound`` for a missing id, ``Conflict`` for an existing id or a lost
 ``StoreError`` (retryable) for database failures.
 """
 
-from .artifacts import ArtifactStore
+from .artifacts import ArtifactStore, S3ArtifactStore
 from .facade import Store, Tx
 from .migrate import ensure_schema
 from .repositories import EnvironmentRecord
 
-__all__ = ["ArtifactStore", "EnvironmentRecord", "Store", "Tx", "ensure_schema"]
+__all__ = ["ArtifactStore", "S3ArtifactStore", "EnvironmentRecord", "Store", "Tx", "ensure_schema"]
