@@ -122,3 +122,38 @@ def remove_containers(client: docker.DockerClient, pids: list[int]) -> None:
                 client.api.remove_container(cid, force=True)
             except docker.errors.NotFound:
                 pass
+
+
+# -- a workflow's activities, as the Temporal server sees them ------------------------
+
+
+def pending(loop, handle) -> list[str]:  # type: ignore[no-untyped-def]
+    desc = loop.run(handle.describe())
+    return [p.activity_type.name for p in desc.raw_description.pending_activities]
+
+
+def attempts_of(loop, handle) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """activity name → the highest attempt that started, from the workflow's history."""
+
+    async def go() -> dict[str, int]:
+        names: dict[int, str] = {}
+        out: dict[str, int] = {}
+        async for e in handle.fetch_history_events():
+            if e.HasField("activity_task_scheduled_event_attributes"):
+                names[e.event_id] = e.activity_task_scheduled_event_attributes.activity_type.name
+            if e.HasField("activity_task_started_event_attributes"):
+                a = e.activity_task_started_event_attributes
+                name = names[a.scheduled_event_id]
+                out[name] = max(out.get(name, 0), a.attempt)
+        return out
+
+    return loop.run(go())  # type: ignore[no-any-return]
+
+
+def attempt_now(loop, handle, name: str) -> int:  # type: ignore[no-untyped-def]
+    """The attempt a pending activity is at (the history records retries only at the end)."""
+    desc = loop.run(handle.describe())
+    found = [
+        p.attempt for p in desc.raw_description.pending_activities if p.activity_type.name == name
+    ]
+    return max(found, default=0)

@@ -17,7 +17,16 @@ from pathlib import Path
 import docker
 import pytest
 from docker_proxy import docker_proxy
-from real_stack import Worker, import_task, owned_containers, remove_containers, stack_env, wait_for
+from real_stack import (
+    Worker,
+    attempts_of,
+    import_task,
+    owned_containers,
+    pending,
+    remove_containers,
+    stack_env,
+    wait_for,
+)
 
 from envfactory.core.models import EnvStatus
 from envfactory.store import Store
@@ -29,29 +38,6 @@ pytestmark = [pytest.mark.temporal, pytest.mark.docker, pytest.mark.slow]
 #: short of the retry policy's reach (1 + 2 + 4 + 8 s between five attempts): a 10 s
 #: outage took all five attempts on two loaded cores
 OUTAGE_S = 5.0
-
-
-def _pending(loop, handle) -> list[str]:  # type: ignore[no-untyped-def]
-    desc = loop.run(handle.describe())
-    return [p.activity_type.name for p in desc.raw_description.pending_activities]
-
-
-def _attempts(loop, handle) -> dict[str, int]:  # type: ignore[no-untyped-def]
-    """activity name → the highest attempt that started, from the workflow's history."""
-
-    async def go() -> dict[str, int]:
-        names: dict[int, str] = {}
-        out: dict[str, int] = {}
-        async for e in handle.fetch_history_events():
-            if e.HasField("activity_task_scheduled_event_attributes"):
-                names[e.event_id] = e.activity_task_scheduled_event_attributes.activity_type.name
-            if e.HasField("activity_task_started_event_attributes"):
-                a = e.activity_task_started_event_attributes
-                name = names[a.scheduled_event_id]
-                out[name] = max(out.get(name, 0), a.attempt)
-        return out
-
-    return loop.run(go())  # type: ignore[no-any-return]
 
 
 def _gate_run_with_outage(temporal_env, loop, tmp_path: Path, queues, outage_s: float | None):  # type: ignore[no-untyped-def]
@@ -70,7 +56,7 @@ def _gate_run_with_outage(temporal_env, loop, tmp_path: Path, queues, outage_s: 
             handle = loop.run(astart_validation(temporal_env.client, [env_id], config))
             wait_for(
                 lambda: (
-                    _pending(loop, handle) == ["run_gates"] and owned_containers(client, worker.pid)
+                    pending(loop, handle) == ["run_gates"] and owned_containers(client, worker.pid)
                 ),
                 300,
                 worker.why,
@@ -81,7 +67,7 @@ def _gate_run_with_outage(temporal_env, loop, tmp_path: Path, queues, outage_s: 
                 proxy.allow()
             result = loop.run(handle.result(), 400)
             proxy.allow()
-            attempts = _attempts(loop, handle)
+            attempts = attempts_of(loop, handle)
         finally:
             worker.stop()
             remove_containers(client, [worker.pid])

@@ -15,8 +15,17 @@ from pathlib import Path
 
 import docker
 import pytest
-from real_stack import Worker, import_task, owned_containers, remove_containers, stack_env, wait_for
-from test_fault_docker_refuses import _attempts, _pending
+from real_stack import (
+    Worker,
+    attempt_now,
+    attempts_of,
+    import_task,
+    owned_containers,
+    pending,
+    remove_containers,
+    stack_env,
+    wait_for,
+)
 
 from envfactory.core.models import EnvStatus
 from envfactory.store import Store
@@ -28,15 +37,6 @@ from workflows.types import PipelineConfig
 pytestmark = [pytest.mark.temporal, pytest.mark.docker, pytest.mark.postgres, pytest.mark.slow]
 
 DOWN_S = 4.0  # within the retry policy's reach (1 + 2 + 4 + 8 s between five attempts)
-
-
-def _attempt_now(loop, handle, name: str) -> int:  # type: ignore[no-untyped-def]
-    """The attempt a pending activity is at (the history records retries only at the end)."""
-    desc = loop.run(handle.describe())
-    found = [
-        p.attempt for p in desc.raw_description.pending_activities if p.activity_type.name == name
-    ]
-    return max(found, default=0)
 
 
 def test_the_pipeline_resumes_and_completes_after_postgresql_restarts(
@@ -56,13 +56,13 @@ def test_the_pipeline_resumes_and_completes_after_postgresql_restarts(
             t0 = time.monotonic()
             pg.stop()  # the first activity meets a dead database
             handle = loop.run(astart_validation(temporal_env.client, [env_id], config))
-            wait_for(lambda: _attempt_now(loop, handle, "build_environment") >= 2, 60)
+            wait_for(lambda: attempt_now(loop, handle, "build_environment") >= 2, 60)
             time.sleep(DOWN_S)
             pg.start()
             print(f"database back at {time.monotonic() - t0:.0f} s")
             wait_for(
                 lambda: (
-                    _pending(loop, handle) == ["run_gates"] and owned_containers(client, worker.pid)
+                    pending(loop, handle) == ["run_gates"] and owned_containers(client, worker.pid)
                 ),
                 300,
                 worker.why,
@@ -71,7 +71,7 @@ def test_the_pipeline_resumes_and_completes_after_postgresql_restarts(
             print(f"restarted mid gate run at {time.monotonic() - t0:.0f} s")
             result = loop.run(handle.result(), 900)
             print(f"completed at {time.monotonic() - t0:.0f} s")
-            attempts = _attempts(loop, handle)
+            attempts = attempts_of(loop, handle)
         finally:
             worker.stop()
             remove_containers(client, [worker.pid])

@@ -19,6 +19,7 @@ from real_stack import (
     Worker,
     import_task,
     owned_containers,
+    pending,
     remove_containers,
     stack_env,
     wait_for,
@@ -32,11 +33,6 @@ from workflows.types import PipelineConfig
 pytestmark = [pytest.mark.temporal, pytest.mark.docker, pytest.mark.slow]
 
 JANITOR_PERIOD_S = 2.0
-
-
-def _pending(loop, handle) -> list[str]:  # type: ignore[no-untyped-def]
-    desc = loop.run(handle.describe())
-    return [p.activity_type.name for p in desc.raw_description.pending_activities]
 
 
 def test_a_worker_killed_mid_gate_run_is_replaced_and_leaves_one_report_and_no_container(
@@ -60,7 +56,7 @@ def test_a_worker_killed_mid_gate_run_is_replaced_and_leaves_one_report_and_no_c
         handle = loop.run(astart_validation(temporal_env.client, [env_id], config))
         # mid gate run: run_gates is pending and the worker has sandboxes running
         wait_for(
-            lambda: _pending(loop, handle) == ["run_gates"] and owned_containers(client, first.pid),
+            lambda: pending(loop, handle) == ["run_gates"] and owned_containers(client, first.pid),
             300,
             first.why,
         )
