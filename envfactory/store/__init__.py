@@ -3,7 +3,8 @@
     from envfactory.store import ArtifactStore, Store
     store = Store.from_settings(settings)          # process edge: migrates the embedded default
     store = Store.open("sqlite:///x.db")           # or postgresql+psycopg://… (schema must exist)
-    artifacts = ArtifactStore.from_settings(settings)
+    artifacts = ArtifactStore.from_settings(settings)   # local, or S3ArtifactStore when
+                                                   # ENVFACTORY_ARTIFACTS__BACKEND=s3
 
     key = artifacts.put_bytes(b"…")                # also put_file, put_stream, put_dir (tar)
     artifacts.get(key, verify=True)                # also open, path, exists, size, extract_dir
