@@ -65,7 +65,7 @@ def _gate_run_with_outage(temporal_env, loop, tmp_path: Path, queues, outage_s: 
             if outage_s is not None:
                 time.sleep(outage_s)
                 proxy.allow()
-            result = loop.run(handle.result(), 400)
+            result = loop.run(handle.result(), 900)  # generous: 2 cores shared by a team
             proxy.allow()
             attempts = attempts_of(loop, handle)
         finally:
