@@ -58,7 +58,7 @@ def _gate_run_with_outage(temporal_env, loop, tmp_path: Path, queues, outage_s: 
                 lambda: (
                     pending(loop, handle) == ["run_gates"] and owned_containers(client, worker.pid)
                 ),
-                300,
+                600,  # the build may run first (an image not cached yet)
                 worker.why,
             )
             proxy.refuse()

@@ -64,7 +64,7 @@ def test_the_pipeline_resumes_and_completes_after_postgresql_restarts(
                 lambda: (
                     pending(loop, handle) == ["run_gates"] and owned_containers(client, worker.pid)
                 ),
-                300,
+                600,  # the build may run first (an image not cached yet)
                 worker.why,
             )
             pg.restart()  # mid gate run: the report is written through a fresh connection

@@ -57,7 +57,7 @@ def test_a_worker_killed_mid_gate_run_is_replaced_and_leaves_one_report_and_no_c
         # mid gate run: run_gates is pending and the worker has sandboxes running
         wait_for(
             lambda: pending(loop, handle) == ["run_gates"] and owned_containers(client, first.pid),
-            300,
+            600,  # the build may run first (an image not cached yet)
             first.why,
         )
         doomed = owned_containers(client, first.pid)
