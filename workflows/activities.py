@@ -27,6 +27,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 import pydantic
+import requests
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -48,6 +49,13 @@ def to_application_error(err: BaseException) -> ApplicationError:
         return ApplicationError(str(err), type=type(err).__name__, non_retryable=not err.retryable)
     if isinstance(err, pydantic.ValidationError):
         return ApplicationError(f"invalid input: {err}", type="InvalidInput", non_retryable=True)
+    if isinstance(err, requests.exceptions.ConnectionError):
+        # docker-py is the only HTTP client here that speaks requests: the engine is gone
+        # mid-call (restarted, socket refused). Retryable: the engine usually comes back.
+        return ApplicationError(
+            f"Docker engine unreachable (is dockerd running? DOCKER_HOST?): {err}",
+            type="SandboxError",
+        )
     return ApplicationError(f"{type(err).__name__}: {err}", type=type(err).__name__)
 
 

@@ -96,7 +96,7 @@ def validate(
         update={"pool_size": max(jobs, settings.sandbox.pool_size)}
     )
     engine = DockerEngine(sandbox, run_id=f"validate-{uuid.uuid4().hex[:8]}")
-    artifacts = ArtifactStore(settings.artifacts_dir)
+    artifacts = ArtifactStore.from_settings(settings)
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False)
     failed = 0

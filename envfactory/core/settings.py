@@ -177,6 +177,34 @@ class PackSettings(_Sub):
     trust_dir: Path | None = None
 
 
+class ArtifactSettings(_Sub):
+    """Where artifacts live: ``local`` (under the home directory; several hosts need a
+    shared filesystem) or ``s3`` (a bucket of any S3-compatible service, so workers on
+    several hosts share nothing but the bucket). Keys are the same in both:
+    ``<s3_prefix><first two hex digits>/<the other 62>``."""
+
+    backend: Literal["local", "s3"] = "local"
+    s3_bucket: str | None = None
+    s3_prefix: str = ""  # e.g. "envfactory/": every object key starts with it
+    s3_endpoint_url: str | None = None  # None → AWS; e.g. http://minio:9000
+    s3_region: str | None = None
+    #: None → boto3's own chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, profile, role)
+    s3_access_key_id: SecretStr | None = None
+    s3_secret_access_key: SecretStr | None = None
+    s3_connect_timeout_s: float = Field(default=5.0, gt=0)
+
+    @model_validator(mode="after")
+    def _s3_needs_a_bucket(self) -> ArtifactSettings:
+        if self.backend == "s3" and not self.s3_bucket:
+            raise ValueError(
+                "backend=s3 needs a bucket: set ENVFACTORY_ARTIFACTS__S3_BUCKET (and "
+                "ENVFACTORY_ARTIFACTS__S3_ENDPOINT_URL for a service other than AWS)"
+            )
+        if self.s3_prefix.startswith("/"):
+            raise ValueError("ENVFACTORY_ARTIFACTS__S3_PREFIX must not start with '/'")
+        return self
+
+
 class SeedLimits(_Sub):
     max_attachments: int = Field(default=32, ge=0)
     max_attachment_bytes: int = Field(default=5_000_000, ge=1)
@@ -199,6 +227,7 @@ class Settings(BaseSettings):
     #: `envfactory review decide` decides as the reviewer this token belongs to
     reviewer_token: SecretStr | None = None
     packs: PackSettings = PackSettings()
+    artifacts: ArtifactSettings = ArtifactSettings()
     # The issue's name for the base-image override; same as ENVFACTORY_SANDBOX__BASE_IMAGE.
     base_image: str | None = None
 

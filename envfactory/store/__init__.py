@@ -3,7 +3,8 @@
     from envfactory.store import ArtifactStore, Store
     store = Store.from_settings(settings)          # process edge: migrates the embedded default
     store = Store.open("sqlite:///x.db")           # or postgresql+psycopg://… (schema must exist)
-    artifacts = ArtifactStore.from_settings(settings)
+    artifacts = ArtifactStore.from_settings(settings)   # local, or S3ArtifactStore when
+                                                   # ENVFACTORY_ARTIFACTS__BACKEND=s3
 
     key = artifacts.put_bytes(b"…")                # also put_file, put_stream, put_dir (tar)
     artifacts.get(key, verify=True)                # also open, path, exists, size, extract_dir
@@ -33,9 +34,9 @@ Errors: ``NotFound`` for a missing id, ``Conflict`` for an existing id or a lost
 ``StoreError`` (retryable) for database failures.
 """
 
-from .artifacts import ArtifactStore
+from .artifacts import ArtifactStore, S3ArtifactStore
 from .facade import Store, Tx
 from .migrate import ensure_schema
 from .repositories import EnvironmentRecord
 
-__all__ = ["ArtifactStore", "EnvironmentRecord", "Store", "Tx", "ensure_schema"]
+__all__ = ["ArtifactStore", "S3ArtifactStore", "EnvironmentRecord", "Store", "Tx", "ensure_schema"]

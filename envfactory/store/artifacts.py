@@ -13,6 +13,13 @@ Invariants:
   own temporary file, the renames are atomic and the content identical, so the last one
   wins harmlessly. Temporary files are unique (``mkstemp``) and removed on failure.
 - Reads can re-hash (``verify=True``) to catch disk corruption or tampering.
+
+`S3ArtifactStore` keeps the same contract over a bucket of an S3-compatible service
+(``ENVFACTORY_ARTIFACTS__BACKEND=s3``), so workers on several hosts share no filesystem:
+object names are the local layout's (``<prefix>ab/cdef…``), a PUT is atomic and carries
+the sha256 for the server to check, and concurrent writers of the same content write
+identical objects. Its ``root`` is a local cache for `path` / `extract_dir`, filled by
+downloads that are hashed before they are published there.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from envfactory.core.errors import InvalidInput, NotFound, StoreError
 from envfactory.core.models.base import SHA256_RE
 from envfactory.core.settings import Settings
 
+from .s3_bucket import S3Bucket
+
 CHUNK = 1 << 20
 
 
@@ -42,7 +51,16 @@ class ArtifactStore:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ArtifactStore:
-        return cls(settings.artifacts_dir)
+        """The store the settings choose: local under the home directory, or an S3 bucket
+        (checked here, so a wrong bucket or endpoint fails at start, naming the setting)."""
+        cfg = settings.artifacts
+        if cfg.backend == "local":
+            return ArtifactStore(settings.artifacts_dir)
+        bucket = S3Bucket.from_settings(cfg)
+        bucket.check()
+        return S3ArtifactStore(
+            bucket, prefix=cfg.s3_prefix, cache_dir=settings.home / "artifact-cache"
+        )
 
     # -- writing -------------------------------------------------------------------------
 
@@ -160,6 +178,79 @@ class ArtifactStore:
         os.chmod(tmp, 0o444)
         os.replace(tmp, final)
         _fsync_dir(final.parent)
+        return key
+
+
+class S3ArtifactStore(ArtifactStore):
+    """The artifact store over an S3 bucket; ``root`` is a local download cache."""
+
+    def __init__(
+        self,
+        bucket: S3Bucket,
+        *,
+        prefix: str = "",
+        cache_dir: Path | str,
+        verify_reads: bool = False,
+    ) -> None:
+        super().__init__(cache_dir, verify_reads=verify_reads)
+        self.bucket, self.prefix = bucket, prefix
+
+    def object_name(self, key: str) -> str:
+        """The object holding ``key``: ``<prefix>ab/cdef…`` (the local layout's path)."""
+        self._final(key)  # refuses a malformed key before any request
+        return f"{self.prefix}{key[:2]}/{key[2:]}"
+
+    def exists(self, key: str) -> bool:
+        return self.bucket.head(self.object_name(key)) is not None
+
+    def size(self, key: str) -> int:
+        size = self.bucket.head(self.object_name(key))
+        if size is None:
+            raise NotFound(f"no artifact {key} in bucket {self.bucket.bucket!r}")
+        return size
+
+    def open(self, key: str) -> BinaryIO:
+        return cast(BinaryIO, self.bucket.stream(self.object_name(key)))
+
+    def get(self, key: str, *, verify: bool | None = None) -> bytes:
+        with self.open(key) as f:
+            data = f.read()
+        if (self.verify_reads if verify is None else verify) and hashlib.sha256(
+            data
+        ).hexdigest() != key:
+            raise StoreError(f"artifact {key} is corrupt: its content no longer hashes to its key")
+        return data
+
+    def path(self, key: str) -> Path:
+        """A local copy of ``key`` (downloaded into the cache once, its hash checked)."""
+        cached = self._final(key)
+        if cached.is_file():
+            return cached
+        with self.open(key) as src, self._temp() as (out, tmp):
+            h = hashlib.sha256()
+            while chunk := src.read(CHUNK):
+                h.update(chunk)
+                out.write(chunk)
+            if h.hexdigest() != key:
+                raise StoreError(
+                    f"artifact {key} is corrupt: its content no longer hashes to its key"
+                )
+            ArtifactStore._publish(self, out, tmp, key)
+        return cached
+
+    def keys(self) -> Iterator[str]:
+        for name in self.bucket.names(self.prefix):
+            rest = name[len(self.prefix) :]
+            if len(rest) == 65 and rest[2] == "/" and SHA256_RE.match(rest[:2] + rest[3:]):
+                yield rest[:2] + rest[3:]
+
+    def _publish(self, out: IO[bytes], tmp: Path, key: str) -> str:
+        out.flush()
+        name = self.object_name(key)
+        if self.bucket.head(name) is not None:  # same bytes already there
+            return key
+        with open(tmp, "rb") as src:
+            self.bucket.put(name, src, sha256_hex=key, size=os.fstat(src.fileno()).st_size)
         return key
 
 

@@ -18,6 +18,7 @@ from sqlalchemy.engine import make_url
 
 from envfactory.store import Store
 from envfactory.store.migrate import upgrade
+from tests.s3_server import s3_server
 
 PG_ENV = "ENVFACTORY_TEST_POSTGRES_URL"
 
@@ -55,3 +56,10 @@ def store(db_url: str) -> Iterator[Store]:
     upgrade(db_url)
     with Store.open(db_url) as s:
         yield s
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """The endpoint URL of a local S3-protocol server, shared by the session's tests."""
+    with s3_server() as endpoint:
+        yield endpoint

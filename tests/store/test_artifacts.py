@@ -1,4 +1,10 @@
-"""The content-addressed artifact store: keys, layout, atomicity and concurrent writers."""
+"""The content-addressed artifact store: keys, layout, atomicity and concurrent writers.
+
+Every contract test runs against both backends: the local directory and an S3 bucket on
+a real local S3-protocol server (tests/s3_server.py); `Backend` holds the few things a
+test does differently to each (tampering with a stored artifact, opening a second
+handle on the same store from another process).
+"""
 
 from __future__ import annotations
 
@@ -8,12 +14,55 @@ import multiprocessing
 import os
 import random
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from envfactory.core.errors import InvalidInput, NotFound, StoreError
-from envfactory.store import ArtifactStore
+from envfactory.store import ArtifactStore, S3ArtifactStore
+from tests.s3_server import new_bucket, s3_store
+
+#: how to open a store from another process: ("local", root) or ("s3", endpoint, bucket, cache)
+Spec = tuple[str, ...]
+
+
+def open_spec(spec: Spec, *, verify_reads: bool = False) -> ArtifactStore:
+    if spec[0] == "local":
+        return ArtifactStore(spec[1], verify_reads=verify_reads)
+    _, endpoint, bucket, cache = spec
+    return s3_store(endpoint, bucket, Path(cache), prefix="env/", verify_reads=verify_reads)
+
+
+@dataclass
+class Backend:
+    spec: Spec
+
+    def open(self, *, verify_reads: bool = False) -> ArtifactStore:
+        return open_spec(self.spec, verify_reads=verify_reads)
+
+    def tamper(self, store: ArtifactStore, key: str, data: bytes) -> None:
+        """Rewrite a stored artifact behind the store's back (disk rot, an attacker)."""
+        if isinstance(store, S3ArtifactStore):
+            s3 = store.bucket
+            s3.client.put_object(Bucket=s3.bucket, Key=store.object_name(key), Body=data)
+            return
+        path = store.path(key)
+        path.chmod(0o644)
+        path.write_bytes(data)
+
+
+@pytest.fixture(params=["local", "s3"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    if request.param == "local":
+        return Backend(("local", str(tmp_path / "artifacts")))
+    endpoint = request.getfixturevalue("s3_endpoint")
+    return Backend(("s3", endpoint, new_bucket(endpoint), str(tmp_path / "cache")))
+
+
+@pytest.fixture
+def artifacts(backend: Backend) -> ArtifactStore:
+    return backend.open()
 
 
 def _blob(i: int, size: int = 256 * 1024) -> bytes:
@@ -26,7 +75,7 @@ def _assert_consistent(store: ArtifactStore, expected: set[bytes]) -> None:
     assert keys == {hashlib.sha256(b).hexdigest() for b in expected}
     for key in keys:
         store.verify(key)
-    assert os.listdir(store.root / "tmp") == []
+    assert not (store.root / "tmp").exists() or os.listdir(store.root / "tmp") == []
 
 
 def test_put_returns_the_sha256_and_stores_under_a_two_level_path(artifacts: ArtifactStore) -> None:
@@ -48,18 +97,18 @@ def test_storing_the_same_content_twice_keeps_one_copy(
     assert k1 == k2 and list(artifacts.keys()) == [k1]
 
 
-def test_a_corrupted_artifact_fails_verification(artifacts: ArtifactStore) -> None:
+def test_a_corrupted_artifact_fails_verification(
+    artifacts: ArtifactStore, backend: Backend
+) -> None:
     key = artifacts.put_bytes(b"original")
-    path = artifacts.path(key)
-    path.chmod(0o644)
-    path.write_bytes(b"tampered")
+    backend.tamper(artifacts, key, b"tampered")
     assert artifacts.get(key) == b"tampered"  # unverified read
     with pytest.raises(StoreError, match="corrupt"):
         artifacts.get(key, verify=True)
     with pytest.raises(StoreError, match="corrupt"):
         artifacts.verify(key)
     with pytest.raises(StoreError):
-        ArtifactStore(artifacts.root, verify_reads=True).get(key)
+        backend.open(verify_reads=True).get(key)
 
 
 @pytest.mark.parametrize("bad", ["../../etc/passwd", "ABC", "g" * 64, "A" * 64, ""])
@@ -155,17 +204,16 @@ def test_readers_never_see_a_partial_artifact(artifacts: ArtifactStore) -> None:
     assert seen and all(seen)
 
 
-def _process_writer(args: tuple[str, int]) -> list[str]:
-    root, seed = args
-    store = ArtifactStore(root)
+def _process_writer(args: tuple[Spec, int]) -> list[str]:
+    spec, seed = args
+    store = open_spec(spec)
     blobs = [_blob(i, 128 * 1024) for i in range(10)]
     return [store.put_bytes(b) for b in random.Random(seed).sample(blobs, len(blobs))]
 
 
-def test_concurrent_writer_processes_leave_the_store_consistent(tmp_path: Path) -> None:
-    root = tmp_path / "artifacts"
+def test_concurrent_writer_processes_leave_the_store_consistent(backend: Backend) -> None:
     with multiprocessing.get_context("fork").Pool(4) as pool:
-        results = pool.map(_process_writer, [(str(root), s) for s in range(8)])
+        results = pool.map(_process_writer, [(backend.spec, s) for s in range(8)])
     expected = {_blob(i, 128 * 1024) for i in range(10)}
     assert all(set(r) == {hashlib.sha256(b).hexdigest() for b in expected} for r in results)
-    _assert_consistent(ArtifactStore(root), expected)
+    _assert_consistent(backend.open(), expected)
