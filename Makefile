@@ -6,7 +6,7 @@ EXTRAS ?= dev,trainer
 comma  := ,
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)-$(subst $(comma),_,$(EXTRAS))
 
-.PHONY: install test test-compose demo lint clean
+.PHONY: install test test-compose test-faults demo lint clean
 
 install: $(STAMP)
 
@@ -24,12 +24,18 @@ test: $(STAMP)
 	@if [ -z "$$ENVFACTORY_TEST_POSTGRES_URL" ]; then \
 	  eval "$$(bash scripts/start-postgres.sh)" || echo "no PostgreSQL: postgres tests will be skipped"; \
 	fi; \
-	$(BIN)/python -m pytest -m "not gpu and not compose" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not gpu and not compose and not faults" $(PYTEST_ARGS)
 
 # The compose stack end to end (scripts/compose-e2e.sh): images, stack, one seed published.
 test-compose: $(STAMP)
 	@bash scripts/host-deps.sh test
 	$(BIN)/python -m pytest -m compose $(PYTEST_ARGS)
+
+# Faults on the real stack (docs/pipeline.md): a worker SIGKILLed mid-gate, the Docker
+# engine refusing calls, PostgreSQL restarted mid-pipeline.
+test-faults: $(STAMP)
+	@bash scripts/host-deps.sh test
+	@eval "$$(bash scripts/start-postgres.sh)"; $(BIN)/python -m pytest -m faults $(PYTEST_ARGS)
 
 # ruff (lint and format), the import contracts (.importlinter), what they cannot state (no import cycle, every
 # package in a layer: scripts/check_imports.py), and strict mypy ([tool.mypy] in pyproject).

@@ -33,7 +33,7 @@ from envfactory.store import Store
 from workflows.client import astart_validation
 from workflows.types import PipelineConfig
 
-pytestmark = [pytest.mark.temporal, pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.faults, pytest.mark.temporal, pytest.mark.docker, pytest.mark.slow]
 
 #: short of the retry policy's reach (1 + 2 + 4 + 8 s between five attempts): a 10 s
 #: outage took all five attempts on two loaded cores

@@ -34,7 +34,13 @@ from tests.pg_cluster import pg_cluster
 from workflows.client import astart_validation
 from workflows.types import PipelineConfig
 
-pytestmark = [pytest.mark.temporal, pytest.mark.docker, pytest.mark.postgres, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.faults,
+    pytest.mark.temporal,
+    pytest.mark.docker,
+    pytest.mark.postgres,
+    pytest.mark.slow,
+]
 
 DOWN_S = 4.0  # within the retry policy's reach (1 + 2 + 4 + 8 s between five attempts)
 

@@ -30,7 +30,7 @@ from envfactory.store import Store
 from workflows.client import astart_validation
 from workflows.types import PipelineConfig
 
-pytestmark = [pytest.mark.temporal, pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.faults, pytest.mark.temporal, pytest.mark.docker, pytest.mark.slow]
 
 JANITOR_PERIOD_S = 2.0
 
