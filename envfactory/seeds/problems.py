@@ -39,6 +39,7 @@ FIELD_HINTS: dict[str, str] = {
 _TYPE_NAMES = {
     "string_type": "text",
     "int_type": "a whole number",
+    "float_type": "a number",
     "dict_type": "a mapping",
     "model_type": "a mapping",
     "bool_type": "true or false",
