@@ -38,7 +38,9 @@ def render(wid: str, s: PipelineStatus) -> Group:
         (s.stage, "cyan"),
     )
     if s.outcome:
-        colour = {"published": "green", "unproven": "yellow"}.get(s.outcome, "red")
+        colour = {"published": "green", "unproven": "yellow", "too_easy": "yellow"}.get(
+            s.outcome, "red"
+        )
         head.append(f"  → {s.outcome}", style=f"bold {colour}")
     parts: list[RenderableType] = [head]
     if s.agents:
