@@ -312,7 +312,7 @@ class SynthesizeEnvironment(Steps):
         )
         solved = sum(1 for r in runs if r.kind == AgentRole.JUDGE and r.reward == 1)
         solve = scored.solve_rate or SolveRate.measure(self._judges, solved, self._band)
-        self._set(agents=runs, solve_rate=solve.rate)
+        self._set(agents=runs, solve_rate=solve.rate, solve_rate_band=solve.band)
         self._log(f"scoring: judge solve rate {solve.rate:.2f} (band {solve.band.text()})")
         return solve
 

@@ -294,8 +294,8 @@ class StoreServices:
         """Measured against the band and written into the gate report (the pack's source)."""
         if inp.gate_report_id is None or inp.judges is None:
             return None  # a workflow from before solve-rate bands
-        judges = [self.store.trajectories.get(tid) for tid in rewards]
-        solved = sum(1 for tr in judges if tr.role == AgentRole.JUDGE and rewards[tr.id] == 1)
+        trajs = [self.store.trajectories.get(tid) for tid in rewards]
+        solved = sum(1 for tr in trajs if tr.role == AgentRole.JUDGE and rewards[tr.id] == 1)
         rate = SolveRate.measure(inp.judges, solved, inp.band or SolveRateBand())
         self.store.gate_reports.set_solve_rate(int(inp.gate_report_id), rate)
         return rate

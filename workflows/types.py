@@ -127,6 +127,8 @@ class PipelineStatus(_In):
     verifier_version: int | None = None
     agents: tuple[AgentRun, ...] = ()
     solve_rate: float | None = None
+    #: the band the solve rate is held against (the seed's own, or the config's)
+    solve_rate_band: SolveRateBand | None = None
     gate_report_id: str | None = None
     gate_passed: bool | None = None
     gate_reasons: tuple[str, ...] = ()

@@ -68,7 +68,9 @@ def test_a_rate_above_the_band_confirmed_by_a_reviewer_ends_too_easy_without_a_p
         handle = h.start("seed-easy")
         items = _decide(h, handle, Decision.CONFIRM)
         result = h.result(handle)
+        status = h.loop.run(handle.query(SynthesizeEnvironment.status))
     assert items == (f"item-too-easy-{result.env_id}",)
+    assert status.solve_rate_band == band and status.outcome == "too_easy"
     assert result.outcome == "too_easy" and result.solve_rate == 1.0
     assert "band [0, 0.5]" in result.reasons[0]
     assert len(h.services.calls("synthesize_verifier")) == 1  # about the task, not the verifier
