@@ -89,7 +89,9 @@ def analyst_task(inp: ShortcutAnalystInput) -> str:
         f"### {f.path}\n```\n{cap_text(f.content, inp.max_file_chars)}\n```"
         for f in inp.verifier_files
     )
-    diff = "\n".join(f"{c.kind} {c.path}" for c in inp.trajectory.diff) or "(no changes)"
+    traj = inp.trajectory
+    changes = traj.diff or (traj.final_state.diff if traj.final_state else ())
+    diff = "\n".join(f"{c.kind} {c.path}" for c in changes) or "(no changes)"
     return task_text(
         "Rewarded trajectory to audit",
         [
