@@ -4,13 +4,26 @@ the real activities): the model pass of shortcut mining, and the solve-rate band
 from __future__ import annotations
 
 import pytest
+from test_shortcut_analysis import FINDING, _services
 from test_workflow_pipeline import Harness
-from wf_fakes import Scenario
+from wf_fakes import FileServices, Scenario
 
-from envfactory.core.models import Decision, SolveRateBand
+from envfactory.agents.chat_server import LocalChatServer, text_reply, tool_reply
+from envfactory.core.models import (
+    AgentRole,
+    Decision,
+    SolveRateBand,
+    StateKind,
+    StateRef,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+)
 from envfactory.core.settings import GateSettings, Settings
+from workflows import types as t
 from workflows.client import pipeline_config
 from workflows.pipeline import SynthesizeEnvironment
+from workflows.store_services import StoreServices
 from workflows.types import ReviewDecision
 
 pytestmark = pytest.mark.temporal
@@ -111,3 +124,76 @@ def test_the_settings_band_and_k_reach_the_pipeline_config():
     gates = GateSettings(judges=5, min_solve_rate=0.2, max_solve_rate=0.8)
     config = pipeline_config(Settings(gates=gates))
     assert config.judges == 5 and config.solve_rate_band == SolveRateBand(min=0.2, max=0.8)
+
+
+class RealAnalyst(FileServices):
+    """Fake services, except `analyze`: the real StoreServices method, its analyst talking
+    to the local chat server over HTTP (the judges' trajectories copied into its store)."""
+
+    def __init__(self, root, real: StoreServices) -> None:
+        super().__init__(root)
+        self.real = real
+
+    def analyze(self, inp: t.AnalyzeInput) -> t.AnalyzeOutcome:
+        for tid in inp.trajectory_ids:
+            call = ToolCall(id="c", name="shell", arguments='{"command": "touch out.csv"}')
+            self.real.store.trajectories.add(
+                Trajectory(
+                    id=tid,
+                    role=AgentRole.JUDGE,
+                    env_id="env-1",
+                    reward=1,
+                    steps=(TrajectoryStep(index=0, tool_calls=(call,)),),
+                    final_state=StateRef(image="sha256:j", kind=StateKind.SOLVER),
+                )
+            )
+        return self.real.analyze(inp.model_copy(update={"env_id": "env-1"}))
+
+
+def _with_real_analyst(h: Harness, tmp_path, url: str) -> None:
+    real = _services(
+        tmp_path / "real",
+        {
+            "shortcut_analyst": {"backend": "openai", "model": "m", "base_url": url},
+            "analyst_attempts": 2,
+        },
+    )
+    h.services = RealAnalyst(h.services.root, real)
+
+
+def test_on_the_chat_server_a_malformed_analyst_is_recorded_and_the_pipeline_publishes(
+    harness, tmp_path
+):
+    replies = [tool_reply(("finish", '{"findings": [')), text_reply("no tool call")]
+    with LocalChatServer(replies) as server:
+        h = harness(Scenario(judge_rewards=[1, 0]))
+        _with_real_analyst(h, tmp_path, server.url)
+        with h:
+            handle = h.start("seed-real-analyst-broken")
+            result = h.result(handle)
+            history = _history(h, handle)
+        requests = len(server.requests)
+    assert result.outcome == "published" and requests == 2
+    (failed,) = [line for line in history if line.startswith("analysis failed: ")]
+    assert "turn budget spent" in failed
+    real = h.services.real  # type: ignore[attr-defined]
+    (analysis,) = real.store.trajectories.list(role=AgentRole.SHORTCUT_ANALYST.value)
+    assert analysis.stop_reason == "budget"
+
+
+def test_on_the_chat_server_an_analyst_finding_waits_for_review_found_by_the_model(
+    harness, tmp_path
+):
+    with LocalChatServer([tool_reply(("finish", {"findings": [FINDING]}))]) as server:
+        h = harness(Scenario(judge_rewards=[1, 0]))
+        _with_real_analyst(h, tmp_path, server.url)
+        with h:
+            handle = h.start("seed-real-analyst")
+            (item,) = h.wait_for_stage(handle, "awaiting-review").open_review_items
+            real = h.services.real  # type: ignore[attr-defined]
+            finding = real.store.findings.get(real.store.reviews.get(item).finding_id)
+            d = ReviewDecision(item_id=item, decision=Decision.DISMISS, reviewer="ana")
+            h.loop.run(handle.execute_update(SynthesizeEnvironment.decide, d))
+            result = h.result(handle)
+    assert finding.found_by == "model" and finding.weakness == FINDING["weakness"]
+    assert result.outcome == "published"
