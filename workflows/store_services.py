@@ -113,15 +113,12 @@ class StoreServices:
         except NotFound:
             spec = self._research(inp)
         c = self.store.seeds.get(inp.seed_id).constraints
-        own_band = c.min_solve_rate is not None or c.max_solve_rate is not None
         return t.SpecRef(
             env_id=spec.id,
             version=spec.version,
             reference_steps=len(spec.reference_solution),
             judges=c.judges,
-            band=SolveRateBand.for_seed(SolveRateBand(), c.min_solve_rate, c.max_solve_rate)
-            if own_band
-            else None,
+            band=SolveRateBand.for_seed(c.min_solve_rate, c.max_solve_rate),
         )
 
     def _research(self, inp: t.ResearchInput) -> EnvironmentSpec:

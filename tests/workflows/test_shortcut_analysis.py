@@ -54,7 +54,9 @@ class NoEngine:
         raise AssertionError(f"the engine was used: {name}")
 
 
-def _services(tmp_path: Path, agents: dict, scripts: ScriptBook | None = None) -> StoreServices:
+def store_services_at(
+    tmp_path: Path, agents: dict, scripts: ScriptBook | None = None
+) -> StoreServices:
     settings = Settings(home=tmp_path / "home", agents=agents)
     models = ModelSource(settings.agents, scripts=scripts)
     svc = build_services(settings, NoEngine(), models)  # type: ignore[arg-type]
@@ -111,7 +113,7 @@ FINDING = {
 
 def test_a_finding_the_analyst_reports_lands_in_the_review_queue_found_by_the_model(tmp_path):
     with LocalChatServer([tool_reply(("finish", {"findings": [FINDING]}))]) as server:
-        svc = _services(tmp_path, _openai(server.url))
+        svc = store_services_at(tmp_path, _openai(server.url))
         inp = t.AnalyzeInput(
             env_id="env-1", verifier_version=1, trajectory_ids=(_rewarded_judge(svc),)
         )
@@ -143,7 +145,7 @@ def test_malformed_analyst_output_is_retried_then_recorded_as_a_failure_not_rais
         tool_reply(("finish", {"findings": [FINDING]})),  # too late: 3 attempts
     ]
     with LocalChatServer(replies) as server:
-        svc = _services(tmp_path, {**_openai(server.url), "analyst_attempts": 3})
+        svc = store_services_at(tmp_path, {**_openai(server.url), "analyst_attempts": 3})
         out = svc.analyze(
             t.AnalyzeInput(
                 env_id="env-1", verifier_version=1, trajectory_ids=(_rewarded_judge(svc),)
@@ -168,7 +170,7 @@ def test_a_step_the_trajectory_does_not_have_is_refused_and_asked_again(tmp_path
         tool_reply(("finish", {"findings": [FINDING]})),
     ]
     with LocalChatServer(replies) as server:
-        svc = _services(tmp_path, _openai(server.url))
+        svc = store_services_at(tmp_path, _openai(server.url))
         out = svc.analyze(
             t.AnalyzeInput(
                 env_id="env-1", verifier_version=1, trajectory_ids=(_rewarded_judge(svc),)
@@ -179,7 +181,7 @@ def test_a_step_the_trajectory_does_not_have_is_refused_and_asked_again(tmp_path
 
 
 def test_a_scripted_analyst_reads_nothing_without_a_script(tmp_path):
-    svc = _services(tmp_path, {}, scripts=ScriptBook((tmp_path / "no-scripts",)))
+    svc = store_services_at(tmp_path, {}, scripts=ScriptBook((tmp_path / "no-scripts",)))
     out = svc.analyze(
         t.AnalyzeInput(env_id="env-1", verifier_version=1, trajectory_ids=(_rewarded_judge(svc),))
     )
@@ -195,7 +197,7 @@ def test_a_scripted_analyst_reports_what_its_script_says(tmp_path):
         "turns": [{"calls": [{"tool": "finish", "args": {"findings": [FINDING]}}]}],
     }
     (scripts / "shortcut_analyst.yaml").write_text(json.dumps(script))
-    svc = _services(tmp_path, {}, scripts=ScriptBook((tmp_path / "scripts",)))
+    svc = store_services_at(tmp_path, {}, scripts=ScriptBook((tmp_path / "scripts",)))
     out = svc.analyze(
         t.AnalyzeInput(env_id="env-1", verifier_version=1, trajectory_ids=(_rewarded_judge(svc),))
     )
@@ -205,7 +207,7 @@ def test_a_scripted_analyst_reports_what_its_script_says(tmp_path):
 
 def test_only_rewarded_solver_trajectories_are_analysed(tmp_path):
     with LocalChatServer([]) as server:  # any request would get a 400 and a failure
-        svc = _services(tmp_path, _openai(server.url))
+        svc = store_services_at(tmp_path, _openai(server.url))
         tid = _rewarded_judge(svc)
         svc.store.trajectories.set_reward(tid, 0)
         out = svc.analyze(t.AnalyzeInput(env_id="env-1", verifier_version=1, trajectory_ids=(tid,)))
@@ -230,7 +232,7 @@ def _publish(svc: StoreServices, report_id: str) -> t.Published:
 
 
 def test_scoring_writes_the_solve_rate_and_its_band_into_the_gate_report(tmp_path):
-    svc = _services(tmp_path, {})
+    svc = store_services_at(tmp_path, {})
     report_id = _report(svc)
     tid = _rewarded_judge(svc)  # no final state here: scored 0 without Docker
     svc.store.trajectories.add(
@@ -258,7 +260,7 @@ def test_scoring_writes_the_solve_rate_and_its_band_into_the_gate_report(tmp_pat
 
 
 def test_a_rate_above_the_band_is_published_only_once_a_reviewer_overrides_the_flag(tmp_path):
-    svc = _services(tmp_path, {})
+    svc = store_services_at(tmp_path, {})
     solve = SolveRate.measure(2, 2, SolveRateBand(max=0.5))
     report_id = _report(svc, solve)
     refused = _publish(svc, report_id)
@@ -276,7 +278,7 @@ def test_a_rate_above_the_band_is_published_only_once_a_reviewer_overrides_the_f
 
 
 def test_a_rate_below_the_band_is_never_published(tmp_path):
-    svc = _services(tmp_path, {})
+    svc = store_services_at(tmp_path, {})
     report_id = _report(svc, SolveRate.measure(4, 1, SolveRateBand(min=0.5)))
     refused = _publish(svc, report_id)
     assert not refused.published and "unproven" in " ".join(refused.reasons)
@@ -292,7 +294,7 @@ def test_a_rate_below_the_band_is_never_published(tmp_path):
 def test_research_hands_the_workflow_the_seeds_own_judges_and_band(
     tmp_path, constraints, judges, band
 ):
-    svc = _services(tmp_path, {})
+    svc = store_services_at(tmp_path, {})
     seed = svc.store.seeds.get("seed-1")
     with svc.store.session() as tx:  # a second seed with these constraints
         tx.seeds.add(

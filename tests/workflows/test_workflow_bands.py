@@ -4,7 +4,7 @@ the real activities): the model pass of shortcut mining, and the solve-rate band
 from __future__ import annotations
 
 import pytest
-from test_shortcut_analysis import FINDING, _services
+from test_shortcut_analysis import FINDING, store_services_at
 from test_workflow_pipeline import Harness
 from wf_fakes import FileServices, Scenario
 
@@ -151,7 +151,7 @@ class RealAnalyst(FileServices):
 
 
 def _with_real_analyst(h: Harness, tmp_path, url: str) -> None:
-    real = _services(
+    real = store_services_at(
         tmp_path / "real",
         {
             "shortcut_analyst": {"backend": "openai", "model": "m", "base_url": url},

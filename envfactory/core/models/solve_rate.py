@@ -36,12 +36,11 @@ class SolveRateBand(Model):
         return self
 
     @classmethod
-    def for_seed(
-        cls, default: SolveRateBand, min_rate: float | None, max_rate: float | None
-    ) -> SolveRateBand:
-        """The band a seed runs under: its own if it sets either bound, else `default`."""
+    def for_seed(cls, min_rate: float | None, max_rate: float | None) -> SolveRateBand | None:
+        """A seed's own band when it sets either bound (the other at its widest), else None
+        (the settings' band applies)."""
         if min_rate is None and max_rate is None:
-            return default
+            return None
         return cls(min=min_rate or 0.0, max=1.0 if max_rate is None else max_rate)
 
     def verdict(self, rate: float) -> SolveRateVerdict:
