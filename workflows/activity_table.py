@@ -51,6 +51,8 @@ SYNTHESIZE_VERIFIER = ActivityDef(
 RUN_GATES = ActivityDef("run_gates", "run_gates", t.GatesInput, t.GateOutcome, _S)
 SCORE = ActivityDef("score_trajectories", "score", t.ScoreInput, t.ScoreOutcome, _S)
 MINE = ActivityDef("mine_shortcuts", "mine", t.MineInput, t.MineOutcome, _S)
+ANALYZE = ActivityDef("analyze_shortcuts", "analyze", t.AnalyzeInput, t.AnalyzeOutcome, _A)
+FLAG_TOO_EASY = ActivityDef("flag_too_easy", "flag_too_easy", t.FlagInput, t.Flagged, _S)
 RECORD_DECISION = ActivityDef(
     "record_decision", "record_decision", t.DecisionInput, t.DecisionRecorded, _S
 )
@@ -69,6 +71,8 @@ ACTIVITIES: tuple[ActivityDef[Any, Any], ...] = (
     RUN_GATES,
     SCORE,
     MINE,
+    ANALYZE,
+    FLAG_TOO_EASY,
     RECORD_DECISION,
     REVIEW_STATE,
     SET_STATUS,

@@ -23,7 +23,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from envfactory.core.errors import ConfigError
-from envfactory.core.models import ReviewItem
+from envfactory.core.models import ReviewItem, SolveRateBand
 from envfactory.core.settings import Settings, TemporalSettings
 from envfactory.store import Store
 
@@ -80,6 +80,7 @@ def pipeline_config(settings: Settings) -> PipelineConfig:
         judges=g.judges,
         repeats=g.repeats,
         max_patch_rounds=g.max_patch_rounds,
+        solve_rate_band=SolveRateBand(min=g.min_solve_rate, max=g.max_solve_rate),
         task_queue_agents=t.task_queue_agents,
         task_queue_sandbox=t.task_queue_sandbox,
     )

@@ -27,6 +27,7 @@ _ROLE_FIELD = {
     AgentRole.JUDGE: "judge",
     AgentRole.VERIFIER: "verifier",
     AgentRole.RED_TEAM: "red_team",
+    AgentRole.SHORTCUT_ANALYST: "shortcut_analyst",
 }
 
 
@@ -48,6 +49,17 @@ class ModelSource:
     scripts: ScriptBook | None = None
     #: seed id → extra names to look its scripts up by (the demo: the example's directory)
     aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def has_model(self, role: AgentRole, seed: TaskSeed | None) -> bool:
+        """False for a scripted role with no script for this seed (an optional role, such
+        as the shortcut analyst, then simply does not run)."""
+        cfg = role_settings(self.agents, role)
+        if cfg.backend != "scripted":
+            return True
+        if self.scripts is None or seed is None:
+            return False
+        names = names_of(seed, self.aliases.get(seed.id, ()))
+        return self.scripts.path(names, _ROLE_FIELD[role]) is not None
 
     def model(self, role: AgentRole, seed: TaskSeed | None) -> ChatModel:
         cfg = role_settings(self.agents, role)

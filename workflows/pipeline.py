@@ -3,9 +3,10 @@
 `SynthesizeEnvironment` (one per seed):
 
     research → build → judges ×k ∥ red team → ┌ verifier → gates ─(hard failure)─┐
-                                              │   → score → (no judge solved: unproven)
-                                              │   → mine → review (only if open items)
+                                              │   → score → (rate 0 or below the band: unproven)
+                                              │   → mine (rules) → analyze (model) → review
                                               └─ confirmed shortcut or gate failure: patch round ≤ N
+                                          → (rate above the band: flag → review; confirmed: too easy)
                                           → publish (or rejected)
 
 `ValidateTasks` (imported tasks) lives in validate.py.
@@ -16,6 +17,9 @@ Invariants:
 - payloads are ids and short summaries (types.py);
 - every activity has a bounded retry policy, a heartbeat timeout and waits for its
   cancellation to complete (the activity's cleanup finishes before the workflow moves on);
+- the judges k and the solve-rate band come from the seed (research's SpecRef) or else
+  the config; the too-easy flag is a review item, but deciding it never starts a patch
+  round (it is about the task, not the verifier);
 - review decisions arrive through the `decide` update, whose validator refuses a
   decision for the wrong stage or an item that is not open before it reaches history;
   the `decide_signal` signal is the fallback for clients that cannot send updates.
@@ -31,7 +35,14 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from envfactory.core.models import AgentRole, CheckKind, EnvStatus, GateFailure, ReviewState
+    from envfactory.core.models import (
+        AgentRole,
+        CheckKind,
+        EnvStatus,
+        GateFailure,
+        ReviewState,
+        SolveRate,
+    )
 
     from . import activity_table as acts
     from .steps import Steps, failure
@@ -39,9 +50,11 @@ with workflow.unsafe.imports_passed_through():
         AgentInput,
         AgentKind,
         AgentRun,
+        AnalyzeInput,
         DecisionInput,
         DecisionRecorded,
         EnvInput,
+        FlagInput,
         GateOutcome,
         GatesInput,
         MineInput,
@@ -79,6 +92,10 @@ class SynthesizeEnvironment(Steps):
         self._open: list[str] = []
         self._pending: set[str] = set()
         self._confirmed: list[str] = []  # finding ids, across rounds
+        self._judges = inp.config.judges  # the seed's own k replaces it after research
+        self._band = inp.config.solve_rate_band
+        self._flag_item: str | None = None  # the too-easy review item, once flagged
+        self._flag_state = ReviewState.OPEN
 
     # -- queries, updates, signals ----------------------------------------------------
 
@@ -110,7 +127,9 @@ class SynthesizeEnvironment(Steps):
         if recorded.item_id not in self._open:
             return  # already applied (the store poll and an update raced)
         self._open.remove(recorded.item_id)
-        if recorded.state == ReviewState.CONFIRMED:
+        if recorded.item_id == self._flag_item:
+            self._flag_state = recorded.state  # about the task: never a patch round
+        elif recorded.state == ReviewState.CONFIRMED:
             self._confirmed.append(recorded.finding_id)
         self._set(decided=(*self._status.decided, decision))
 
@@ -161,6 +180,8 @@ class SynthesizeEnvironment(Steps):
         env_id = "env-" + workflow.info().run_id.replace("-", "")[:12]
         spec = await self.act(acts.RESEARCH, ResearchInput(seed_id=inp.seed_id, env_id=env_id))
         self._set(env_id=spec.env_id)
+        self._judges = spec.judges or self._judges
+        self._band = spec.band or self._band
         self._log(f"research: {spec.env_id} v{spec.version}, {spec.reference_steps} step(s)")
         self._stage("build")
         built = await self.act(acts.BUILD, EnvInput(env_id=spec.env_id))
@@ -172,9 +193,7 @@ class SynthesizeEnvironment(Steps):
 
     async def _run_agents(self, env_id: str) -> None:
         wid = workflow.info().workflow_id
-        plan: list[tuple[AgentKind, int]] = [
-            (AgentRole.JUDGE, i) for i in range(self.config.judges)
-        ]
+        plan: list[tuple[AgentKind, int]] = [(AgentRole.JUDGE, i) for i in range(self._judges)]
         plan += [(AgentRole.RED_TEAM, i) for i in range(self.config.red_team)]
         inputs = [
             AgentInput(
@@ -220,10 +239,14 @@ class SynthesizeEnvironment(Steps):
             if hard:
                 feedback = reasons = tuple(f.reason for f in hard)
                 continue
-            solve_rate = await self._score(env_id, gate.verifier_version)
-            if solve_rate == 0:
-                why = ("no judge solved the task under a verifier that passed its gates",)
-                await self._record_status(EnvStatus.UNPROVEN, why, solve_rate)
+            solve = await self._score(env_id, gate)
+            if solve.verdict == "unproven":
+                why = (
+                    ("no judge solved the task under a verifier that passed its gates",)
+                    if solve.solved == 0
+                    else (f"solve rate below the band: {solve.text()}",)
+                )
+                await self._record_status(EnvStatus.UNPROVEN, why, solve.rate)
                 return self._finish(seed_id, "unproven", why)
             await self._mine_and_review(env_id, gate)
             if len(self._confirmed) > confirmed_before:
@@ -233,6 +256,10 @@ class SynthesizeEnvironment(Steps):
                 continue
             if not gate.passed:
                 return await self._reject(seed_id, gate.reasons)
+            if solve.verdict == "too_easy" and await self._too_easy(env_id, gate, solve):
+                why = (f"too easy: {solve.text()}; a reviewer confirmed the flag",)
+                await self._record_status(EnvStatus.TOO_EASY, why, solve.rate)
+                return self._finish(seed_id, "too_easy", why)
             return await self._publish(seed_id, env_id, gate)
         rounds = self.config.max_patch_rounds
         return await self._reject(
@@ -265,22 +292,29 @@ class SynthesizeEnvironment(Steps):
         self._log(f"gates: {'passed' if gate.passed else 'failed'} ({gate.report_id})")
         return gate
 
-    async def _score(self, env_id: str, verifier_version: int) -> float:
+    async def _score(self, env_id: str, gate: GateOutcome) -> SolveRate:
         self._stage("scoring")
         ids = tuple(r.trajectory_id for r in self._status.agents if not r.failed)
         scored = await self.act(
             acts.SCORE,
-            ScoreInput(env_id=env_id, verifier_version=verifier_version, trajectory_ids=ids),
+            ScoreInput(
+                env_id=env_id,
+                verifier_version=gate.verifier_version,
+                trajectory_ids=ids,
+                gate_report_id=gate.report_id,
+                judges=self._judges,
+                band=self._band,
+            ),
         )
         runs = tuple(
             r.model_copy(update={"reward": scored.rewards.get(r.trajectory_id)})
             for r in self._status.agents
         )
-        judges = [r for r in runs if r.kind == AgentRole.JUDGE]
-        rate = sum(1 for r in judges if r.reward == 1) / max(1, self.config.judges)
-        self._set(agents=runs, solve_rate=rate)
-        self._log(f"scoring: judge solve rate {rate:.2f}")
-        return rate
+        solved = sum(1 for r in runs if r.kind == AgentRole.JUDGE and r.reward == 1)
+        solve = scored.solve_rate or SolveRate.measure(self._judges, solved, self._band)
+        self._set(agents=runs, solve_rate=solve.rate, solve_rate_band=solve.band)
+        self._log(f"scoring: judge solve rate {solve.rate:.2f} (band {solve.band.text()})")
+        return solve
 
     async def _mine_and_review(self, env_id: str, gate: GateOutcome) -> None:
         self._stage("mining")
@@ -290,9 +324,48 @@ class SynthesizeEnvironment(Steps):
             MineInput(env_id=env_id, gate_report_id=gate.report_id, trajectory_ids=rewarded),
         )
         self._log(f"mining: {len(mined.finding_ids)} finding(s), {len(mined.open_items)} open")
-        if not mined.open_items:
+        open_items = list(mined.open_items)
+        if rewarded and workflow.patched("shortcut-analyst"):
+            open_items += await self._analyze(env_id, gate, rewarded)
+        if not open_items:
             return
-        self._open = list(mined.open_items)
+        self._open = list(dict.fromkeys(open_items))
+        await self._await_review(env_id)
+
+    async def _analyze(
+        self, env_id: str, gate: GateOutcome, rewarded: tuple[str, ...]
+    ) -> list[str]:
+        """The model pass over what the rules passed over; its failures are logged, and
+        the pipeline goes on with what the rules found."""
+        found = await self.act(
+            acts.ANALYZE,
+            AnalyzeInput(
+                env_id=env_id, verifier_version=gate.verifier_version, trajectory_ids=rewarded
+            ),
+        )
+        line = f"analysis: {len(found.finding_ids)} model finding(s), {len(found.open_items)} open"
+        if found.skipped:
+            line += f", {len(found.skipped)} not read (no analyst model or script)"
+        self._log(line)
+        for why in found.failures:
+            self._log(f"analysis failed: {why}")
+        return list(found.open_items)
+
+    async def _too_easy(self, env_id: str, gate: GateOutcome, solve: SolveRate) -> bool:
+        """Flag a rate above the band for review: True once a reviewer confirms it (too
+        easy), False when they dismiss it (publish anyway)."""
+        flagged = await self.act(
+            acts.FLAG_TOO_EASY,
+            FlagInput(env_id=env_id, gate_report_id=gate.report_id, solve_rate=solve),
+        )
+        self._flag_item, self._flag_state = flagged.item_id, flagged.state
+        self._log(f"solve rate: {solve.text()}; flagged for review ({flagged.item_id})")
+        if flagged.state == ReviewState.OPEN:
+            self._open = [flagged.item_id]
+            await self._await_review(env_id)
+        return self._flag_state == ReviewState.CONFIRMED
+
+    async def _await_review(self, env_id: str) -> None:
         self._stage("awaiting-review")
         poll = timedelta(seconds=self.config.review_poll_s)
         while self._open or self._pending:

@@ -50,6 +50,14 @@ class PipelineServices(Protocol):
         """Probe failures + trajectory shortcuts → findings and review items (deduplicated)."""
         ...
 
+    def analyze(self, inp: t.AnalyzeInput) -> t.AnalyzeOutcome:
+        """The shortcut analyst over rewarded trajectories → model findings, review items."""
+        ...
+
+    def flag_too_easy(self, inp: t.FlagInput) -> t.Flagged:
+        """A solve rate above the band → a finding and review item (idempotent)."""
+        ...
+
     def record_decision(self, inp: t.DecisionInput) -> t.DecisionRecorded:
         """Store a review decision (Conflict if it was already decided differently)."""
         ...

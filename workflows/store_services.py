@@ -44,6 +44,9 @@ from envfactory.core.models import (
     GateVerdict,
     ReviewItem,
     ReviewState,
+    ShortcutFinding,
+    SolveRate,
+    SolveRateBand,
     StateRef,
     TaskSeed,
     Trajectory,
@@ -60,6 +63,7 @@ from verifiers.mutation import mutation_findings, mutation_score
 from verifiers.runner import verify_state
 
 from . import types as t
+from .analysis import Analyst, rewarded, too_easy_finding
 from .models_source import ModelSource, role_settings
 
 
@@ -110,8 +114,13 @@ class StoreServices:
             spec = self._spec(inp.env_id)  # an earlier attempt stored it: done
         except NotFound:
             spec = self._research(inp)
+        c = self.store.seeds.get(inp.seed_id).constraints
         return t.SpecRef(
-            env_id=spec.id, version=spec.version, reference_steps=len(spec.reference_solution)
+            env_id=spec.id,
+            version=spec.version,
+            reference_steps=len(spec.reference_solution),
+            judges=c.judges,
+            band=SolveRateBand.for_seed(c.min_solve_rate, c.max_solve_rate),
         )
 
     def _research(self, inp: t.ResearchInput) -> EnvironmentSpec:
@@ -288,7 +297,17 @@ class StoreServices:
                 ).reward
             self.store.trajectories.set_reward(tid, reward)
             rewards[tid] = reward
-        return t.ScoreOutcome(rewards=rewards)
+        return t.ScoreOutcome(rewards=rewards, solve_rate=self._solve_rate(inp, rewards))
+
+    def _solve_rate(self, inp: t.ScoreInput, rewards: dict[str, int]) -> SolveRate | None:
+        """Measured against the band and written into the gate report (the pack's source)."""
+        if inp.gate_report_id is None or inp.judges is None:
+            return None  # a workflow from before solve-rate bands
+        trajs = [self.store.trajectories.get(tid) for tid in rewards]
+        solved = sum(1 for tr in trajs if tr.role == AgentRole.JUDGE and rewards[tr.id] == 1)
+        rate = SolveRate.measure(inp.judges, solved, inp.band or SolveRateBand())
+        self.store.gate_reports.set_solve_rate(int(inp.gate_report_id), rate)
+        return rate
 
     def mine(self, inp: t.MineInput) -> t.MineOutcome:
         spec = self._spec(inp.env_id)
@@ -304,7 +323,14 @@ class StoreServices:
             *mutation_findings(report, self.settings.gates.mutation_min_score),
             *mine(trajectories, config),
         ]
-        open_items: list[str] = []
+        open_items = [i for i, state in self._queue(findings) if state == ReviewState.OPEN]
+        return t.MineOutcome(
+            finding_ids=tuple(f.id for f in findings), open_items=tuple(dict.fromkeys(open_items))
+        )
+
+    def _queue(self, findings: list[ShortcutFinding]) -> list[tuple[str, ReviewState]]:
+        """Store each finding with its review item (once); (item id, its state) each."""
+        out = []
         for finding in findings:
             item_id = "rev-" + finding.id.split("-", 1)[-1]
             with self.store.session() as tx:  # finding and its item together, or neither
@@ -312,13 +338,43 @@ class StoreServices:
                     tx.findings.get(finding.id)
                 except NotFound:
                     tx.findings.add(finding)
-                    tx.reviews.add(ReviewItem(id=item_id, finding_id=finding.id, env_id=spec.id))
-                state = tx.reviews.get(item_id).state
-            if state == ReviewState.OPEN:
-                open_items.append(item_id)
-        return t.MineOutcome(
-            finding_ids=tuple(f.id for f in findings), open_items=tuple(dict.fromkeys(open_items))
+                    tx.reviews.add(
+                        ReviewItem(id=item_id, finding_id=finding.id, env_id=finding.env_id)
+                    )
+                out.append((item_id, tx.reviews.get(item_id).state))
+        return out
+
+    def analyze(self, inp: t.AnalyzeInput) -> t.AnalyzeOutcome:
+        spec = self._spec(inp.env_id)
+        seed = self._seed_of(spec)
+        trajs = rewarded(self.store, inp.trajectory_ids)
+        if not self.models.has_model(AgentRole.SHORTCUT_ANALYST, seed):
+            return t.AnalyzeOutcome(skipped=tuple(tr.id for tr in trajs))
+        analyst = Analyst(
+            store=self.store,
+            artifacts=self.artifacts,
+            spec=spec,
+            verifier=self.store.verifiers.get(inp.env_id, inp.verifier_version),
+            runtime=lambda: self._rt(AgentRole.SHORTCUT_ANALYST, seed),
+            attempts=self.settings.agents.analyst_attempts,
         )
+        findings: list[ShortcutFinding] = []
+        failures: list[str] = []
+        for traj in trajs:
+            done = analyst.analyse(traj)
+            findings += done.findings
+            failures += [done.failure] if done.failure else []
+        queued = self._queue(findings)
+        return t.AnalyzeOutcome(
+            finding_ids=tuple(f.id for f in findings),
+            open_items=tuple(dict.fromkeys(i for i, s in queued if s == ReviewState.OPEN)),
+            failures=tuple(failures),
+        )
+
+    def flag_too_easy(self, inp: t.FlagInput) -> t.Flagged:
+        finding = too_easy_finding(inp.env_id, inp.gate_report_id, inp.solve_rate)
+        [(item_id, state)] = self._queue([finding])
+        return t.Flagged(item_id=item_id, finding_id=finding.id, state=state)
 
     # -- decisions, status, publish ---------------------------------------------------
 
@@ -369,11 +425,27 @@ class StoreServices:
                 f"v{report.verifier_version}, not v{inp.verifier_version}"
             )
         problems += [f"gate: {r}" for r in report.reasons]
+        problems += self._band_problems(spec, report, inp.gate_report_id)
         still_open = self.store.reviews.list(state=ReviewState.OPEN, env_id=spec.id)
         problems += [f"review item {i.id} is still open" for i in still_open]
         if not spec.image:
             problems.append("no built image")
         return problems
+
+    def _band_problems(
+        self, spec: EnvironmentSpec, report: GateReport, report_id: str
+    ) -> list[str]:
+        """Outside the band nothing is published, unless a reviewer overrode a too-easy flag."""
+        solve = report.solve_rate
+        if solve is None or solve.verdict == "in_band":
+            return []
+        if solve.verdict == "unproven":
+            return [f"solve rate: {solve.text()}"]
+        flag = too_easy_finding(spec.id, report_id, solve)
+        items = [i for i in self.store.reviews.list(env_id=spec.id) if i.finding_id == flag.id]
+        if any(i.state == ReviewState.DISMISSED for i in items):
+            return []  # a reviewer overrode the band
+        return [f"solve rate: {solve.text()}, and no reviewer overrode the flag"]
 
 
 def build_services(

@@ -21,6 +21,8 @@ from envfactory.core.models import (
     EnvStatus,
     GateFailure,
     ReviewState,
+    SolveRate,
+    SolveRateBand,
     TaskVerdict,
 )
 
@@ -42,7 +44,7 @@ Stage = Literal[
     "publishing",
     "done",
 ]
-Outcome = Literal["published", "unproven", "rejected"]
+Outcome = Literal["published", "unproven", "too_easy", "rejected"]
 #: the roles that attempt a task from its instruction alone (their final states are scored)
 AgentKind = Literal[AgentRole.JUDGE, AgentRole.RED_TEAM]
 
@@ -61,6 +63,8 @@ class PipelineConfig(_In):
     red_team: int = Field(default=1, ge=0, le=8)
     repeats: int = Field(default=3, ge=1)
     max_patch_rounds: int = Field(default=2, ge=0, le=10)
+    #: the accepted judge solve-rate band, unless the seed sets its own (SpecRef.band)
+    solve_rate_band: SolveRateBand = SolveRateBand()
     #: heartbeat timeout for long activities: a dead worker is noticed after this long
     heartbeat_timeout_s: int = Field(default=60, ge=2)
     agent_timeout_s: int = Field(default=3600, ge=10)
@@ -123,6 +127,8 @@ class PipelineStatus(_In):
     verifier_version: int | None = None
     agents: tuple[AgentRun, ...] = ()
     solve_rate: float | None = None
+    #: the band the solve rate is held against (the seed's own, or the config's)
+    solve_rate_band: SolveRateBand | None = None
     gate_report_id: str | None = None
     gate_passed: bool | None = None
     gate_reasons: tuple[str, ...] = ()
@@ -189,6 +195,9 @@ class SpecRef(_In):
     env_id: str
     version: int = 1
     reference_steps: int = 0
+    #: the seed's own judges k and solve-rate band (constraints), when it sets them
+    judges: int | None = None
+    band: SolveRateBand | None = None
 
 
 class EnvInput(_In):
@@ -266,10 +275,47 @@ class ScoreInput(_In):
     env_id: str
     verifier_version: int
     trajectory_ids: tuple[str, ...]
+    #: the gate report the solve rate is written to, the judges planned (k) and the band;
+    #: None from workflows started before solve-rate bands (no rate is measured)
+    gate_report_id: str | None = None
+    judges: int | None = None
+    band: SolveRateBand | None = None
 
 
 class ScoreOutcome(_In):
     rewards: dict[str, int]  # trajectory id → 0 | 1
+    solve_rate: SolveRate | None = None
+
+
+class AnalyzeInput(_In):
+    """The shortcut analyst over the rewarded trajectories, after the rules (MineInput)."""
+
+    env_id: str
+    verifier_version: int
+    trajectory_ids: tuple[str, ...]
+
+
+class AnalyzeOutcome(_In):
+    finding_ids: tuple[str, ...] = ()
+    open_items: tuple[str, ...] = ()
+    #: "<trajectory id>: <why>" for each analysis that gave no valid report (recorded)
+    failures: tuple[str, ...] = ()
+    #: trajectory ids the analyst did not read (a scripted analyst with no script)
+    skipped: tuple[str, ...] = ()
+
+
+class FlagInput(_In):
+    """Send a solve rate above the band to review (a reviewer may override it)."""
+
+    env_id: str
+    gate_report_id: str
+    solve_rate: SolveRate
+
+
+class Flagged(_In):
+    item_id: str
+    finding_id: str
+    state: ReviewState  # an item decided in an earlier run is not reopened
 
 
 class MineInput(_In):

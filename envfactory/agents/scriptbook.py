@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 
 from envfactory.core.errors import AgentError, ConfigError
+from envfactory.core.models import OPTIONAL_ROLES
 from envfactory.core.settings import AgentsSettings, agent_var
 
 from .scripted import Script
@@ -98,11 +99,13 @@ def script_book(extra: tuple[Path, ...] = ()) -> ScriptBook:
 
 
 def unscripted_roles(agents: AgentsSettings, book: ScriptBook, names: Sequence[str]) -> list[str]:
-    """The roles on the scripted backend that have no script for a seed of these names."""
+    """The roles on the scripted backend that have no script for a seed of these names
+    (roles whose script is optional, the shortcut analyst, never stop a seed)."""
+    optional = {r.value for r in OPTIONAL_ROLES}
     return [
         role
         for role, cfg in agents.roles().items()
-        if cfg.backend == "scripted" and book.path(names, role) is None
+        if cfg.backend == "scripted" and role not in optional and book.path(names, role) is None
     ]
 
 

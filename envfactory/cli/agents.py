@@ -24,7 +24,7 @@ from envfactory.agents.chat_server import (
 from envfactory.agents.endpoint import probe
 from envfactory.agents.scripts import ROLES, available_seeds, load_script
 from envfactory.core.errors import EnvFactoryError
-from envfactory.core.models import AgentRole
+from envfactory.core.models import MODEL_ROLES, AgentRole
 from envfactory.core.settings import load_settings
 
 from . import agent_eval
@@ -38,6 +38,9 @@ app.add_typer(agent_eval.app, name="eval")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 #: a pipeline role, spelled as `AgentRole` spells it (typer offers these as the choices)
 Role = Literal[ROLES]  # type: ignore[valid-type]
+#: a role with model settings (the pipeline's, and the shortcut analyst)
+MODEL_ROLE_NAMES = tuple(r.value for r in MODEL_ROLES)
+ModelRole = Literal[MODEL_ROLE_NAMES]  # type: ignore[valid-type]
 
 
 def _fail(exc: EnvFactoryError, as_json: bool) -> None:
@@ -125,7 +128,7 @@ def serve_seed(
 
 @app.command("check-endpoint")
 def check_endpoint(
-    role: Annotated[Role, typer.Option(help="whose settings to use")] = AgentRole.JUDGE.value,
+    role: Annotated[ModelRole, typer.Option(help="whose settings to use")] = AgentRole.JUDGE.value,
     as_json: JsonOpt = False,
 ) -> None:
     """Send one tiny chat request with a role's settings: is the model server reachable?

@@ -119,7 +119,8 @@ async def decide_open(client: Any, services: Any, wid: str, status: Any, console
         finding = services.store.findings.get(item.finding_id)
         decision, why = review_decision(finding)
         console.print(
-            f"[yellow]review[/] {item_id} ({finding.rule}, {finding.source}): "
+            f"[yellow]review[/] {item_id} ({finding.rule}, {finding.source}, "
+            f"found by {finding.found_by}): "
             f"{finding.evidence.summary[:300]}"
         )
         console.print(

@@ -38,7 +38,9 @@ def render(wid: str, s: PipelineStatus) -> Group:
         (s.stage, "cyan"),
     )
     if s.outcome:
-        colour = {"published": "green", "unproven": "yellow"}.get(s.outcome, "red")
+        colour = {"published": "green", "unproven": "yellow", "too_easy": "yellow"}.get(
+            s.outcome, "red"
+        )
         head.append(f"  → {s.outcome}", style=f"bold {colour}")
     parts: list[RenderableType] = [head]
     if s.agents:
@@ -51,7 +53,8 @@ def render(wid: str, s: PipelineStatus) -> Group:
         parts.append(t)
     facts = []
     if s.solve_rate is not None:
-        facts.append(f"judge solve rate {s.solve_rate:.2f}")
+        band = f" (band {s.solve_rate_band.text()})" if s.solve_rate_band else ""
+        facts.append(f"judge solve rate {s.solve_rate:.2f}{band}")
     if s.verifier_version is not None:
         facts.append(f"verifier v{s.verifier_version} (round {s.round})")
     if s.gate_passed is not None:

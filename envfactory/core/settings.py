@@ -82,7 +82,7 @@ class AgentSettings(_Sub):
         return self.model or self.backend
 
 
-ROLE_FIELDS = ("research", "judge", "verifier", "red_team")
+ROLE_FIELDS = ("research", "judge", "verifier", "red_team", "shortcut_analyst")
 
 
 def agent_var(role: str, field: str) -> str:
@@ -103,6 +103,12 @@ class AgentsSettings(_Sub):
     judge: AgentSettings = AgentSettings()
     verifier: AgentSettings = AgentSettings()
     red_team: AgentSettings = AgentSettings()
+    #: reads each rewarded trajectory after the regex rules; scripted by default, and a
+    #: scripted analyst with no script for a seed reports nothing
+    shortcut_analyst: AgentSettings = AgentSettings()
+    #: the analyst's tries at a valid report per trajectory (invalid structured output is
+    #: sent back with the validation errors); then the attempt is recorded as failed
+    analyst_attempts: int = Field(default=3, ge=1, le=20)
     #: extra directories of recorded scripts for the scripted backend (the packaged ones
     #: under envfactory/agents/scripts are always used): ENVFACTORY_AGENTS__SCRIPT_DIRS='["/s"]'
     script_dirs: tuple[Path, ...] = ()
@@ -134,7 +140,7 @@ class AgentsSettings(_Sub):
         return self
 
     def roles(self) -> dict[str, AgentSettings]:
-        """role name (``research``, ``judge``, ``verifier``, ``red_team``) → its settings."""
+        """role name (``research``, …, ``shortcut_analyst``) → its settings."""
         return {r: getattr(self, r) for r in ROLE_FIELDS}
 
 
@@ -159,6 +165,20 @@ class GateSettings(_Sub):
     mutation_max: int = Field(default=0, ge=0)
     #: a score (killed / non-equivalent mutants) below this sends the environment to review
     mutation_min_score: float = Field(default=0.8, ge=0.0, le=1.0)
+    #: the accepted judge solve-rate band [min, max] (a seed's constraints may set its own):
+    #: 0 or below min → unproven; above max → flagged too easy for a reviewer to decide
+    min_solve_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    max_solve_rate: float = Field(default=1.0, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _band_ordered(self) -> GateSettings:
+        if self.min_solve_rate > self.max_solve_rate:
+            raise ValueError(
+                f"ENVFACTORY_GATES__MIN_SOLVE_RATE={self.min_solve_rate} is above "
+                f"ENVFACTORY_GATES__MAX_SOLVE_RATE={self.max_solve_rate}: the band would be "
+                "empty; make the minimum <= the maximum"
+            )
+        return self
 
 
 class ApiSettings(_Sub):

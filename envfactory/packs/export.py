@@ -182,6 +182,7 @@ def _environment(
         verifier_author=it.verifier.provenance.author,
         gate_verdict=it.gate_report.verdict.value,
         mutation_score=it.gate_report.mutation.score if it.gate_report.mutation else None,
+        solve_rate=it.gate_report.solve_rate,
         gated_semantics=it.gate_report.semantics,
     )
     return PackEnvironment(

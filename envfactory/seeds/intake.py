@@ -124,7 +124,8 @@ def content_hash(fields: SeedFile, loaded: list[files.LoadedFile]) -> str:
         "description": fields.description,
         "domain": fields.domain,
         "repository": fields.repository,
-        "constraints": fields.constraints.model_dump(mode="json"),
+        # unset optional constraints are left out, so adding one never changes old hashes
+        "constraints": fields.constraints.model_dump(mode="json", exclude_none=True),
         "attachments": sorted((f.path, hashlib.sha256(f.data).hexdigest()) for f in loaded),
     }
     canonical = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -23,16 +23,23 @@ FIELD_HINTS: dict[str, str] = {
     "domain": "a short area label, e.g. `domain: data-engineering`",
     "attachments": "a path relative to the seed directory, or a list of them",
     "repository": "a clone URL, e.g. `repository: https://github.com/org/repo.git`",
-    "constraints": "a mapping with max_turns, time_budget_s and base_image",
+    "constraints": "a mapping with max_turns, time_budget_s, base_image, judges, "
+    "min_solve_rate and max_solve_rate",
     "constraints.max_turns": "a whole number of agent turns, 1..1000, e.g. `max_turns: 60`",
     "constraints.time_budget_s": "seconds as a whole number, 10..86400, e.g. `time_budget_s: 1800`",
     "constraints.base_image": "`debian` or `python`",
+    "constraints.judges": "how many judges attempt the task, 1..32, e.g. `judges: 4`",
+    "constraints.min_solve_rate": "the lowest accepted fraction of judges that solve it, "
+    "0..1, e.g. `min_solve_rate: 0.25`",
+    "constraints.max_solve_rate": "the highest accepted fraction of judges that solve it, "
+    "0..1, e.g. `max_solve_rate: 0.75` (above it the task is flagged too easy)",
     "source": "free text saying where the seed came from, e.g. `source: incident INC-4411`",
 }
 
 _TYPE_NAMES = {
     "string_type": "text",
     "int_type": "a whole number",
+    "float_type": "a number",
     "dict_type": "a mapping",
     "model_type": "a mapping",
     "bool_type": "true or false",

@@ -26,6 +26,7 @@ from envfactory.core.models import (
     Model,
     PackManifest,
     ShortcutFinding,
+    SolveRate,
     TaskSeed,
     Trajectory,
     Verifier,
@@ -300,6 +301,16 @@ class GateReportRepo(_Repo):
             raise NotFound(f"no gate report {report_id}")
         return GateReport.model_validate(row.doc)
 
+    def set_solve_rate(self, report_id: int, solve_rate: SolveRate) -> GateReport:
+        """Scoring completes a report with the judges' solve rate (its checks never change)."""
+        row = self.s.get(GateReportRow, report_id)
+        if row is None:
+            raise NotFound(f"no gate report {report_id}")
+        report = GateReport.model_validate(row.doc).model_copy(update={"solve_rate": solve_rate})
+        row.doc = dump(report)
+        self.s.flush()
+        return report
+
     def list(self, env_id: str, verifier_version: int | None = None) -> list[GateReport]:
         q = select(GateReportRow).where(GateReportRow.env_id == env_id)
         if verifier_version is not None:
@@ -360,6 +371,7 @@ class FindingRepo(_Repo):
             env_id=finding.env_id,
             source=finding.source,
             rule=finding.rule,
+            found_by=finding.found_by,
             created_at=finding.created_at,
             doc=dump(finding),
         )
@@ -371,10 +383,14 @@ class FindingRepo(_Repo):
             raise NotFound(f"no finding {finding_id!r}")
         return ShortcutFinding.model_validate(row.doc)
 
-    def list(self, *, env_id: str | None = None) -> list[ShortcutFinding]:
+    def list(
+        self, *, env_id: str | None = None, found_by: str | None = None
+    ) -> list[ShortcutFinding]:
         q = select(FindingRow).order_by(FindingRow.created_at, FindingRow.id)
         if env_id is not None:
             q = q.where(FindingRow.env_id == env_id)
+        if found_by is not None:
+            q = q.where(FindingRow.found_by == found_by)
         return [ShortcutFinding.model_validate(r.doc) for r in self.s.scalars(q)]
 
 

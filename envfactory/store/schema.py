@@ -143,6 +143,8 @@ class FindingRow(Base):
     env_id: Mapped[str] = mapped_column(ID, index=True)
     source: Mapped[str] = mapped_column(STATUS)
     rule: Mapped[str] = mapped_column(NAME)
+    #: ``rules`` or ``model`` (``ShortcutFinding.found_by``); rows older than 0005: rules
+    found_by: Mapped[str] = mapped_column(STATUS, index=True, server_default="rules")
     created_at: Mapped[datetime]
     doc: Mapped[dict[str, Any]]
 

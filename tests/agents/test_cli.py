@@ -7,7 +7,7 @@ import json
 
 from typer.testing import CliRunner
 
-from envfactory.agents.chat_server import error_reply, text_reply
+from envfactory.agents.chat_server import LocalChatServer, error_reply, text_reply
 from envfactory.cli import app
 
 runner = CliRunner()
@@ -52,3 +52,18 @@ def test_check_endpoint_fails_clearly_on_a_rejected_key(server):
     assert "401" in body["message"] and "invalid api key" in body["message"]
     # the key came from the variable the settings name, resolved at the edge
     assert server.headers[0]["authorization"] == "Bearer k"
+
+
+def test_check_endpoint_takes_the_shortcut_analysts_settings_too():
+    with LocalChatServer() as server:
+        env = {
+            "ENVFACTORY_AGENTS__SHORTCUT_ANALYST__BACKEND": "openai",
+            "ENVFACTORY_AGENTS__SHORTCUT_ANALYST__MODEL": "analyst-model",
+            "ENVFACTORY_AGENTS__SHORTCUT_ANALYST__BASE_URL": server.url,
+        }
+        res = CliRunner().invoke(
+            app, ["agents", "check-endpoint", "--role", "shortcut_analyst", "--json"], env=env
+        )
+        sent = server.requests[0]["model"] if server.requests else None
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["model"] == "analyst-model" and sent == "analyst-model"

@@ -112,3 +112,28 @@ def test_claiming_from_the_queue_opens_a_different_item_for_each_reviewer(api: A
     assert {first, second} == {f"/ui/items/{a.id}", f"/ui/items/{b.id}"}
     page = api.client.get(second).text
     assert "claimed by bo" in page
+
+
+def test_an_item_page_says_who_found_it_and_the_weakness_a_model_named(api: Api):
+    rules = add_item(api.store, traj=False)
+    _sign_in(api, "ana")
+    page = api.client.get(f"/ui/items/{rules.id}").text
+    assert '<span class="badge" id="found-by">rules</span>' in page and 'id="weakness"' not in page
+    model = add_item(api.store, traj=False)
+    finding = api.store.findings.get(model.finding_id)
+    with api.store.session() as tx:  # the same item, as the shortcut analyst would file it
+        tx.findings.add(
+            finding.model_copy(
+                update={
+                    "id": finding.id + "-m",
+                    "found_by": "model",
+                    "weakness": "the check runs the tests the solver may edit",
+                }
+            )
+        )
+        tx.reviews.add(
+            model.model_copy(update={"id": model.id + "-m", "finding_id": finding.id + "-m"})
+        )
+    page = api.client.get(f"/ui/items/{model.id}-m").text
+    assert '<span class="badge" id="found-by">model</span>' in page
+    assert "the check runs the tests the solver may edit" in page

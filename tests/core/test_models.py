@@ -89,3 +89,20 @@ def test_gate_report_round_trips_with_computed_fields():
     assert data["verdict"] == "failed"
     assert GateReport.model_validate(data) == report
     assert GateReport.model_validate_json(report.model_dump_json()) == report
+
+
+def test_a_solve_rate_band_is_inclusive_and_zero_is_never_in_it():
+    from envfactory.core.models import SolveRate, SolveRateBand
+
+    band = SolveRateBand(min=0.25, max=0.75)
+    assert [SolveRate.measure(4, n, band).verdict for n in range(5)] == [
+        "unproven",  # 0 of 4
+        "in_band",  # 0.25: the minimum itself
+        "in_band",
+        "in_band",  # 0.75: the maximum itself
+        "too_easy",
+    ]
+    assert SolveRateBand().verdict(0.0) == "unproven" and SolveRateBand().verdict(1.0) == "in_band"
+    assert SolveRateBand.for_seed(None, None) is None
+    assert SolveRateBand.for_seed(0.5, None) == SolveRateBand(min=0.5, max=1.0)
+    assert SolveRateBand.for_seed(None, 0.5) == SolveRateBand(min=0.0, max=0.5)

@@ -97,3 +97,29 @@ def test_a_misspelt_role_or_a_bad_value_is_named_by_its_variable(monkeypatch):
         load_settings()
     assert "ENVFACTORY_AGENTS__JUDG" in str(err.value)
     assert "ENVFACTORY_AGENTS__VERIFIER__TEMPERATURE" in str(err.value)
+
+
+def test_the_shortcut_analyst_is_a_role_like_the_others(monkeypatch):
+    monkeypatch.setenv("ENVFACTORY_AGENTS__DEFAULT__BACKEND", "openai")
+    monkeypatch.setenv("ENVFACTORY_AGENTS__DEFAULT__MODEL", "big-model")
+    monkeypatch.setenv("ENVFACTORY_AGENTS__SHORTCUT_ANALYST__MODEL", "careful-model")
+    monkeypatch.setenv("ENVFACTORY_AGENTS__ANALYST_ATTEMPTS", "2")
+    agents = load_settings().agents
+    assert (agents.shortcut_analyst.backend, agents.shortcut_analyst.model) == (
+        "openai",
+        "careful-model",
+    )
+    assert "shortcut_analyst" in agents.roles() and agents.analyst_attempts == 2
+    assert AgentsSettings().shortcut_analyst.backend == "scripted"  # the demo needs no endpoint
+
+
+def test_an_empty_solve_rate_band_is_refused_naming_both_variables(monkeypatch):
+    monkeypatch.setenv("ENVFACTORY_GATES__MIN_SOLVE_RATE", "0.8")
+    monkeypatch.setenv("ENVFACTORY_GATES__MAX_SOLVE_RATE", "0.5")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert "ENVFACTORY_GATES__MIN_SOLVE_RATE=0.8" in str(err.value)
+    assert "ENVFACTORY_GATES__MAX_SOLVE_RATE=0.5" in str(err.value)
+    monkeypatch.setenv("ENVFACTORY_GATES__MAX_SOLVE_RATE", "0.9")
+    gates = load_settings().gates
+    assert (gates.min_solve_rate, gates.max_solve_rate) == (0.8, 0.9)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from envfactory.core.errors import InvalidPack, PublishBlocked
-from envfactory.core.models import MutationScore
+from envfactory.core.models import MutationScore, SolveRate, SolveRateBand
 from envfactory.packs import export_pack, layout, open_verified, verify_pack
 
 from .conftest import DictArtifacts, make_item
@@ -73,6 +73,21 @@ def test_the_provenance_chain_carries_the_gate_batterys_mutation_score(tmp_path,
     )
     assert manifest.environments[0].provenance.mutation_score == 0.75
     assert _export(artifacts, tmp_path / "q").environments[0].provenance.mutation_score is None
+
+
+def test_the_manifest_and_the_packed_gate_report_carry_the_solve_rate_and_its_band(
+    tmp_path, artifacts
+):
+    item = make_item(artifacts)
+    solve = SolveRate.measure(4, 2, SolveRateBand(min=0.25, max=0.75))
+    rated = item.gate_report.model_copy(update={"solve_rate": solve})
+    manifest = export_pack(
+        [replace(item, gate_report=rated)], tmp_path / "p", artifacts=artifacts, created_by="test"
+    )
+    assert manifest.environments[0].provenance.solve_rate == solve
+    packed = json.loads((tmp_path / "p" / "envs/env-hello/meta/gate_report.json").read_text())
+    assert packed["solve_rate"]["band"] == {"min": 0.25, "max": 0.75}
+    assert (packed["solve_rate"]["rate"], packed["solve_rate"]["verdict"]) == (0.5, "in_band")
 
 
 def test_the_same_content_gives_the_same_pack_id(tmp_path, artifacts):

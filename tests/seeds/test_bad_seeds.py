@@ -119,6 +119,30 @@ CASES = [
         ("field 'constraints.base_image'", "'debian' or 'python'", "ubuntu"),
     ),
     Case(
+        "solve-rate band inverted",
+        lambda d: _yaml(
+            d,
+            "base_image: python\n",
+            "base_image: python\n  min_solve_rate: 0.8\n  max_solve_rate: 0.2\n",
+        ),
+        ("field 'constraints'", "min_solve_rate 0.8 is above max_solve_rate 0.2"),
+    ),
+    Case(
+        "solve rate above 1",
+        lambda d: _yaml(d, "base_image: python\n", "base_image: python\n  max_solve_rate: 1.5\n"),
+        ("field 'constraints.max_solve_rate'", "must be at most 1", "max_solve_rate: 0.75"),
+    ),
+    Case(
+        "solve rate given as a string",
+        lambda d: _yaml(d, "base_image: python\n", 'base_image: python\n  min_solve_rate: "0.5"\n'),
+        ("field 'constraints.min_solve_rate'", "must be a number, got str '0.5'"),
+    ),
+    Case(
+        "no judges",
+        lambda d: _yaml(d, "base_image: python\n", "base_image: python\n  judges: 0\n"),
+        ("field 'constraints.judges'", "must be at least 1, got 0", "judges: 4"),
+    ),
+    Case(
         "constraints not a mapping",
         lambda d: _yaml(
             d,

@@ -118,3 +118,36 @@ def test_seed_commands_submit_list_and_show(seed_dir: Path, tmp_path: Path) -> N
     assert missing.exit_code == 1 and "no seed 'seed-000000000000'" in missing.stderr
     for cmd in (["seed", "--help"], ["seed", "submit", "--help"], ["db", "--help"]):
         assert runner.invoke(app, cmd).exit_code == 0
+
+
+def test_a_seed_may_set_its_judges_and_solve_rate_band(
+    seed_dir: Path, limits: SeedLimits, store: Store, artifacts: ArtifactStore
+) -> None:
+    text = (seed_dir / "seed.yaml").read_text()
+    extra = "  judges: 4\n  min_solve_rate: 0.25\n  max_solve_rate: 0.75\n"
+    (seed_dir / "seed.yaml").write_text(
+        text.replace("base_image: python\n", "base_image: python\n" + extra)
+    )
+    seed = submit_seed(seed_dir, store=store, artifacts=artifacts, limits=limits)
+    c = store.seeds.get(seed.id).constraints
+    assert (c.judges, c.min_solve_rate, c.max_solve_rate) == (4, 0.25, 0.75)
+
+
+def test_a_seed_that_sets_no_band_hashes_as_it_did_before_bands_existed(
+    seed_dir: Path, limits: SeedLimits
+) -> None:
+    """Regression guard: new optional constraints must not change stored seeds' ids."""
+    import hashlib
+
+    draft = load_seed(seed_dir, limits)
+    f = draft.fields
+    doc = {
+        "title": f.title,
+        "description": f.description,
+        "domain": f.domain,
+        "repository": f.repository,
+        "constraints": {"max_turns": 40, "time_budget_s": 900, "base_image": "python"},
+        "attachments": sorted((x.path, hashlib.sha256(x.data).hexdigest()) for x in draft.files),
+    }
+    canonical = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert draft.content_hash == hashlib.sha256(canonical.encode()).hexdigest()

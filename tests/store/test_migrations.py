@@ -50,7 +50,7 @@ def test_check_reports_drift_when_the_database_lags_the_models(db_url: str) -> N
 def test_the_migrations_are_found_through_the_package() -> None:
     import migrations
 
-    assert head() == "0004"
+    assert head() == "0005"
     assert (Path(migrations.__file__).parent / "versions" / "0001_initial_schema.py").is_file()
 
 
@@ -119,12 +119,11 @@ def test_0003_marks_decisions_recorded_before_it_as_unrecorded(db_url: str) -> N
     from envfactory.core.models import AuthMethod, Evidence, ReviewItem, ShortcutFinding
 
     upgrade(db_url, "0002")
+    finding = ShortcutFinding(
+        id="f", env_id="e", source="probe", rule="r", evidence=Evidence(summary="s")
+    )
     with Store.open(db_url) as store:
-        store.findings.add(
-            ShortcutFinding(
-                id="f", env_id="e", source="probe", rule="r", evidence=Evidence(summary="s")
-            )
-        )
+        _insert_old_finding(store, finding)  # the ORM's row has columns 0002 lacks
         item = ReviewItem(id="r1", finding_id="f", env_id="e")
         store.reviews.add(item)
         doc = item.model_dump_json()
@@ -140,3 +139,53 @@ def test_0003_marks_decisions_recorded_before_it_as_unrecorded(db_url: str) -> N
     with Store.open(db_url) as store:
         (audit,) = store.reviews.audit("r1")
     assert (audit.reviewer, audit.auth, audit.note) == ("ana", AuthMethod.UNRECORDED, "")
+
+
+def _insert_old_finding(store: Store, finding: object) -> None:
+    """A finding row as migrations before 0005 wrote it (no found_by column)."""
+    from sqlalchemy import text
+
+    doc = finding.model_dump_json(exclude={"found_by", "rationale", "weakness"})  # type: ignore[attr-defined]
+    with store.engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO findings (id, env_id, source, rule, created_at, doc)"
+                " VALUES (:id, :env, :source, :rule, :at, :doc)"
+            ),
+            {
+                "id": finding.id,  # type: ignore[attr-defined]
+                "env": finding.env_id,  # type: ignore[attr-defined]
+                "source": finding.source,  # type: ignore[attr-defined]
+                "rule": finding.rule,  # type: ignore[attr-defined]
+                "at": finding.created_at,  # type: ignore[attr-defined]
+                "doc": doc,
+            },
+        )
+
+
+def test_0005_reads_findings_stored_before_it_as_found_by_the_rules(db_url: str) -> None:
+    from envfactory.core.models import Evidence, ShortcutFinding
+
+    upgrade(db_url, "0003")
+    old = ShortcutFinding(
+        id="f-old", env_id="e", source="probe", rule="r", evidence=Evidence(summary="s")
+    )
+    with Store.open(db_url) as store:
+        _insert_old_finding(store, old)
+    upgrade(db_url)
+    new = ShortcutFinding(
+        id="f-new",
+        env_id="e",
+        source="trajectory",
+        rule="model:reads-expected-output",
+        evidence=Evidence(summary="s"),
+        found_by="model",
+        rationale="it copied the expected file",
+        weakness="the verifier compares against a file the solver can read",
+    )
+    with Store.open(db_url) as store:
+        store.findings.add(new)
+        assert store.findings.get("f-old").found_by == "rules"
+        assert [f.id for f in store.findings.list(found_by="rules")] == ["f-old"]
+        (model,) = store.findings.list(found_by="model")
+    assert (model.id, model.weakness) == ("f-new", new.weakness)

@@ -43,6 +43,8 @@ from envfactory.core.models import (
     ServiceSpec,
     ShortcutFinding,
     SkippedCheck,
+    SolveRate,
+    SolveRateBand,
     StateKind,
     StateRef,
     Step,
@@ -189,6 +191,7 @@ def samples() -> dict[str, BaseModel]:
                     ),
                 ),
             ),
+            solve_rate=SolveRate.measure(4, 3, SolveRateBand(min=0.25, max=0.5)),
         ),
         "trajectory": Trajectory(
             id="traj-1",
@@ -235,6 +238,9 @@ def samples() -> dict[str, BaseModel]:
             ),
             state=_state(StateKind.PROBE, "probe:reward-file"),
             created_at=T0,
+            found_by="model",
+            rationale="wrote the reward file instead of fixing the job",
+            weakness="the verifier trusts /logs/r",
         ),
         "review": ReviewItem(
             id="rev-1",

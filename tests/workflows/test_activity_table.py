@@ -68,7 +68,12 @@ def test_each_queue_registers_its_share_of_the_table_and_nothing_else(tmp_path):
         q: {_Definition.must_from_callable(fn).name for fn in acts.activities(q)} for q in Queue
     }
     assert shares == {q: {a.name for a in on_queue(q)} for q in Queue}
-    assert shares[Queue.AGENTS] == {"research", "run_agent", "synthesize_verifier"}  # LLM loops
+    assert shares[Queue.AGENTS] == {
+        "research",
+        "run_agent",
+        "synthesize_verifier",
+        "analyze_shortcuts",
+    }  # LLM loops
     assert shares[Queue.AGENTS] | shares[Queue.SANDBOX] == {a.name for a in ACTIVITIES}
     assert not shares[Queue.AGENTS] & shares[Queue.SANDBOX]
 

@@ -119,6 +119,7 @@ def test_a_solvable_seed_runs_every_box_in_order_and_is_published(harness):
         "run_gates",
         "score",
         "mine",
+        "analyze",  # the model pass, after the rules
         "publish",
     ]
     assert status.stage == "done" and status.outcome == "published"
@@ -160,7 +161,7 @@ def test_a_failed_shortcut_probe_is_left_to_review_and_never_starts_a_patch_roun
     with harness(Scenario(probe_gate_failures=1)) as h:
         result = h.result(h.start("seed-probe"))
     assert len(h.services.calls("synthesize_verifier")) == 1
-    assert [c["call"] for c in h.services.calls()][-2:] == ["mine", "set_status"]
+    assert [c["call"] for c in h.services.calls()][-3:] == ["mine", "analyze", "set_status"]
     assert result.outcome == "rejected"  # nothing was confirmed to patch with: gates stand
     assert result.reasons == ("probe reward-file@no-op: expected 0, got [1, 1, 1]",)
 

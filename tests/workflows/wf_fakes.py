@@ -19,7 +19,16 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from envfactory.core.errors import Conflict, InvalidSeed, SandboxError
-from envfactory.core.models import AgentRole, CheckKind, Decision, FailureKind, GateFailure
+from envfactory.core.models import (
+    AgentRole,
+    CheckKind,
+    Decision,
+    FailureKind,
+    GateFailure,
+    ReviewState,
+    SolveRate,
+    SolveRateBand,
+)
 from workflows import types as t
 
 #: the hard gate failure the fake gates report: the no-op state earned reward
@@ -51,6 +60,13 @@ class Scenario(BaseModel):
     crashing_judges: list[int] = []  # judges whose attempt always raises (infrastructure)
     slow_build_s: float = 0.0  # the build blocks this long (no heartbeats of its own)...
     slow_cleanup_s: float = 0.0  # ...then its `finally` cleanup takes this long
+    #: the shortcut analyst reports a shortcut in each rewarded judge trajectory
+    analyst_finds: bool = False
+    #: the analyst's output stays invalid: every analysis is a recorded failure
+    analyst_fails: bool = False
+    #: the seed's own constraints, as research reads them (None: the config's)
+    seed_judges: int | None = None
+    seed_band: SolveRateBand | None = None
 
 
 class FileServices:
@@ -100,7 +116,13 @@ class FileServices:
                 "must not be empty",
                 hint="describe the expert workflow in markdown",
             )
-        spec = t.SpecRef(env_id=inp.env_id, version=1, reference_steps=3)
+        spec = t.SpecRef(
+            env_id=inp.env_id,
+            version=1,
+            reference_steps=3,
+            judges=self.scenario.seed_judges,
+            band=self.scenario.seed_band,
+        )
         self._put("specs", spec.env_id, spec)
         return spec
 
@@ -160,7 +182,12 @@ class FileServices:
                 rewards[tid] = self.scenario.judge_rewards[traj["index"]]
             else:
                 rewards[tid] = int(inp.verifier_version < self.scenario.red_team_shortcut_until)
-        return t.ScoreOutcome(rewards=rewards)
+        solve = None
+        if inp.judges is not None:
+            solved = sum(1 for tid, r in rewards.items() if "-judge-" in tid and r == 1)
+            solve = SolveRate.measure(inp.judges, solved, inp.band or SolveRateBand())
+            self._put("solve-rates", inp.env_id, solve)
+        return t.ScoreOutcome(rewards=rewards, solve_rate=solve)
 
     def mine(self, inp: t.MineInput) -> t.MineOutcome:
         self._call("mine", trajectories=list(inp.trajectory_ids))
@@ -173,6 +200,26 @@ class FileServices:
             if self._get("decisions", item) is None:
                 open_items.append(item)
         return t.MineOutcome(finding_ids=tuple(findings), open_items=tuple(open_items))
+
+    def analyze(self, inp: t.AnalyzeInput) -> t.AnalyzeOutcome:
+        self._call("analyze", trajectories=list(inp.trajectory_ids))
+        judges = [tid for tid in inp.trajectory_ids if "-judge-" in tid]
+        if self.scenario.analyst_fails:
+            return t.AnalyzeOutcome(failures=tuple(f"{tid}: no valid report" for tid in judges))
+        if not self.scenario.analyst_finds:
+            return t.AnalyzeOutcome()
+        items = [f"item-model-{tid}" for tid in judges]
+        return t.AnalyzeOutcome(
+            finding_ids=tuple(f"find-model-{tid}" for tid in judges),
+            open_items=tuple(i for i in items if self._get("decisions", i) is None),
+        )
+
+    def flag_too_easy(self, inp: t.FlagInput) -> t.Flagged:
+        self._call("flag_too_easy", rate=inp.solve_rate.rate)
+        item = f"item-too-easy-{inp.env_id}"
+        d = self._get("decisions", item)
+        state = Decision(d["decision"]).state if d else ReviewState.OPEN
+        return t.Flagged(item_id=item, finding_id="find-" + item[5:], state=state)
 
     def record_decision(self, inp: t.DecisionInput) -> t.DecisionRecorded:
         d = inp.decision

@@ -1,9 +1,17 @@
-"""The four roles, each an input model (what it may see), a prompt and a finish tool."""
+"""The roles, each an input model (what it may see), a prompt and a finish tool."""
 
 from .common import RoleRuntime
 from .judge import JudgeFinish, JudgeInput, SolverResult, run_judge
 from .red_team import RedTeamFinish, RedTeamInput, RedTeamResult, run_red_team
 from .research import ResearchFinish, ResearchInput, ResearchResult, run_research
+from .shortcut_analyst import (
+    AnalystReport,
+    AnalystResult,
+    ReportedFinding,
+    ShortcutAnalystInput,
+    report_from_trajectory,
+    run_shortcut_analyst,
+)
 from .verifier_writer import (
     VerifierFileText,
     VerifierFinish,
@@ -13,6 +21,12 @@ from .verifier_writer import (
 )
 
 __all__ = [
+    "AnalystReport",
+    "AnalystResult",
+    "ReportedFinding",
+    "ShortcutAnalystInput",
+    "report_from_trajectory",
+    "run_shortcut_analyst",
     "JudgeFinish",
     "JudgeInput",
     "RedTeamFinish",

@@ -32,6 +32,7 @@ from .review import (
     Decision,
     Evidence,
     FindingSource,
+    FoundBy,
     ReviewAudit,
     Reviewer,
     ReviewerRole,
@@ -41,7 +42,10 @@ from .review import (
 )
 from .sandbox import ChangeKind, ExecResult, PathChange, StateKind, StateRef
 from .seeds import Attachment, Constraints, TaskSeed
+from .solve_rate import SolveRate, SolveRateBand, SolveRateVerdict
 from .trajectories import (
+    MODEL_ROLES,
+    OPTIONAL_ROLES,
     PIPELINE_ROLES,
     AgentRole,
     FinishRefusal,
@@ -94,6 +98,12 @@ __all__ = [
     "PACK_SCHEMA_VERSION",
     "AgentRole",
     "PIPELINE_ROLES",
+    "MODEL_ROLES",
+    "OPTIONAL_ROLES",
+    "FoundBy",
+    "SolveRate",
+    "SolveRateBand",
+    "SolveRateVerdict",
     "ArtifactKey",
     "Attachment",
     "BuildContext",

@@ -91,7 +91,8 @@ class EnvStatus(StrEnum):
     IMPORTED = "imported"  # read from an existing task suite, not gated yet
     DRAFT = "draft"
     BUILT = "built"
-    UNPROVEN = "unproven"  # no judge could solve it
+    UNPROVEN = "unproven"  # no judge could solve it (or fewer than the band's minimum)
+    TOO_EASY = "too_easy"  # more judges solved it than the band allows; a reviewer agreed
     GATED = "gated"
     REJECTED = "rejected"
     PUBLISHED = "published"

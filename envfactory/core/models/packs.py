@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from .base import ArtifactKey, Model, NonEmpty, utcnow
+from .solve_rate import SolveRate
 
 PACK_SCHEMA_VERSION = 1
 #: what a pack holds: envfactory environments, or Harbor tasks
@@ -41,6 +42,8 @@ class ProvenanceChain(Model):
     gated_semantics: tuple[Literal["envfactory", "harbor"], ...] = ("envfactory",)
     #: killed / (killed + survived) of the gate battery's mutation run, when one ran
     mutation_score: float | None = None
+    #: the judges' measured solve rate and the accepted band, from the gate report
+    solve_rate: SolveRate | None = None
 
 
 class PackEnvironment(Model):

@@ -16,7 +16,11 @@ from pydantic import Field
 from .base import Model, UserText, utcnow
 from .sandbox import PathChange, StateRef
 
-FindingSource = Literal["probe", "trajectory", "tamper", "mutation"]
+#: what kind of evidence a finding rests on
+FindingSource = Literal["probe", "trajectory", "tamper", "mutation", "solve-rate"]
+#: who found it: the model-free rules (probes, regex mining, mutation, the solve-rate band)
+#: or the shortcut-analyst model (`source: model` in the review queue)
+FoundBy = Literal["rules", "model"]
 
 
 class Evidence(Model):
@@ -36,6 +40,12 @@ class ShortcutFinding(Model):
     evidence: Evidence
     state: StateRef | None = None
     created_at: datetime = Field(default_factory=utcnow)
+    #: findings stored before the analyst existed were all found by the rules
+    found_by: FoundBy = "rules"
+    #: the analyst's account (model findings only): why it thinks the reward was not earned
+    rationale: str = ""
+    #: the verifier weakness the trajectory exploited, in the analyst's words
+    weakness: str = ""
 
 
 class ReviewState(StrEnum):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .base import ArtifactKey, Model, NonEmpty, UserText, utcnow
 
@@ -24,6 +24,22 @@ class Constraints(Model):
     max_turns: int = Field(default=60, ge=1, le=1000)
     time_budget_s: int = Field(default=1800, ge=10, le=86400)
     base_image: BaseFlavour = "python"
+    #: judges k for this seed (None: the `gates.judges` setting)
+    judges: int | None = Field(default=None, ge=1, le=32)
+    #: the accepted judge solve-rate band for this seed (None: the settings' band); setting
+    #: either bound sets the band (see `SolveRateBand.for_seed`)
+    min_solve_rate: float | None = Field(default=None, ge=0.0, le=1.0)
+    max_solve_rate: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _band_ordered(self) -> Self:
+        lo, hi = self.min_solve_rate, self.max_solve_rate
+        if lo is not None and hi is not None and lo > hi:
+            raise ValueError(
+                f"min_solve_rate {lo} is above max_solve_rate {hi}: the band would be empty; "
+                "make min_solve_rate <= max_solve_rate"
+            )
+        return self
 
 
 class TaskSeed(Model):

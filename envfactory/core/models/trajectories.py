@@ -21,6 +21,8 @@ class AgentRole(StrEnum):
     JUDGE = "judge"
     VERIFIER = "verifier"
     RED_TEAM = "red_team"
+    #: reads a rewarded trajectory, its state diff and the verifier; reports shortcuts
+    SHORTCUT_ANALYST = "shortcut_analyst"
     RL = "rl"
 
     @classmethod
@@ -32,6 +34,11 @@ class AgentRole(StrEnum):
 
 #: the roles the pipeline runs, each with its own model settings and scripts
 PIPELINE_ROLES = (AgentRole.RESEARCH, AgentRole.JUDGE, AgentRole.VERIFIER, AgentRole.RED_TEAM)
+#: roles with their own model settings whose scripts are optional: a scripted analyst
+#: with no script for a seed reports nothing (the regex rules still run)
+OPTIONAL_ROLES = (AgentRole.SHORTCUT_ANALYST,)
+#: every role that has model settings (`settings.agents.<role>`)
+MODEL_ROLES = (*PIPELINE_ROLES, *OPTIONAL_ROLES)
 
 
 class StepCause(StrEnum):

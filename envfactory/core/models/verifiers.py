@@ -11,6 +11,7 @@ from pydantic import Field, computed_field
 from .base import Model, NonEmpty, utcnow
 from .environments import FileEntry, Semantics
 from .sandbox import PathChange, StateRef
+from .solve_rate import SolveRate
 
 #: a binary reward, and what a check expects of one
 Reward = Literal[0, 1]
@@ -210,6 +211,9 @@ class GateReport(Model):
     mutation: MutationScore | None = None
     #: the semantics this report gated under, the reward's own runtime first
     semantics: tuple[Semantics, ...] = ("envfactory",)
+    #: the judges' solve rate under this verifier and the band it was held against
+    #: (filled in by scoring, after the gates; outside the band the task is not published)
+    solve_rate: SolveRate | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
