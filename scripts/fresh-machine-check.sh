@@ -34,9 +34,21 @@ FRESH_PACKAGES="git,make,python3,python3-venv,ca-certificates,sudo,procps,docker
 
 mirror() {
   local m
-  m="$(grep -rhoE 'https?://[^ ]*debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
-    grep -v security | head -1 || true)"
+  m="$(grep -rhE '^(URIs:|deb) ' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
+    grep -oE 'https?://[^ ]*/debian/?( |$)' | head -1 | tr -d ' ' || true)"
   echo "${m:-http://deb.debian.org/debian}"
+}
+
+# apt sources as on the host (deb822 debian.sources on Debian 12), else the mirror's suites.
+apt_sources() {
+  local root="$1" mirror_url="$2"
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/"
+    rm -f "$root/etc/apt/sources.list"
+  else
+    printf 'deb %s bookworm main\ndeb %s bookworm-updates main\n' "$mirror_url" "$mirror_url" \
+      >"$root/etc/apt/sources.list"
+  fi
 }
 
 build_image() {
@@ -44,20 +56,17 @@ build_image() {
   root="$(mktemp -d /tmp/fresh-rootfs-XXXX)"
   mirror_url="$(mirror)"
   echo "image: debootstrap bookworm from $mirror_url with $FRESH_PACKAGES"
-  debootstrap --variant=minbase --include="$FRESH_PACKAGES" bookworm "$root" "$mirror_url"
-  cat >"$root/etc/apt/sources.list" <<EOF
-deb $mirror_url bookworm main
-deb $mirror_url bookworm-updates main
-deb ${mirror_url%/debian*}/debian-security bookworm-security main
-EOF
+  debootstrap --variant=minbase --include="$FRESH_PACKAGES" bookworm "$root" "$mirror_url" ||
+    return 1
+  apt_sources "$root" "$mirror_url"
   if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
     cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
-    chroot "$root" update-ca-certificates >/dev/null
+    chroot "$root" update-ca-certificates >/dev/null || return 1
   fi
   rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
   tar --numeric-owner -C "$root" -c . | docker import \
     -c 'ENV LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-    -c 'CMD ["/bin/bash"]' - "$IMAGE"
+    -c 'CMD ["/bin/bash"]' - "$IMAGE" || return 1
   rm -rf "$root"
 }
 
