@@ -21,6 +21,7 @@
 #         STEPS=demo scripts/fresh-machine-check.sh      # only some steps ("demo", "test")
 #         SOURCE=/path/to/repo BRANCH=main scripts/fresh-machine-check.sh
 #         KEEP=1 ...                                     # keep the work directory
+#         scripts/fresh-machine-check.sh --summary /tmp/fresh-XXXX   # summarise its logs again
 # Needs: root, debootstrap and docker on the host. Logs: $WORK/{image,demo,test}.log.
 set -euo pipefail
 
@@ -93,20 +94,26 @@ summary() {
   echo "---- summary ($WORK)"
   cat "$WORK/summary.txt"
   if [ -f "$WORK/demo.log" ]; then
-    echo "demo: $(grep -ciE '\bpublished\b' "$WORK/demo.log" || true) lines mention published;" \
-      "last lines:"
-    tail -n 15 "$WORK/demo.log" | sed 's/^/  /'
+    echo "demo: $(grep -cE '^seed [^ ]+ ' "$WORK/demo.log" || true) seed(s) submitted;" \
+      "$(grep -oE '^pack: .*\([0-9]+ environment' "$WORK/demo.log" | grep -oE '[0-9]+ environment' ||
+        echo 'no pack,') published into the pack"
+    grep -E 'not published|did not end published|^trainer: |error:' "$WORK/demo.log" | sed 's/^/  /' || true
   fi
   if [ -f "$WORK/test.log" ]; then
     echo "test: $(grep -E '^=+ .*(passed|failed|error).* in ' "$WORK/test.log" | tail -1)"
-    echo "skips (reason: count):"
-    grep -E '^SKIPPED' "$WORK/test.log" | sed -E 's/^SKIPPED \[[0-9]+\] [^:]+:[0-9]+: //' |
-      sort | uniq -c | sed 's/^/  /' || true
+    echo "skips (count, reason):"
+    grep -E '^SKIPPED' "$WORK/test.log" | sed -E 's/^SKIPPED \[([0-9]+)\] [^:]+:[0-9]+: /\1 /' |
+      awk '{n=$1; $1=""; c[$0]+=n} END {for (r in c) print "  " c[r] r}' || true
     grep -E '^(FAILED|ERROR) ' "$WORK/test.log" | sed 's/^/  /' || true
   fi
 }
 
 main() {
+  if [ "${1:-}" = --summary ]; then
+    WORK="$2"
+    summary
+    return
+  fi
   [ "$(id -u)" = 0 ] || { echo "run as root (debootstrap, docker)" >&2; exit 1; }
   WORK="$(mktemp -d /tmp/fresh-XXXX)"
   : >"$WORK/summary.txt"

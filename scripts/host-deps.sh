@@ -29,7 +29,11 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   echo "host-deps: missing ${need[*]}; install them with: sudo apt-get install -y ${need[*]}" >&2
   exit 1
 fi
-echo "host-deps: installing ${need[*]} from Debian's packages" >&2
+log="${TMPDIR:-/tmp}/envfactory-host-deps.log"
+echo "host-deps: installing ${need[*]} from Debian's packages (log: $log)" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >&2
-apt-get install -y -qq "${need[@]}" >&2
+if ! { apt-get update -qq && apt-get install -y -qq "${need[@]}"; } >"$log" 2>&1; then
+  tail -n 30 "$log" >&2
+  echo "host-deps: installing ${need[*]} failed (full log: $log)" >&2
+  exit 1
+fi
