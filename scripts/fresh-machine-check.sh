@@ -18,7 +18,8 @@
 # PG_TEST_PORT: a free port for the throwaway PostgreSQL (the host's 55432 may be taken).
 #
 # Usage:  scripts/fresh-machine-check.sh                 # image, clone, demo, test, summary
-#         STEPS=demo scripts/fresh-machine-check.sh      # only some steps ("demo", "test")
+#         STEPS=demo scripts/fresh-machine-check.sh      # only some steps ("install", "demo", "test")
+#         PARALLEL=1 ...                                 # demo and test at once, after the install
 #         SOURCE=/path/to/repo BRANCH=main scripts/fresh-machine-check.sh
 #         KEEP=1 ...                                     # keep the work directory
 #         scripts/fresh-machine-check.sh --summary /tmp/fresh-XXXX   # summarise its logs again
@@ -28,7 +29,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 SOURCE="${SOURCE:-$HERE}"
 BRANCH="${BRANCH:-$(git -C "$SOURCE" rev-parse --abbrev-ref HEAD)}"
-STEPS="${STEPS:-demo test}"
+STEPS="${STEPS:-install demo test}"
 IMAGE="${IMAGE:-envfactory/fresh-debian:12}"
 LABEL="envfactory.fresh-check=1"
 FRESH_PACKAGES="git,make,python3,python3-venv,ca-certificates,sudo,procps,docker.io"
@@ -127,8 +128,13 @@ main() {
   in_fresh "git clone -q --branch $BRANCH $GIT_DIR $WORK/envfactory"
   echo "clone: $BRANCH at $(git -C "$WORK/envfactory" rev-parse --short HEAD)" | tee -a "$WORK/summary.txt"
   for step in $STEPS; do
-    timed "$step" "make $step"
+    if [ -n "${PARALLEL:-}" ] && [ "$step" != install ]; then
+      timed "$step" "make $step" &
+    else
+      timed "$step" "make $step"
+    fi
   done
+  wait
   summary | tee "$WORK/summary.log"
   if [ -z "${KEEP:-}" ]; then
     in_fresh "rm -rf $WORK/envfactory" >/dev/null 2>&1 || true
