@@ -3,18 +3,20 @@
 # packages, only when missing (idempotent, quiet when everything is there).
 #
 # Usage:  scripts/host-deps.sh demo   # debootstrap (the local base image is built with it)
-#         scripts/host-deps.sh test   # + postgresql, chromium (review UI browser test), strace
+#         scripts/host-deps.sh test   # + postgresql, chromium (review UI browser test), strace,
+#                                     #   libatomic1 (playwright's bundled node needs it)
 # Not root, or no apt: prints what is missing and how to install it, and exits 1.
 set -euo pipefail
 
 want=(debootstrap:debootstrap)
 if [ "${1:-demo}" = test ]; then
-  want+=(initdb:postgresql chromium:chromium strace:strace)
+  want+=(initdb:postgresql chromium:chromium strace:strace libatomic.so.1:libatomic1)
 fi
 
 have() {
   case "$1" in
     initdb) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null ;;
+    *.so.*) compgen -G "/usr/lib/*/$1" >/dev/null || compgen -G "/lib/*/$1" >/dev/null ;;
     *) command -v "$1" >/dev/null ;;
   esac
 }
