@@ -96,9 +96,10 @@ summary() {
   cat "$WORK/summary.txt"
   if [ -f "$WORK/demo.log" ]; then
     echo "demo: $(grep -cE '^seed [^ ]+ ' "$WORK/demo.log" || true) seed(s) submitted;" \
-      "$(grep -oE '^pack: .*\([0-9]+ environment' "$WORK/demo.log" | grep -oE '[0-9]+ environment' ||
-        echo 'no pack,') published into the pack"
-    grep -E 'not published|did not end published|^trainer: |error:' "$WORK/demo.log" | sed 's/^/  /' || true
+      "$(grep -cE ': outcome: published' "$WORK/demo.log" || true) published;" \
+      "pack: $(grep -oE '^pack: .*\([0-9]+ environment' "$WORK/demo.log" | grep -oE '[0-9]+ environment' ||
+        echo 'no pack,')"
+    grep -E 'not published|did not end published|^trainer: |error:|^make: \*\*\*|Error: ' "$WORK/demo.log" | cut -c1-200 | sed 's/^/  /' || true
   fi
   if [ -f "$WORK/test.log" ]; then
     echo "test: $(grep -E '^=+ .*(passed|failed|error).* in ' "$WORK/test.log" | tail -1)"
