@@ -98,7 +98,7 @@ summary() {
     echo "demo: $(grep -cE '^seed [^ ]+ ' "$WORK/demo.log" || true) seed(s) submitted;" \
       "$(grep -cE ': outcome: published' "$WORK/demo.log" || true) published;" \
       "pack: $(grep -oE '^pack: .*\([0-9]+ environment' "$WORK/demo.log" | grep -oE '[0-9]+ environment' ||
-        echo 'no pack,')"
+        echo none)"
     grep -E 'not published|did not end published|^trainer: |error:|^make: \*\*\*|Error: ' "$WORK/demo.log" | cut -c1-200 | sed 's/^/  /' || true
   fi
   if [ -f "$WORK/test.log" ]; then
