@@ -18,11 +18,13 @@ $(STAMP): pyproject.toml
 	touch $@
 
 # PostgreSQL tests need ENVFACTORY_TEST_POSTGRES_URL; when unset, start a throwaway local
-# cluster (scripts/start-postgres.sh installs Debian's postgresql if it is missing).
+# cluster (scripts/start-postgres.sh installs Debian's postgresql if it is missing). A
+# cluster that does not start stops here: the store tests would otherwise be skipped.
 test: $(STAMP)
 	@bash scripts/host-deps.sh test
 	@if [ -z "$$ENVFACTORY_TEST_POSTGRES_URL" ]; then \
-	  eval "$$(bash scripts/start-postgres.sh)" || echo "no PostgreSQL: postgres tests will be skipped"; \
+	  pg="$$(bash scripts/start-postgres.sh)" && eval "$$pg" || { echo "make test: PostgreSQL did not start \
+	(log: $${PG_TEST_DATA:-/tmp/pgdata}.log); set ENVFACTORY_TEST_POSTGRES_URL to a server of yours" >&2; exit 1; }; \
 	fi; \
 	$(BIN)/python -m pytest -m "not gpu and not compose and not faults" $(PYTEST_ARGS)
 

@@ -9,7 +9,7 @@
 set -euo pipefail
 
 PORT="${PG_TEST_PORT:-55432}"
-DATA="${PG_TEST_DATA:-/tmp/pgdata}"
+DATA="$(realpath -m "${PG_TEST_DATA:-/tmp/pgdata}")"
 DB="${PG_TEST_DB:-envfactory_test}"
 SOCK="/tmp"
 LOG="${DATA}.log"
@@ -33,10 +33,11 @@ if [ -z "$BIN" ]; then
   BIN="$(find_bin)"
 fi
 
-# The server refuses to run as root: run it as the `postgres` OS user when we are root.
+# The server refuses to run as root: run it as the `postgres` OS user when we are root,
+# from / (the caller's directory, e.g. a clone under /root, may be closed to that user).
 as_pg() {
   if [ "$(id -u)" = 0 ]; then
-    su postgres -s /bin/sh -c "$(printf '%q ' "$@")"
+    (cd / && su postgres -s /bin/sh -c "$(printf '%q ' "$@")")
   else
     "$@"
   fi

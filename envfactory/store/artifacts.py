@@ -143,7 +143,10 @@ class ArtifactStore:
         dest = Path(dest)
         dest.mkdir(parents=True, exist_ok=True)
         with tarfile.open(self.path(key), mode="r") as tar:
-            tar.extractall(dest, filter="data")
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(dest, filter="data")
+            else:  # Python < 3.11.4 (Debian 12's 3.11.2) has no filters: check members here
+                tar.extractall(dest, members=_plain_members(tar, key))
         return dest
 
     def keys(self) -> Iterator[str]:
@@ -320,3 +323,13 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _plain_members(tar: tarfile.TarFile, key: str) -> list[tarfile.TarInfo]:
+    """Regular files and directories under the destination only, as `put_dir` writes them."""
+    members = tar.getmembers()
+    for m in members:
+        parts = Path(m.name).parts
+        if not (m.isfile() or m.isdir()) or m.name.startswith("/") or ".." in parts:
+            raise StoreError(f"artifact {key}: member {m.name!r} is not a plain file in the tree")
+    return members

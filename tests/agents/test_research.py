@@ -51,7 +51,7 @@ class DirEngine:
         root = self.root / f"box{self.started}"
         (root / "workspace").mkdir(parents=True)
         with tarfile.open(fileobj=io.BytesIO(self.images[image])) as tar:
-            tar.extractall(root / "workspace", filter="data")
+            tar.extractall(root / "workspace")  # our own build context (Debian 12: no filter=)
         return self.make_sandbox(root)
 
 

@@ -13,6 +13,7 @@ import io
 import multiprocessing
 import os
 import random
+import tarfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 
 from envfactory.core.errors import InvalidInput, NotFound, StoreError
 from envfactory.store import ArtifactStore, S3ArtifactStore
+from envfactory.store.artifacts import _plain_members
 from tests.s3_server import new_bucket, s3_store
 
 #: how to open a store from another process: ("local", root) or ("s3", endpoint, bucket, cache)
@@ -217,3 +219,14 @@ def test_concurrent_writer_processes_leave_the_store_consistent(backend: Backend
     expected = {_blob(i, 128 * 1024) for i in range(10)}
     assert all(set(r) == {hashlib.sha256(b).hexdigest() for b in expected} for r in results)
     _assert_consistent(backend.open(), expected)
+
+
+def test_without_tar_filters_a_member_outside_the_tree_is_refused(tmp_path: Path) -> None:
+    """Debian 12's Python 3.11.2 has no `filter=`: extract_dir checks the members itself."""
+    path = tmp_path / "evil.tar"
+    with tarfile.open(path, "w") as tar:
+        info = tarfile.TarInfo("../evil.txt")
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    with tarfile.open(path) as tar, pytest.raises(StoreError, match=r"'\.\./evil\.txt'"):
+        _plain_members(tar, "k")
