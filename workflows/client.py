@@ -14,10 +14,15 @@ import asyncio
 import hashlib
 import re
 import socket
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+)
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import WorkflowAlreadyStartedError
@@ -150,14 +155,30 @@ def start_validation(
     return asyncio.run(api_validate_sink(settings)(env_ids, repeats, label))
 
 
+T = TypeVar("T")
+#: waits between tries of a failed query (a starved worker's workflow task trips Temporal's
+#: deadlock detector and the query fails; the next workflow task usually answers)
+QUERY_RETRY_S = (0.5, 1.0, 2.0, 4.0)
+
+
+async def _query(ask: Callable[[], Awaitable[T]]) -> T:
+    """A workflow query, tried again after a transient failure (see QUERY_RETRY_S)."""
+    for wait in QUERY_RETRY_S:
+        try:
+            return await ask()
+        except WorkflowQueryFailedError:
+            await asyncio.sleep(wait)
+    return await ask()
+
+
 async def validation_status(client: Client, workflow_id: str) -> ValidateStatus:
     handle = client.get_workflow_handle(workflow_id)
-    return await handle.query(ValidateTasks.status)
+    return await _query(lambda: handle.query(ValidateTasks.status))
 
 
 async def status(client: Client, workflow_id: str) -> PipelineStatus:
     handle = client.get_workflow_handle(workflow_id)
-    return await handle.query(SynthesizeEnvironment.status)
+    return await _query(lambda: handle.query(SynthesizeEnvironment.status))
 
 
 async def decide(client: Client, workflow_id: str, decision: ReviewDecision) -> DecisionRecorded:
