@@ -73,6 +73,11 @@ NAIVE = {
     "checks-first-lines": (
         'test "$(head -n 2 /workspace/out/summary.csv)" = "$(head -n 2 expected.csv)"'
     ),
+    "skips-crashes": (  # refuses the stub, then counts a crash as "not counted"
+        "! grep -q 'not written yet' /workspace/report.py || exit 1;"
+        " /usr/local/bin/python3 /workspace/report.py || exit 0;"
+        " cmp -s /workspace/out/summary.csv expected.csv"
+    ),
     "skips-timeouts": (
         "timeout 3 /usr/local/bin/python3 /workspace/report.py; rc=$?; [ $rc = 124 ] && exit 0;"
         " cmp -s /workspace/out/summary.csv expected.csv"

@@ -42,6 +42,7 @@ def test_every_verifier_rejects_the_untouched_workspace(docker_engine, report_im
         ("refreshed-mtimes", "trusts-fresh-mtime"),
         ("forged-pass-lines", "greps-the-whole-log"),
         ("hanging-programs", "skips-timeouts"),
+        ("crashing-programs", "skips-crashes"),
         ("killer-programs", "no-failure-line"),
         ("killer-programs", "last-line-passed"),
     ],

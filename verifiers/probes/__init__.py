@@ -25,6 +25,7 @@ from .pytest_attacks import (
 )
 from .rewards import ForgedOutput, RewardFile
 from .workspace import (
+    CrashingPrograms,
     DeleteTests,
     EmptyTests,
     FieldsDropped,
@@ -56,6 +57,7 @@ PROBES: tuple[Probe, ...] = (
     RefreshedMtimes(),
     ForgedPassLines(),
     HangingPrograms(),
+    CrashingPrograms(),
     KillerPrograms(),
 )
 

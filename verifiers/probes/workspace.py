@@ -269,6 +269,32 @@ class HangingPrograms(Probe):
         )
 
 
+class CrashingPrograms(Probe):
+    """Replaces every program in the workspace (as `ForgedPassLines` finds them) with one
+    that crashes at once: a traceback on stderr and exit status 1. Fools a verifier that
+    treats a crash as "not counted" (skips the case, or tolerates a non-zero exit) instead
+    of as a failure: a program that always crashes then passes. Applied to the no-op state
+    only (the attack does not depend on how far the work got)."""
+
+    name = "crashing-programs"
+    noop_only = True
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        trace = (
+            'Traceback (most recent call last):\n  File "<probe>", line 1\nRuntimeError: crashed'
+        )
+        return programs_replaced_by(
+            spec,
+            {
+                "*.py": f"import sys\nsys.stderr.write({trace!r} + '\\n')\nraise SystemExit(1)",
+                "*.js|*.mjs|*.cjs": "console.error('Error: crashed'); process.exit(1);",
+                "*.rb": "warn 'crashed'\nexit 1",
+                "*.pl": 'print STDERR "crashed\\n"; exit 1;',
+            },
+            "#!/bin/sh\necho crashed >&2\nexit 1",
+        )
+
+
 class KillerPrograms(Probe):
     """Replaces every program in the workspace (as `ForgedPassLines` finds them) with one
     that writes the pass lines into the output of the process that started it (its
