@@ -53,10 +53,12 @@ def _spy_batches(trainer) -> list[tuple[int, list[Trajectory]]]:
 def test_worker_processes_train_on_weights_whose_version_advances(arm):
     trainer = tiny_trainer(tiny_config(rollout_mode="processes", sync_lag=1, **arm))
     seen = _spy_batches(trainer)
-    history = trainer.run(4)
-    assert trainer.version == 4
-    # the lagged push: the workers' shared weights are version 3, equal to those pushed
-    assert trainer.weights.version == 3
+    # six steps: past max_staleness (4), a batch cannot be all version-0 trajectories
+    # however far the workers ran ahead of a loaded learner
+    history = trainer.run(6)
+    assert trainer.version == 6
+    # the lagged push: the workers' shared weights are version 5, equal to those pushed
+    assert trainer.weights.version == 5
     versions = {v for _, batch in seen for t in batch for v in t.policy_versions if v is not None}
     assert versions - {0}, "no trajectory was produced with updated weights"
     for (version, batch), metrics in zip(seen, history, strict=True):

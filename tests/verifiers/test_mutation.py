@@ -283,11 +283,21 @@ def test_a_low_mutation_score_becomes_one_review_finding_with_the_survivors_diff
 ONLY_A = "#!/bin/bash\nset -euo pipefail\nmkdir -p /app/out\necho alpha > /app/out/a.txt\n"
 
 
-def _score(docker_engine, path: Path, artifacts):  # type: ignore[no-untyped-def]
+def _score(docker_engine, path: Path, artifacts, *, omissions: bool = True):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
     from verifiers.mutation import battery, mutation_score
     from verifiers.validate import validate_task
 
-    v = validate_task(docker_engine, path, artifacts, repeats=1, concurrency=2, probes=())
+    v = validate_task(
+        docker_engine,
+        path,
+        artifacts,
+        repeats=1,
+        concurrency=2,
+        probes=(),
+        adjust=lambda inp: replace(inp, omissions=omissions),
+    )
     assert v.passed, v.report.reasons
     ms = mutation_score(
         v.run,
@@ -313,7 +323,9 @@ def _drop_b(ms: MutationScore) -> Mutant:
 def test_a_missing_partial_state_shows_a_surviving_mutant_and_adding_it_kills_it(
     docker_engine, base_image, artifacts, tmp_path
 ) -> None:  # type: ignore[no-untyped-def]
-    gap = _score(docker_engine, FIXTURE, artifacts)
+    # the states the author listed only: the reference with step 1 left out (a state
+    # with a and no b) is the missing partial state, so that family stays off here
+    gap = _score(docker_engine, FIXTURE, artifacts, omissions=False)
     assert _drop_b(gap).status == "survived"
     assert '-    if not holds("b.txt", "beta"):' in _drop_b(gap).diff
     drop_a = [
@@ -325,10 +337,14 @@ def test_a_missing_partial_state_shows_a_surviving_mutant_and_adding_it_kills_it
     shutil.copytree(FIXTURE, closed)
     (closed / "solution" / "partial").mkdir()
     (closed / "solution" / "partial" / "only-a.sh").write_text(ONLY_A)
-    fixed = _score(docker_engine, closed, artifacts)
+    fixed = _score(docker_engine, closed, artifacts, omissions=False)
     assert _drop_b(fixed).status == "killed"
     assert _drop_b(fixed).killed_by == "partial:only-a"
     assert fixed.score is not None and gap.score is not None and fixed.score > gap.score
+    # the default battery leaves each step out by itself and finds the same state
+    default = _score(docker_engine, FIXTURE, artifacts)
+    assert _drop_b(default).status == "killed"
+    assert _drop_b(default).killed_by == "without-step-1"
 
 
 def test_the_cli_view_prints_counts_cost_and_each_survivors_diff() -> None:
