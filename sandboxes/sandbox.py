@@ -42,6 +42,13 @@ STATE_REPO = "envfactory/state"
 ENGINE_PATHS = frozenset({"/usr/sbin/docker-init"})
 
 
+def engine_user(user: str | None) -> str:
+    """The user for an exec as the engine takes it: ``root`` by number, so that a state
+    whose /etc/passwd was emptied or rewritten (a probe, a careless solver) can still be
+    entered as root (the engine looks names up in the container's passwd file)."""
+    return "0" if user == "root" else (user or "")
+
+
 class DockerSandbox:
     """Implements `sandboxes.protocol.Sandbox` on one Docker container."""
 
@@ -189,7 +196,7 @@ class DockerSandbox:
                 X.wrap_command(cmd, timeout_s),
                 stdout=True,
                 stderr=True,
-                user=user or "",
+                user=engine_user(user),
                 workdir=workdir,
                 environment=X.exec_env(env, marker),
             )["Id"]
@@ -216,7 +223,9 @@ class DockerSandbox:
         """Kill the exec's processes from inside (detached: never block on its output)."""
         api = self._client.api
         try:
-            kid = api.exec_create(self.id, X.kill_marked_command(marker), user=user or "")["Id"]
+            kid = api.exec_create(self.id, X.kill_marked_command(marker), user=engine_user(user))[
+                "Id"
+            ]
             api.exec_start(kid, detach=True)
             if self._wait_exit(kid, 10.0) is None:
                 self._backstop_kill()
