@@ -6,37 +6,13 @@ import asyncio
 import json
 
 import pytest
-from pydantic import BaseModel
+from agent_loops import make_loop
 
-from envfactory.agents import AgentLoop, OpenAIChatModel, SandboxTools, Tool, Toolbox, ToolResult
+from envfactory.agents import AgentLoop
 from envfactory.agents.chat_server import Reply, error_reply, text_reply, tool_reply
 from envfactory.agents.recording import get_model
 from envfactory.core.errors import AgentError, AgentRetryable, BudgetExhausted
-from envfactory.core.models import AgentRole, Trajectory
-
-
-class FinishArgs(BaseModel):
-    summary: str
-
-
-async def _finish(args: FinishArgs) -> ToolResult:
-    return ToolResult(observation="ok", finished=True, payload=args)
-
-
-def make_loop(server, settings, sandbox, store, retry, **kw) -> AgentLoop:
-    model = OpenAIChatModel(name=settings.model, api_key="test-key", base_url=settings.base_url)
-    loop = AgentLoop(
-        model=model,
-        toolbox=Toolbox([]),
-        settings=settings,
-        role=AgentRole.JUDGE,
-        store=store,
-        retry=retry,
-        **kw,
-    )
-    tools = SandboxTools(sandbox, workdir="/workspace", remaining_s=loop.remaining_s).tools()
-    loop.toolbox = Toolbox([*tools, Tool("finish", "end", FinishArgs, _finish)])
-    return loop
+from envfactory.core.models import Trajectory
 
 
 def run(loop: AgentLoop, task: str = "do the task"):
