@@ -91,6 +91,7 @@ SHOWN_ON_THE_REPORT_TASK = {
     "refreshed-mtimes",
     "forged-pass-lines",
     "hanging-programs",
+    "crashing-programs",
     "killer-programs",
 }
 
