@@ -2,7 +2,9 @@
 
 For every corpus task: `verifiers.validate.validate_task` (build + every gate), then, per
 attack class: tasks, caught (a broken verifier the gates rejected), missed (a broken
-verifier whose gates all passed), false rejections (a sound verifier rejected), oracle-only
+verifier whose gates all passed), harness limits (accepted, where the exploit works only in
+Harbor's runtime through what the gate report names as a harness limit there: the solver is
+root in the verifier's container), false rejections (a sound verifier rejected), oracle-only
 rejections (rejected only because the reference state earned 0: no verdict on the bug),
 errors (the reference failed or the verifier was unrunnable), and for each caught task the failing
 check(s) that are root causes, in report order (first failure first).
@@ -35,6 +37,7 @@ from envfactory.core.models import TaskVerdict
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 from sandboxes import DockerEngine
+from verifiers.probes import PROBES
 from verifiers.validate import validate_task
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "integrity"
@@ -50,6 +53,9 @@ class TaskResult:
     failing: list[str] = field(default_factory=list)  # root-cause check names, report order
     evidence: str = ""  # the first failing check's evidence, shortened
     seconds: float = 0.0
+    #: probes whose harness limit under harbor semantics the gate report notes (the part of
+    #: the attack no verifier can resist in Harbor's runtime, left out of the harbor rows)
+    harbor_limits: list[str] = field(default_factory=list)
 
     @property
     def oracle_only(self) -> bool:
@@ -76,8 +82,25 @@ class TaskResult:
         )
 
     @property
+    def harness_limit(self) -> bool:
+        """Accepted, but the exploit works only in Harbor's runtime and only through what the
+        gate report names as a harness limit there (no verifier can resist it: the solver
+        is root in the verifier's container): the report says so instead of a verdict."""
+        return (
+            not self.sound
+            and self.outcome == TaskVerdict.PASSED.value
+            and self.runtime == "harbor-only"
+            and self.cls in self.harbor_limits
+        )
+
+    @property
     def missed(self) -> bool:
-        return not self.sound and self.outcome == TaskVerdict.PASSED.value and not self.caught
+        return (
+            not self.sound
+            and self.outcome == TaskVerdict.PASSED.value
+            and not self.caught
+            and not self.harness_limit
+        )
 
     @property
     def false_rejection(self) -> bool:
@@ -120,6 +143,9 @@ def run_one(
         if report.reference_failure is not None:
             res.failing.insert(0, f"reference step {report.reference_failure.step}")
         res.failing += [f"unrunnable: {u}" for u in report.unrunnable]
+        res.harbor_limits = [
+            p.name for p in PROBES if p.harness_limits.get("harbor") in report.notes
+        ]
     except Exception as exc:  # a benchmark reports, it does not stop
         res.outcome = f"error: {type(exc).__name__}: {str(exc)[:200]}"
     res.seconds = time.monotonic() - t0
@@ -131,10 +157,11 @@ def _row(label: str, rs: list[TaskResult]) -> str:
         sum(r.caught for r in rs),
         sum(r.caught_envfactory for r in rs),
         sum(r.missed for r in rs),
+        sum(r.harness_limit for r in rs),
     ]
     counts += [sum(r.false_rejection for r in rs), sum(r.oracle_only for r in rs)]
     counts.append(sum(r.error for r in rs))
-    widths = (6, 10, 6, 9, 10, 6)
+    widths = (6, 10, 6, 13, 9, 10, 6)
     return f"{label:18s} {len(rs):5d} " + " ".join(
         f"{c:{w}d}" for c, w in zip(counts, widths, strict=True)
     )
@@ -146,7 +173,7 @@ def table(results: list[TaskResult]) -> str:
     by_class: dict[str, list[TaskResult]] = defaultdict(list)
     for r in results:
         by_class[r.cls].append(r)
-    head = f"{'class':18s} {'tasks':>5s} {'caught':>6s} {'caught-env':>10s} {'missed':>6s} {'false-rej':>9s}"
+    head = f"{'class':18s} {'tasks':>5s} {'caught':>6s} {'caught-env':>10s} {'missed':>6s} {'harness-limit':>13s} {'false-rej':>9s}"
     head += f" {'oracle-rej':>10s} {'errors':>6s}"
     lines = [head]
     lines += [_row(c, by_class[c]) for c in sorted(by_class, key=lambda c: (c == "sound", c))]
@@ -155,6 +182,12 @@ def table(results: list[TaskResult]) -> str:
     lines += [f"  {r.name}: {', '.join(r.failing[:4])}" for r in results if r.caught]
     lines.append("\nmissed (broken verifier, every gate passed):")
     lines += [f"  {r.name} [{r.runtime}]" for r in results if r.missed]
+    limited = [r for r in results if r.harness_limit]
+    if limited:
+        lines.append(
+            "\nharness limit (accepted; the report notes what no verifier can resist there):"
+        )
+        lines += [f"  {r.name} [{r.runtime}]: {r.cls}" for r in limited]
     bad = [r for r in results if r.false_rejection or r.oracle_only or r.error]
     if bad:
         lines.append("\nfalse rejections, oracle-only rejections and errors:")
