@@ -128,11 +128,13 @@ def _tracer_words(tdir: str, bundle: dict[str, tuple[bytes, int]]) -> str:
 
 @dataclass(frozen=True)
 class TraceRun:
-    """One traced verification: its trace (empty when the tracer wrote nothing), exit code,
-    the directory the verifier was staged in and what it wrote in solver-writable places
-    ({path: bytes}, read back from the container after the run; see `_capture_writes`)."""
+    """One traced verification: its lookups (`parse_trace`; `logged` False when the tracer
+    wrote nothing), exit code, the directory the verifier was staged in and what it wrote in
+    solver-writable places ({path: bytes}, read back from the container after the run; see
+    `_capture_writes`)."""
 
-    text: str
+    logged: bool
+    accesses: tuple[Access, ...]
     exit_code: int | None
     verifier_dir: str
     written: dict[str, bytes]
@@ -177,14 +179,15 @@ def trace_verifier(
             text = box.read_file(tdir + "/log", max_bytes=_TRACE_MAX_BYTES).decode(errors="replace")
         except SandboxFileNotFound:
             text = ""
-        written = _capture_writes(box, parse_trace(text, root_cwd=vdir), spec) if text else {}
-        return TraceRun(text, res.exit_code, vdir, written)
+        accesses = tuple(parse_trace(text, root_cwd=vdir))
+        written = _capture_writes(box, accesses, spec)
+        return TraceRun(bool(text), accesses, res.exit_code, vdir, written)
     finally:
         box.remove()
 
 
 def _capture_writes(
-    box: Sandbox, accesses: list[Access], spec: EnvironmentSpec
+    box: Sandbox, accesses: tuple[Access, ...], spec: EnvironmentSpec
 ) -> dict[str, bytes]:
     """The files the verifier opened for writing in solver-writable places, as they are
     after the run (at most `_MAX_CAPTURES`, each cut at `_CAPTURE_MAX_BYTES`); a file gone
@@ -228,13 +231,12 @@ def trace_surface(
     )
     if run is None:
         return Surface(traced=False, note="no strace on this host: surface not traced")
-    if not run.text:
+    if not run.logged:
         return Surface(traced=False, exit_code=run.exit_code, note="the tracer wrote nothing")
-    accesses = tuple(parse_trace(run.text, root_cwd=run.verifier_dir))
-    writable = tuple(a for a in accesses if solver_writable(a.path, spec))
+    writable = tuple(a for a in run.accesses if solver_writable(a.path, spec))
     return Surface(
         True,
-        accesses,
+        run.accesses,
         writable,
         run.exit_code,
         verifier_dir=run.verifier_dir,
