@@ -11,6 +11,13 @@ exactly as the runner stages it (`runner._setup_script` with its `wrap` hook), u
 find inside *solver-writable* places. `traced_probes` turns that surface into probes
 (`probes.traced`) that plant a same-named file of the right type at each such path.
 
+The same run shows what the verifier does with data there. Outputs it read (files it
+opened for reading in solver-writable places) are linked to the files it read from its own
+directory (`probes.TracedLink`: ``out.txt -> /proc/self/cwd/expected.txt``, or the mount
+path when the verifier lives at a fixed one); files it wrote there are read back from the
+container after the run and replayed, with that content, onto the attacked state
+(`probes.TracedReplay`: the junit report a crashing checker never rewrites).
+
 Solver-writable (decided here, see `solver_writable`): scope ``workspace`` — only the
 declared workspace paths (everything else is the pristine image's own); scope
 ``full-state`` — anything a solver can change without it counting as tamper evidence
@@ -27,7 +34,8 @@ host has no strace, `trace_surface` says so and `traced_probes` returns nothing:
 probes (`probes.ModuleShadow` with the verifier's own imports) remain the fallback.
 
 Invariants: a traced run never decides a reward (it is evidence only); the tracer's files
-live in a directory no verifier or workspace path names and are never reported.
+live in a directory no verifier or workspace path names and are never reported; what is read
+back of the verifier's writes is bounded (32 files, 16 KiB each).
 """
 
 from __future__ import annotations
@@ -38,21 +46,32 @@ import re
 import secrets
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from envfactory.core.errors import SandboxFileNotFound
+from envfactory.core.errors import SandboxError, SandboxFileNotFound
 from envfactory.core.models import EnvironmentSpec, Verifier, VerifyScope
-from sandboxes.protocol import SandboxEngine
+from sandboxes.protocol import Sandbox, SandboxEngine
 
 from . import archives
 from .probes.base import Probe
-from .probes.traced import Access, TracedOverwrite, TracedShadow, plants
+from .probes.traced import (
+    Access,
+    TracedLink,
+    TracedOverwrite,
+    TracedReplay,
+    TracedShadow,
+    links,
+    plants,
+    replays,
+)
 from .runner import _STAGE_PREFIX, PreparedState, _q, _replay, _setup_script, _staged_tar
 from .tamper import VERIFIER_DIR_PREFIX, category_of
 
 _TRACE_PREFIX = "/.envfactory-trace-"
 _TRACE_MAX_BYTES = 256 * 1024 * 1024
+_MAX_CAPTURES = 32
+_CAPTURE_MAX_BYTES = 16 * 1024 + 1  # one over what `replays` keeps, so an oversize file shows
 #: Syscalls that look a path up; the process ones to follow the tree and its programs.
 _SYSCALLS = (
     "open,openat,openat2,creat,stat,lstat,newfstatat,statx,access,faccessat,faccessat2,"
@@ -71,6 +90,9 @@ class Surface:
     writable: tuple[Access, ...] = ()
     exit_code: int | None = None
     note: str = ""
+    verifier_dir: str = ""
+    fixed_dir: bool = False  # `verifier_dir` is a mount path a solver can name
+    written: dict[str, bytes] = field(default_factory=dict)
 
     def missing(self) -> list[str]:
         """Solver-writable paths looked up and not found (the shadowing candidates)."""
@@ -104,6 +126,20 @@ def _tracer_words(tdir: str, bundle: dict[str, tuple[bytes, int]]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class TraceRun:
+    """One traced verification: its lookups (`parse_trace`; `logged` False when the tracer
+    wrote nothing), exit code, the directory the verifier was staged in and what it wrote in
+    solver-writable places ({path: bytes}, read back from the container after the run; see
+    `_capture_writes`)."""
+
+    logged: bool
+    accesses: tuple[Access, ...]
+    exit_code: int | None
+    verifier_dir: str
+    written: dict[str, bytes]
+
+
 def trace_verifier(
     engine: SandboxEngine,
     prepared: PreparedState,
@@ -111,10 +147,9 @@ def trace_verifier(
     spec: EnvironmentSpec,
     verifier: Verifier,
     verifier_files: dict[str, tuple[bytes, int]],
-) -> tuple[str, int | None, str] | None:
-    """Run the verifier once under strace, staged as the runner stages it.
-
-    Returns (trace text, exit code, verifier dir) or None when tracing is unavailable."""
+) -> TraceRun | None:
+    """Run the verifier once under strace, staged as the runner stages it; None when
+    tracing is unavailable."""
     bundle = strace_bundle()
     if bundle is None:
         return None
@@ -144,9 +179,29 @@ def trace_verifier(
             text = box.read_file(tdir + "/log", max_bytes=_TRACE_MAX_BYTES).decode(errors="replace")
         except SandboxFileNotFound:
             text = ""
-        return text, res.exit_code, vdir
+        accesses = tuple(parse_trace(text, root_cwd=vdir))
+        written = _capture_writes(box, accesses, spec)
+        return TraceRun(bool(text), accesses, res.exit_code, vdir, written)
     finally:
         box.remove()
+
+
+def _capture_writes(
+    box: Sandbox, accesses: tuple[Access, ...], spec: EnvironmentSpec
+) -> dict[str, bytes]:
+    """The files the verifier opened for writing in solver-writable places, as they are
+    after the run (at most `_MAX_CAPTURES`, each cut at `_CAPTURE_MAX_BYTES`); a file gone
+    or no longer regular is left out."""
+    paths = dict.fromkeys(
+        a.path for a in accesses if a.op == "write" and a.ok and solver_writable(a.path, spec)
+    )
+    out: dict[str, bytes] = {}
+    for path in list(paths)[:_MAX_CAPTURES]:
+        try:
+            out[path] = box.read_file(path, max_bytes=_CAPTURE_MAX_BYTES)
+        except SandboxError:
+            continue  # removed again (a temporary file) or replaced by a non-file
+    return out
 
 
 def solver_writable(path: str, spec: EnvironmentSpec) -> bool:
@@ -171,17 +226,23 @@ def trace_surface(
     verifier_files: dict[str, tuple[bytes, int]],
 ) -> Surface:
     """The verifier's search surface on `prepared` (see module docstring)."""
-    got = trace_verifier(
+    run = trace_verifier(
         engine, prepared, spec=spec, verifier=verifier, verifier_files=verifier_files
     )
-    if got is None:
+    if run is None:
         return Surface(traced=False, note="no strace on this host: surface not traced")
-    text, code, vdir = got
-    if not text:
-        return Surface(traced=False, exit_code=code, note="the tracer wrote nothing")
-    accesses = tuple(parse_trace(text, root_cwd=vdir))
-    writable = tuple(a for a in accesses if solver_writable(a.path, spec))
-    return Surface(True, accesses, writable, code)
+    if not run.logged:
+        return Surface(traced=False, exit_code=run.exit_code, note="the tracer wrote nothing")
+    writable = tuple(a for a in run.accesses if solver_writable(a.path, spec))
+    return Surface(
+        True,
+        run.accesses,
+        writable,
+        run.exit_code,
+        verifier_dir=run.verifier_dir,
+        fixed_dir=bool(verifier.mount_path),
+        written=run.written,
+    )
 
 
 def traced_probes(
@@ -194,19 +255,32 @@ def traced_probes(
 ) -> tuple[Probe, ...]:
     """Probes planting a same-typed file at every solver-writable path the verifier looked
     up on `prepared` (the oracle's state): `traced-shadow` for paths it did not find,
-    `traced-overwrite` for code and configuration it did find there. Empty when nothing
-    writable was looked up, or when tracing is unavailable (then rely on the static probes)."""
+    `traced-overwrite` for code and configuration it did find there, `traced-link` linking
+    the outputs it read to its own files, `traced-replay` leaving what it wrote there
+    beforehand. Empty when nothing writable was looked up, or when tracing is unavailable
+    (then rely on the static probes)."""
     surface = trace_surface(
         engine, prepared, spec=spec, verifier=verifier, verifier_files=verifier_files
     )
     if not surface.traced:
         return ()
     shadow, overwrite = plants(surface.accesses, surface.writable)
+    linked = links(
+        surface.accesses,
+        surface.writable,
+        verifier_dir=surface.verifier_dir,
+        fixed=surface.fixed_dir,
+    )
+    replayed = replays(surface.written)
     out: list[Probe] = []
     if shadow:
         out.append(TracedShadow(shadow))
     if overwrite:
         out.append(TracedOverwrite(overwrite))
+    if linked:
+        out.append(TracedLink(linked))
+    if replayed:
+        out.append(TracedReplay(replayed))
     return tuple(out)
 
 
@@ -308,5 +382,5 @@ def parse_trace(text: str, *, root_cwd: str) -> list[Access]:
             op = "list"
         elif op == "open" and re.search(r"O_WRONLY|O_RDWR|O_CREAT", args):
             op = "write"
-        out.append(Access(full, op, ok, err or "", exe.get(pid, "")))
+        out.append(Access(full, op, ok, err or "", exe.get(pid, ""), here, pid))
     return out

@@ -13,7 +13,15 @@ import tarfile
 import pytest
 
 from envfactory.core.models import BuildContext, EnvironmentSpec, Step
-from verifiers.probes.traced import EXEC_EXIT, JS_EXIT, PY_EXIT, Access, plants
+from verifiers.probes.traced import (
+    EXEC_EXIT,
+    JS_EXIT,
+    PY_EXIT,
+    Access,
+    links,
+    plants,
+    replays,
+)
 from verifiers.runner import verifier_tar, verify_prepared
 from verifiers.states import pristine_state, produce_chain, produce_probe
 from verifiers.surface import (
@@ -103,6 +111,66 @@ def test_full_state_scope_counts_what_tamper_evidence_would_not_catch_as_writabl
         assert not solver_writable(caught, full), caught
     assert not solver_writable("/proc/self/status", full)
     assert not solver_writable("/run/envfactory-verifier-ab/x.py", full)
+
+
+#: A Harbor-style test.sh: cd to its own directory, cmp the output with expected.txt there;
+#: a second process reads the answer key by its absolute path from the workspace; a junit
+#: report is written, then read back.
+TRACE_DATA = """\
+5     execve("/bin/bash", ["bash", "/tests/test.sh"], 0x7ffd /* 5 vars */) = 0
+5     openat(AT_FDCWD</app>, "/tests/test.sh", O_RDONLY) = 3</tests/test.sh>
+5     chdir("/tests")                   = 0
+5     clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|SIGCHLD) = 6
+6     execve("/usr/bin/cmp", ["cmp", "-s", "/app/out/users.txt", "expected.txt"], 0x55 /* 5 vars */) = 0
+6     openat(AT_FDCWD</tests>, "/app/out/users.txt", O_RDONLY) = 3</app/out/users.txt>
+6     openat(AT_FDCWD</tests>, "expected.txt", O_RDONLY) = 4</tests/expected.txt>
+5     clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|SIGCHLD) = 7
+7     chdir("/app")                     = 0
+7     execve("/usr/bin/python3", ["python3", "/tests/check.py"], 0x55 /* 5 vars */) = 0
+7     openat(AT_FDCWD</app>, "/tests/check.py", O_RDONLY|O_CLOEXEC) = 3</tests/check.py>
+7     openat(AT_FDCWD</app>, "out/report.xml", O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0666) = 3</app/out/report.xml>
+7     openat(AT_FDCWD</app>, "out/summary.json", O_RDONLY|O_CLOEXEC) = 3</app/out/summary.json>
+7     openat(AT_FDCWD</app>, "/tests/want.json", O_RDONLY|O_CLOEXEC) = 4</tests/want.json>
+5     openat(AT_FDCWD</tests>, "/app/out/report.xml", O_RDONLY) = 3</app/out/report.xml>
+"""
+
+
+def _writable(acc: list[Access]) -> list[Access]:
+    return [a for a in acc if a.path.startswith("/app/")]
+
+
+def test_outputs_the_verifier_read_are_linked_to_its_own_files_by_a_name_a_solver_can_use() -> None:
+    acc = parse_trace(TRACE_DATA, root_cwd="/tests")
+    got = links(acc, _writable(acc), verifier_dir="/tests", fixed=True)
+    assert got == {
+        # cmp's cwd is the verifier's directory: reachable through /proc/self/cwd
+        "/app/out/users.txt": "/proc/self/cwd/expected.txt",
+        # python runs in /app: only the fixed mount path names the answer key
+        "/app/out/summary.json": "/tests/want.json",
+    }  # report.xml was written before it was read: the verifier's own, not an output
+
+
+def test_a_verifier_in_a_random_directory_is_reached_only_through_proc_self_cwd() -> None:
+    trace = TRACE_DATA.replace("/tests", "/run/envfactory-verifier-0f3a")
+    acc = parse_trace(trace, root_cwd="/run/envfactory-verifier-0f3a")
+    got = links(acc, _writable(acc), verifier_dir="/run/envfactory-verifier-0f3a", fixed=False)
+    assert got == {"/app/out/users.txt": "/proc/self/cwd/expected.txt"}
+    assert links(acc, [], verifier_dir="/run/envfactory-verifier-0f3a", fixed=False) == {}
+
+
+def test_writes_are_replayed_as_text_within_bounds() -> None:
+    report = b'<testsuite tests="1" failures="0"/>\n'
+    got = replays(
+        {
+            "/app/out/report.xml": report,
+            "/app/out/big.log": b"x" * (16 * 1024 + 1),
+            "/app/out/data.bin": b"\x00\x01",
+            "/app/out/latin.txt": b"caf\xe9",
+        }
+    )
+    assert got == {"/app/out/report.xml": (report.decode(), 0o644)}
+    many = replays({f"/app/out/r{i:02}.txt": b"y" * 8000 for i in range(20)})
+    assert len(many) == 8 and sum(len(c) for c, _ in many.values()) <= 64 * 1024
 
 
 # ----------------------------------------------------------------------------- Docker
@@ -234,3 +302,93 @@ def test_traced_probes_fool_the_naive_verifier_and_the_sound_one_rejects_them(
     state = produce_probe(docker_engine, surface_image, spec, noop, probes[0])
     assert _verdict(docker_engine, state.prepared, naive, files) == 1, "the probe fools nothing"
     assert _verdict(docker_engine, state.prepared, SOUND, files) == 0
+
+
+#: (naive, sound, mount path, the link the probe plants): the output compared with an
+#: answer key in the verifier's own directory, from there (random directory) and from the
+#: workspace (fixed mount path); the sound twin refuses a symlinked output.
+LINKED = {
+    "proc-self-cwd": (
+        "cmp -s /app/out/total.txt want.txt",
+        "[ ! -L /app/out/total.txt ] && cmp -s /app/out/total.txt want.txt",
+        None,
+        "/proc/self/cwd/want.txt",
+    ),
+    "mount-path": (
+        "cd /app && cmp -s out/total.txt /tests/want.txt",
+        "cd /app && [ ! -L out/total.txt ] && cmp -s out/total.txt /tests/want.txt",
+        "/tests",
+        "/tests/want.txt",
+    ),
+}
+#: Writes its verdict into the workspace, then reads it back: when reading the total
+#: raises, the verdict file is whatever was there. The sound twin removes it first.
+REPLAYED = (
+    "python3 -I -c \"import pathlib; t = pathlib.Path('/app/out/total.txt').read_text(); "
+    "pathlib.Path('/app/out/verdict.txt').write_text('pass' if t.strip() == '60' else 'fail')\"; "
+    "grep -qx pass /app/out/verdict.txt"
+)
+REPLAYED_SOUND = "rm -f /app/out/verdict.txt; " + REPLAYED
+
+
+def _verdict_of(engine, prepared, v, files) -> int:  # type: ignore[no-untyped-def]
+    return verify_prepared(
+        engine, prepared, spec=_spec(), verifier=v, verifier_files=verifier_tar(v, files)
+    ).reward
+
+
+def _probe_fools(engine, image, oracle, files, naive, sound, name, extra=None, mount=None):  # type: ignore[no-untyped-def]
+    """The probe `name` traced from `naive` on the oracle, applied to the no-op state:
+    (the probe, naive's verdict there, sound's verdict there)."""
+    spec = _spec()
+    v, s = (
+        make_verifier(files, entry, extra).model_copy(update={"mount_path": mount})
+        for entry in (naive, sound)
+    )
+    assert _verdict_of(engine, oracle.prepared, v, files) == 1
+    assert _verdict_of(engine, oracle.prepared, s, files) == 1
+    probes = traced_probes(
+        engine, oracle.prepared, spec=spec, verifier=v, verifier_files=verifier_tar(v, files)
+    )
+    (probe,) = [p for p in probes if p.name == name]
+    noop = pristine_state(engine, image, spec)
+    assert _verdict_of(engine, noop.prepared, v, files) == 0
+    state = produce_probe(engine, image, spec, noop, probe)
+    return (
+        probe,
+        _verdict_of(engine, state.prepared, v, files),
+        _verdict_of(engine, state.prepared, s, files),
+    )
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(LINKED))
+def test_an_output_linked_to_the_verifiers_answer_key_fools_a_verifier_that_follows_it(
+    docker_engine, surface_image, oracle, files, case
+) -> None:  # type: ignore[no-untyped-def]
+    if strace_bundle() is None:
+        pytest.skip("no strace on this host")
+    naive, sound, mount, link = LINKED[case]
+    extra = {"want.txt": b"60\n"}
+    probe, fooled, sound_verdict = _probe_fools(
+        docker_engine, surface_image, oracle, files, naive, sound, "traced-link", extra, mount
+    )
+    assert probe.targets == {"/app/out/total.txt": link}  # type: ignore[attr-defined]
+    assert fooled == 1, "the probe fools nothing"
+    assert sound_verdict == 0
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_verdict_file_the_verifier_wrote_on_the_oracle_replayed_fools_one_that_trusts_it(
+    docker_engine, surface_image, oracle, files
+) -> None:  # type: ignore[no-untyped-def]
+    if strace_bundle() is None:
+        pytest.skip("no strace on this host")
+    probe, fooled, sound_verdict = _probe_fools(
+        docker_engine, surface_image, oracle, files, REPLAYED, REPLAYED_SOUND, "traced-replay"
+    )
+    assert probe.files == {"/app/out/verdict.txt": ("pass", 0o644)}  # type: ignore[attr-defined]
+    assert fooled == 1, "the probe fools nothing"
+    assert sound_verdict == 0

@@ -3,7 +3,9 @@
 `PROBES` is the default set the gates apply to the no-op state and to every unsolved
 state; `probes_for(verifier_files)` is that set tailored to one verifier's files (the
 static module shadowing also covers what the verifier imports); `by_name` looks one up.
-Probes discovered by tracing the verifier live in `verifiers.surface.traced_probes`. Add a probe by subclassing `Probe` in the module of its
+Probes discovered by tracing the verifier on the oracle's state (`probes.traced`: shadowed
+and overwritten code, outputs linked to the verifier's own files, replayed writes) are built
+by `verifiers.surface.traced_probes`. Add a probe by subclassing `Probe` in the module of its
 family and listing it here — with a test that it fools a naive verifier and that a sound
 one rejects it (tests/verifiers/test_probes.py).
 """

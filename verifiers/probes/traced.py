@@ -12,7 +12,14 @@ configuration files get a conftest that passes everything and configs that only 
 Perl, Ruby and make lookups get their own "exit successfully" file. A lookup of unknown
 type gets nothing (it is still in the surface's report).
 
-Invariants: every planted file ends its process with status 0 *before* the verifier's
+Two more rules are about data, not code. An output the verifier read (a solver-writable
+file it opened for reading) becomes a symlink to the file of the verifier's own directory
+read nearest to it in the trace, named as a solver could name it without knowing a random
+directory (`links`, `TracedLink`); a file the verifier wrote in a solver-writable place
+gets, beforehand, the content it wrote there on the oracle's state (`replays`,
+`TracedReplay`). Both are bounded (16 links; 16 text files, 64 KiB in all).
+
+Invariants: every planted code file ends its process with status 0 *before* the verifier's
 check can run, so a verifier that loads any of them from the solver's state accepts a
 state that solved nothing; a path another planted path lies under is never planted (it is
 a directory on the way); the probe script stays a single exec argument (< 128 KiB) by
@@ -36,19 +43,32 @@ from .pytest_attacks import CONFTEST, PY_EXIT
 class Access:
     """One path lookup of a traced process: `op` is "open", "stat", "exec", "list" (a
     directory opened for reading its entries), "write" or "chdir"; `exe` is the program the
-    process was running."""
+    process was running, `cwd` its working directory at the call and `pid` its id."""
 
     path: str
     op: str
     ok: bool
     errno: str = ""
     exe: str = ""
+    cwd: str = ""
+    pid: int = 0
 
 
 #: content, mode
 Plant = tuple[str, int]
 
-__all__ = ["PY_EXIT", "Access", "Plant", "TracedOverwrite", "TracedShadow", "plants"]
+__all__ = [
+    "PY_EXIT",
+    "Access",
+    "Plant",
+    "TracedLink",
+    "TracedOverwrite",
+    "TracedReplay",
+    "TracedShadow",
+    "links",
+    "plants",
+    "replays",
+]
 
 PTH_EXIT = "import posix; posix._exit(0)\n"
 EXEC_EXIT = "#!/bin/sh\necho '1 passed'\nexit 0\n"
@@ -229,3 +249,112 @@ class TracedOverwrite(_Planting):
     that trusts an exit status of a process that ran the solver's code in-process."""
 
     name = "traced-overwrite"
+
+
+# ------------------------------------------------- data the verifier reads and writes
+
+_MAX_LINKS = 16
+_MAX_REPLAYS = 16
+_REPLAY_MAX_BYTES = 16 * 1024
+_REPLAY_TOTAL_BYTES = 64 * 1024  # the planting script is one exec argument (< 128 KiB)
+_NOT_DATA = (".pyc", ".so", ".pth")
+
+
+def _under(path: str, d: str) -> bool:
+    return path.startswith(d.rstrip("/") + "/")
+
+
+def links(
+    accesses: Iterable[Access], writable: Iterable[Access], *, verifier_dir: str, fixed: bool
+) -> dict[str, str]:
+    """{output: link target}: every solver-writable file the verifier opened for reading
+    (and had not written first) made a symlink to the file of the verifier's own directory
+    read nearest to it in the trace (the same process first), named as a solver could name
+    it: ``/proc/self/cwd/<relative>`` from the reading process's working directory, else the
+    absolute path when `verifier_dir` is `fixed` (a mount path, not a random directory)."""
+    accesses = list(accesses)
+    mine = set(writable)
+    executed = {a.path for a in accesses if a.op == "exec"}
+    targets = [
+        (i, a)
+        for i, a in enumerate(accesses)
+        if a.op == "open" and a.ok and _under(a.path, verifier_dir) and a.path not in executed
+    ]
+    written: set[str] = set()
+    out: dict[str, str] = {}
+    for i, a in enumerate(accesses):
+        if a not in mine or not targets:
+            continue
+        if a.op == "write" and a.ok:
+            written.add(a.path)
+        if (
+            a.op != "open"
+            or not a.ok
+            or a.path in written
+            or a.path in out
+            or a.path.endswith(_NOT_DATA)
+            or "/__pycache__/" in a.path
+        ):
+            continue
+        _, near = min(targets, key=lambda t: (t[1].pid != a.pid, abs(t[0] - i)))
+        rel = posixpath.relpath(near.path, a.cwd or "/")
+        if a.cwd and rel != ".." and not rel.startswith("../"):
+            out[a.path] = "/proc/self/cwd/" + rel
+        elif fixed:
+            out[a.path] = near.path
+        if len(out) >= _MAX_LINKS:
+            break
+    return out
+
+
+def replays(written: Mapping[str, bytes]) -> dict[str, Plant]:
+    """The files the verifier wrote in solver-writable places on the oracle's state, as
+    plants with the content it wrote there: text only (a shell variable holds no NUL), each
+    at most 16 KiB, 64 KiB and 16 files in all."""
+    out: dict[str, Plant] = {}
+    total = 0
+    for path, data in sorted(written.items()):
+        if (
+            len(data) > _REPLAY_MAX_BYTES
+            or b"\0" in data
+            or total + len(data) > _REPLAY_TOTAL_BYTES
+        ):
+            continue
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:
+            continue
+        out[path], total = (text, 0o644), total + len(data)
+        if len(out) >= _MAX_REPLAYS:
+            break
+    return _leaves(out)
+
+
+class TracedLink(Probe):
+    """Outputs linked to the verifier's own data: every solver-writable file the verifier
+    read on the oracle's state becomes a symlink to the file of the verifier's directory it
+    read nearest to it (its expected answer), named ``/proc/self/cwd/expected.txt`` (the
+    reading process's working directory is the verifier's) or by a fixed mount path
+    (``/tests/expected.txt``). Fools a verifier that compares an output it follows
+    symlinks to with an expected file a solver can name."""
+
+    name = "traced-link"
+
+    def __init__(self, targets: Mapping[str, str]) -> None:
+        self.targets = dict(targets)
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        lines = [
+            f'mkdir -p "$(dirname {q(path)})" && rm -f {q(path)} && ln -s {q(target)} {q(path)}'
+            for path, target in sorted(self.targets.items())
+        ]
+        return "\n".join([*lines, "true"]) + "\n"
+
+
+class TracedReplay(_Planting):
+    """Replayed writes: every file the verifier itself wrote in a solver-writable place on
+    the oracle's state (a junit report, a results file, a marker) is left there beforehand
+    with the content the verifier wrote. Fools a verifier that trusts a file it was supposed
+    to write itself: when its checker crashes on an unsolved state, the stale file decides."""
+
+    name = "traced-replay"
