@@ -5,7 +5,10 @@ Checks (all runs of a check must agree with the expected reward; how many runs: 
 oracle → 1; no-op → 0; every proper prefix of the reference steps → 0; every authored
 partial solution → 0; the reference with one step left out → 0 where that step changes a
 file that decides the task (`verifiers.omissions`); every probe on the no-op state and on
-every unsolved state → 0; every stored regression state → 0. A failed gate is a result (a failing `GateCheck`
+every unsolved state → 0; the probes built from what the oracle wrote (its outputs cut short,
+their fields dropped, their numbers zeroed or scaled: on the oracle; its programs and named
+outputs replaced by a flood of candidate answers: on the no-op) → 0; every stored
+regression state → 0. A failed gate is a result (a failing `GateCheck`
 with its evidence), never an exception; an engine failure is an exception. A sandbox
 that cannot run a verification (`SandboxBroken`) is retried once in a fresh one, then
 raised as the engine's failure naming the check — never recorded as a reward 0, which
@@ -73,6 +76,7 @@ from .evidence import check_evidence
 from .omissions import decisive_changes, omission_chains
 from .probes import PROBES, FieldsDropped, Probe, TruncatedOutputs, by_name
 from .probes.inputs import RECOMPUTED, outputs_differ, recomputed_steps
+from .probes.numbers import CandidateFlood, perturbed_numbers
 from .runner import PreparedState, Replay, VerifyResult, verifier_tar, verify_prepared
 from .states import (
     ProducedState,
@@ -442,9 +446,17 @@ class _GateRunner:
         oracle, pristine = self.oracle.prepared.workspace, self.noop.prepared.workspace
         cut = TruncatedOutputs.for_oracle(oracle, pristine)
         dropped = FieldsDropped.for_oracle(oracle, pristine)
-        on_oracle = ((cut,) if cut.paths else ()) + ((dropped,) if dropped.files else ())
+        on_oracle: tuple[Probe, ...] = ((cut,) if cut.paths else ()) + (
+            (dropped,) if dropped.files else ()
+        )
+        on_oracle += perturbed_numbers(oracle, pristine, self.spec.instruction, self.spec.workdir)
         if on_oracle:
             self._spawn(self._produce_probes, self.oracle, on_oracle)
+        flood = CandidateFlood.for_oracle(
+            oracle, pristine, self.spec.instruction, self.spec.workdir
+        )
+        if flood.applies:  # the programs and outputs the oracle wrote, flooded on the no-op
+            self._spawn(self._produce_probes, self.noop, (flood,))
         if any(p.name == "inputs-minimal" for p in self.probes):
             self._spawn(self._produce_recomputed)
 

@@ -36,13 +36,19 @@ def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> 
     names = {c.name for c in report.checks}
     assert {"oracle", "no-op", "prefix-1", "partial:wrong-total", "without-step-1"} <= names
     probes = [c for c in report.checks if c.kind == CheckKind.PROBE]
-    # built from what the oracle wrote: its outputs cut short; the reference run on inputs
-    # made minimal
-    from_oracle = {"probe:truncated-outputs@oracle", "probe:inputs-minimal+reference@no-op"}
+    # built from what the oracle wrote: its outputs cut short, their numbers zeroed and
+    # scaled; the reference run on inputs made minimal; its outputs flooded on the no-op
+    from_oracle = {
+        "probe:truncated-outputs@oracle",
+        "probe:perturbed-numbers-zero@oracle",
+        "probe:perturbed-numbers-scaled@oracle",
+        "probe:inputs-minimal+reference@no-op",
+        "probe:candidate-flood@no-op",
+    }
     assert from_oracle <= {c.name for c in probes}
     # every probe on no-op, prefix-1 and the partial (the no-op-only ones on the no-op)
     per_state = sum(1 if p.noop_only else 3 for p in PROBES)
-    assert len(probes) == per_state + 2
+    assert len(probes) == per_state + len(from_oracle)
     # expected at once: run once (a row whose input is the no-op's shares the no-op's runs)
     own = [c for c in probes if not any("result shared" in e for e in c.evidence)]
     assert {c.name: c.observed for c in own if c.observed != (0,)} == {}
@@ -97,8 +103,9 @@ def test_a_probe_that_fools_the_verifier_fails_its_gate_and_becomes_a_finding(
     v = make_verifier(files, "test -s /workspace/out/total.txt && test -s /workspace/out/count.txt")
     probes = (by_name("placeholder-outputs"), by_name("reward-file"))
     report = run_gates(_gate(docker_engine, sum_image, files, v, probes=probes))
-    on_noop = [c.name for c in report.checks if c.name.endswith("@no-op") and not c.passed]
-    assert on_noop == ["probe:placeholder-outputs@no-op"]
+    on_noop = {c.name for c in report.checks if c.name.endswith("@no-op") and not c.passed}
+    # the outputs flooded with candidate answers exist too (built from the oracle's outputs)
+    assert on_noop == {"probe:placeholder-outputs@no-op", "probe:candidate-flood@no-op"}
     # an unexpected first result is run again up to `repeats`; an expected one is not
     by = {c.name: c for c in report.checks}
     assert by["probe:placeholder-outputs@no-op"].observed == (1, 1)

@@ -106,4 +106,7 @@ def test_the_sound_verifier_passes_every_gate_including_the_new_probes(
         "probe:refreshed-mtimes@no-op",
         "probe:forged-pass-lines@prefix-1",
         "probe:inputs-minimal+reference@no-op",
+        "probe:perturbed-numbers-zero@oracle",
+        "probe:perturbed-numbers-scaled@oracle",
+        "probe:candidate-flood@no-op",
     } <= names

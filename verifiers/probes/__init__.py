@@ -8,6 +8,9 @@ and overwritten code, outputs linked to the verifier's own files, replayed write
 by `verifiers.surface.traced_probes`. Add a probe by subclassing `Probe` in the module of its
 family and listing it here — with a test that it fools a naive verifier and that a sound
 one rejects it (tests/verifiers/test_probes.py).
+
+Probes built per gate run from what the oracle wrote (`TruncatedOutputs`, `FieldsDropped`,
+`perturbed_numbers`, `CandidateFlood`) are not in `PROBES`: the gates build them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Mapping
 from .base import Probe
 from .hijack import PathHijack
 from .inputs import EmptiedInputs, MinimalInputs
+from .numbers import CandidateFlood, ScaledNumbers, ZeroedNumbers, perturbed_numbers
 from .processes import DelayedRewrite
 from .pytest_attacks import (
     BreakCollection,
@@ -81,11 +85,15 @@ def by_name(name: str) -> Probe:
 
 __all__ = [
     "PROBES",
+    "CandidateFlood",
     "Probe",
+    "ScaledNumbers",
+    "ZeroedNumbers",
     "FieldsDropped",
     "TruncatedOutputs",
     "by_name",
     "mentioned_paths",
+    "perturbed_numbers",
     "probes_for",
     "verifier_imports",
 ]

@@ -1,0 +1,208 @@
+"""The number-rewriting and candidate-flood probes, built from workspace tars in memory."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from decimal import Decimal
+
+import pytest
+
+from verifiers.archives import tar_of
+from verifiers.probes.numbers import (
+    FLOOD_PROGRAMS,
+    MAX_EMBEDDED,
+    CandidateFlood,
+    ScaledNumbers,
+    ZeroedNumbers,
+    flood_lines,
+    perturbed_numbers,
+    rewrite_numbers,
+    scaled,
+    within_budget,
+    zeroed,
+)
+
+INSTRUCTION = (
+    "Summarise /app/data/sales.csv into /app/out/summary.json and /app/out/report.md, "
+    "set the rate in /app/config.yaml, and fix /app/calc.py."
+)
+
+
+def _ws(files: dict[str, bytes | tuple[bytes, int]]) -> list[tuple[str, bytes | None]]:
+    return [
+        (
+            "/app",
+            tar_of(
+                {f"app/{p}": (d if isinstance(d, tuple) else (d, 0o644)) for p, d in files.items()}
+            ),
+        )
+    ]
+
+
+PRISTINE = _ws(
+    {
+        "data/sales.csv": b"region,amount\neu,120.50\nna,99.99\n",
+        "config.yaml": b"port: 8080\nrate: 1\n",
+        "calc.py": b"print(1)\n",
+    }
+)
+ORACLE = _ws(
+    {
+        "data/sales.csv": b"region,amount\neu,120.50\nna,99.99\n",  # unchanged input
+        "config.yaml": b"port: 8080\nrate: 3\n",  # one line changed
+        "calc.py": b"print(2)\n",
+        "out/summary.json": b'{"regions": {"eu": 120.50, "na": 99.99}, "total": 220.49, "rows": 2}\n',
+        "out/report.md": b"# Sales (generated 2026-11-30 12:30)\n\nTotal: 220.49 over 2 rows, v1.2.3.\n",
+        "out/debug.log": b"took 12 ms\n",  # not named: left alone
+        "out/notes.txt": b"total 5\n",  # not named either
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("number", "zero", "times_1_5"),
+    [
+        ("645.00", "0.00", "967.50"),
+        ("8", "0", "12"),
+        ("7", "0", "11"),  # 10.5: rounds half away from zero, stays an integer
+        ("-0.01", "0.00", "-0.02"),
+        ("-3", "0", "-5"),
+        ("007", "000", "011"),  # zero-padding kept
+        ("1.5e3", "0.0e3", "2.3e3"),  # exponent kept
+        ("0.001", "0.000", "0.002"),
+        ("0", "0", "0"),
+    ],
+)
+def test_a_rewritten_number_keeps_its_format(number: str, zero: str, times_1_5: str) -> None:
+    assert zeroed(number) == zero
+    assert scaled(number) == times_1_5
+
+
+def test_scaling_changes_every_non_zero_number_whatever_its_precision() -> None:
+    for d in range(4):
+        for i in [*range(-200, 0), *range(1, 200)]:
+            n = f"{Decimal(i).scaleb(-d):.{d}f}"
+            assert scaled(n) != n and len(scaled(n).partition(".")[2]) == d, n
+
+
+def test_numbers_inside_identifiers_dates_versions_and_kept_lines_stay() -> None:
+    text = "user1 x86_64 v1.2.3 2024-01-31 12:30 pages 3-5 sha256\ntotal 42, mean -3.5.\nkept 7\n"
+    out = rewrite_numbers(text, zeroed, frozenset({"kept 7"}))
+    assert out == (
+        "user1 x86_64 v1.2.3 2024-01-31 12:30 pages 3-5 sha256\ntotal 0, mean 0.0.\nkept 7\n"
+    )
+
+
+def test_perturbed_numbers_rewrite_only_named_data_the_oracle_wrote() -> None:
+    zero, scale = perturbed_numbers(ORACLE, PRISTINE, INSTRUCTION, "/app")
+    assert isinstance(zero, ZeroedNumbers) and isinstance(scale, ScaledNumbers)
+    # the program, the unchanged input and the files the instruction never names are left
+    assert set(zero.files) == {"/app/config.yaml", "/app/out/report.md", "/app/out/summary.json"}
+    assert zero.files["/app/out/summary.json"] == (
+        b'{"regions": {"eu": 0.00, "na": 0.00}, "total": 0.00, "rows": 0}\n'
+    )
+    # in a file the task started with, only the lines the oracle changed
+    assert zero.files["/app/config.yaml"] == b"port: 8080\nrate: 0\n"
+    assert scale.files["/app/config.yaml"] == b"port: 8080\nrate: 5\n"
+    assert scale.files["/app/out/report.md"] == (
+        b"# Sales (generated 2026-11-30 12:30)\n\nTotal: 330.74 over 3 rows, v1.2.3.\n"
+    )
+
+
+def test_a_file_the_rewrite_leaves_as_it_was_is_skipped() -> None:
+    zeros = _ws({"out/summary.json": b'{"total": 0, "rows": 0}\n'})
+    assert perturbed_numbers(zeros, _ws({}), "Write /app/out/summary.json.", "/app") == ()
+
+
+def test_the_embedded_files_stay_within_the_argv_budget() -> None:
+    # incompressible-ish figures, far more than one script can carry
+    big = {
+        f"/app/out/part{k}.csv": "".join(
+            f"{(i * 7919 + k) % 100003}\n" for i in range(20_000)
+        ).encode()
+        for k in range(8)
+    }
+    kept = within_budget(big)
+    assert kept and len(kept) < len(big)
+    script = ZeroedNumbers(kept).script(spec=None)  # type: ignore[arg-type]
+    assert len(script) <= MAX_EMBEDDED
+
+
+def test_the_rewritten_files_round_trip_through_the_shell(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "out" / "a.csv"
+    path.parent.mkdir()
+    path.write_bytes(b"x,0\ny,1.50\n")
+    new = rewrite_numbers(path.read_text(), scaled, frozenset()).encode()
+    script = ScaledNumbers({str(path): new}).script(spec=None)  # type: ignore[arg-type]
+    res = subprocess.run(["sh", "-c", script], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert path.read_bytes() == b"x,0\ny,2.25\n"
+
+
+def test_the_flood_holds_integers_negatives_and_up_to_three_decimals_in_a_few_mb() -> None:
+    lines = flood_lines()
+    seen = set(lines)
+    assert {"42", "-17", "100000", "3.5", "-0.1", "35.33", "-999.99", "3.875", "-0.001"} <= seen
+    assert 1_000_000 < sum(len(x) + 1 for x in lines) < 5_000_000
+
+
+@pytest.mark.parametrize(
+    ("lang", "argv"),
+    [
+        ("python", ["python3", "-c"]),
+        ("shell", ["sh", "-c"]),
+        ("perl", ["perl", "-e"]),
+        ("js", ["node", "-e"]),
+    ],
+)
+def test_each_flood_program_prints_the_flood(lang: str, argv: list[str]) -> None:
+    if shutil.which(argv[0]) is None:
+        pytest.skip(f"{argv[0]} is not installed here")
+    res = subprocess.run([*argv, FLOOD_PROGRAMS[lang]], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "".join(f"{x}\n" for x in flood_lines())
+
+
+def test_the_flood_replaces_every_program_the_oracle_wrote_keeping_its_language_and_mode() -> None:
+    oracle = _ws(
+        {
+            "calc.py": b"#!/usr/bin/env python3\nprint(2)\n",
+            "bin/run": (b"#!/bin/bash\necho hi\n", 0o755),  # no extension: the shebang says
+            "bin/tool": (b"\x7fELF...", 0o755),  # executable: a shell flood printer
+            "lib/util.js": b"module.exports = 1;\n",
+            "out/answer.txt": b"42\n",  # named: flooded as content
+            "out/scratch.txt": b"1\n",  # not named: left alone
+        }
+    )
+    instruction = "Fix /app/calc.py and write the answer to /app/out/answer.txt."
+    probe = CandidateFlood.for_oracle(oracle, _ws({"calc.py": b"print(1)\n"}), instruction, "/app")
+    assert set(probe.programs) == {
+        "/app/calc.py",
+        "/app/bin/run",
+        "/app/bin/tool",
+        "/app/lib/util.js",
+    }
+    calc, mode = probe.programs["/app/calc.py"]
+    assert calc.startswith("#!/usr/bin/env python3\n") and "sys.stdout.write" in calc
+    assert mode == 0o644
+    assert probe.programs["/app/bin/run"][0].startswith("#!/bin/bash\nawk")
+    assert probe.programs["/app/bin/tool"] == (f"#!/bin/sh\n{FLOOD_PROGRAMS['shell']}", 0o755)
+    assert "console.log" not in probe.programs["/app/lib/util.js"][0]
+    assert probe.outputs == ("/app/out/answer.txt",)
+
+
+def test_the_flood_script_writes_programs_and_outputs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    prog, out = str(tmp_path / "calc.sh"), str(tmp_path / "out" / "answer.txt")
+    probe = CandidateFlood({prog: (f"#!/bin/sh\n{FLOOD_PROGRAMS['shell']}", 0o750)}, [out])
+    res = subprocess.run(["sh", "-c", probe.script(spec=None)], capture_output=True, text=True)  # type: ignore[arg-type]
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "calc.sh").stat().st_mode & 0o777 == 0o750
+    printed = subprocess.run([prog], capture_output=True, text=True).stdout
+    want = "".join(f"{x}\n" for x in flood_lines())
+    assert printed == want
+    assert (tmp_path / "out" / "answer.txt").read_text() == want
+
+
+def test_nothing_written_means_no_flood() -> None:
+    assert not CandidateFlood.for_oracle(PRISTINE, PRISTINE, INSTRUCTION, "/app").applies

@@ -1,0 +1,426 @@
+"""Probes against loose comparisons of numbers, built from what the reference solution wrote.
+
+A verifier that compares figures with a tolerance wide enough to hold zero (``rel_tol=1.0``),
+or only from one side (``got >= want``), accepts an answer whose every figure is wrong; one
+that looks for the expected figures *in* an output (a substring, a set of candidates)
+accepts an output that lists every figure. Neither probe is in the default battery: both
+are built per gate run by comparing the oracle's workspace with the pristine one.
+
+- `perturbed_numbers` (on the oracle state): every number in the data files the oracle
+  wrote is rewritten — all zeros in one variant, scaled ×1.5 in the other, each in its own
+  format (an integer stays an integer, a figure keeps its decimals, zero-padding and
+  exponent). Only files the instruction names are rewritten, and in a file the task started
+  with only the lines the oracle changed: numbers a sound verifier has no reason to check
+  (an untouched setting, a stale log) must not turn into a rejection of it. Dates, times,
+  versions and numbers inside identifiers (``user1``, ``x86_64``) are left alone.
+- `CandidateFlood` (on the no-op state): every program the oracle created or changed is
+  replaced by one in the same language that prints a flood of candidate answers and exits
+  0; every other output the instruction names gets the flood as its content.
+
+A sound verifier compares the figures it checks with a tolerance below 50 % (or exactly)
+and rejects all three states.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+import json
+import posixpath
+import re
+import tarfile
+from collections.abc import Callable, Sequence
+from decimal import ROUND_HALF_UP, Decimal
+from typing import NamedTuple
+
+from envfactory.core.models import EnvironmentSpec
+
+from .base import Probe, qs
+from .workspace import Workspace, mentioned_paths
+
+#: Extensions of the data files whose numbers `perturbed_numbers` rewrites.
+DATA_EXTS = (
+    ".json",
+    ".jsonl",
+    ".ndjson",
+    ".csv",
+    ".tsv",
+    ".txt",
+    ".yaml",
+    ".yml",
+    ".md",
+    ".out",
+    ".dat",
+    ".toml",
+    ".xml",
+)
+#: Larger files are left alone (a data file that big is rarely the answer itself).
+MAX_FILE_BYTES = 1 << 20
+#: The rewritten files travel inside the probe's script (one argv string, which Linux caps
+#: at 128 KiB): compressed and base64-encoded, at most this many characters in all.
+MAX_EMBEDDED = 96_000
+#: The factor of the scaled variant: outside any tolerance a sound verifier would use, and
+#: it changes every non-zero number whatever its precision (|x·1.5 − x| ≥ one last unit).
+SCALE = Decimal("1.5")
+
+# A number: optional sign, digits, optional decimals, optional exponent.
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+# Numbers on a line the oracle did not change, or inside these, are left alone.
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\d{1,2}:\d{2}")
+# Paths under these parts are by-products (caches, VCS data), not outputs.
+_NOT_OUTPUTS = ("/.git/", "/__pycache__/", "/node_modules/", "/.pytest_cache/", "/.cache/")
+
+
+def zeroed(number: str) -> str:
+    """`number` as zero in its own format: ``-3.50`` → ``0.00``, ``007`` → ``000``."""
+    return _formatted(Decimal(0), number)
+
+
+def scaled(number: str) -> str:
+    """`number` × 1.5 in its own format, rounded half away from zero to its last digit:
+    ``3.50`` → ``5.25``, ``7`` → ``11``, ``-0.01`` → ``-0.02``, ``1.5e3`` → ``2.3e3``."""
+    mantissa, _ = _parts(number)
+    return _formatted(Decimal(mantissa) * SCALE, number)
+
+
+def _parts(number: str) -> tuple[str, str]:
+    """(mantissa, exponent part or '') of a number as `_NUMBER` matches it."""
+    m = re.fullmatch(r"(-?\d+(?:\.\d+)?)([eE][+-]?\d+)?", number)
+    assert m, number
+    return m.group(1), m.group(2) or ""
+
+
+def _formatted(value: Decimal, like: str) -> str:
+    """`value` written like the number `like`: its decimals, zero-padding and exponent."""
+    mantissa, exponent = _parts(like)
+    digits = mantissa.lstrip("-")
+    whole, _, frac = digits.partition(".")
+    q = Decimal(1).scaleb(-len(frac))
+    v = value.quantize(q, rounding=ROUND_HALF_UP)
+    sign = "-" if v < 0 else ""
+    body = f"{abs(v):.{len(frac)}f}"
+    int_part, dot, dec = body.partition(".")
+    if whole.startswith("0") and len(whole) > 1:  # zero-padded: keep the width
+        int_part = int_part.zfill(len(whole))
+    return f"{sign}{int_part}{dot}{dec}{exponent}"
+
+
+def rewrite_numbers(text: str, rewrite: Callable[[str], str], keep_lines: frozenset[str]) -> str:
+    """`text` with every number that stands alone rewritten, on every line not in
+    `keep_lines` (the lines a task's file started with). A number glued to a letter, a
+    dot-version or a date/time (``user1``, ``1.2.3``, ``2024-01-31``, ``12:30``) stays."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        out.append(line if line.rstrip("\r\n") in keep_lines else _rewrite_line(line, rewrite))
+    return "".join(out)
+
+
+def _rewrite_line(line: str, rewrite: Callable[[str], str]) -> str:
+    masked = {i for m in _DATE_TIME.finditer(line) for i in range(m.start(), m.end())}
+
+    def sub(m: re.Match[str]) -> str:
+        s, e = m.start(), m.end()
+        if s in masked or _glued(line, s - 1, -1) or _glued(line, e, 1):
+            return m.group(0)
+        return rewrite(m.group(0))
+
+    return _NUMBER.sub(sub, line)
+
+
+def _glued(line: str, i: int, step: int) -> bool:
+    """Whether the character at `i` (just outside a number, on the side `step` points to)
+    makes it part of a larger token: a word character or a dot next to a digit, or a
+    ``-``/``:``/``/`` with a letter or digit beyond it."""
+    if not 0 <= i < len(line):
+        return False
+    c, beyond = line[i], line[i + step] if 0 <= i + step < len(line) else ""
+    if c.isalnum() or c == "_":
+        return True
+    if c == "." and beyond.isdigit():
+        return True
+    return c in "-:/" and (beyond.isalnum() or beyond == "_")
+
+
+class _Entry(NamedTuple):
+    data: bytes
+    mode: int
+
+
+def file_entries(workspace: Workspace) -> dict[str, _Entry]:
+    """Absolute path → (content, mode) of each regular file in a state's workspace tars."""
+    out: dict[str, _Entry] = {}
+    for path, raw in workspace:
+        if raw is None:
+            continue
+        parent = posixpath.dirname(path.rstrip("/"))
+        with tarfile.open(fileobj=io.BytesIO(raw)) as tf:
+            for m in tf.getmembers():
+                f = tf.extractfile(m) if m.isreg() else None
+                if f is not None:
+                    out[posixpath.join(parent, m.name)] = _Entry(f.read(), m.mode & 0o7777)
+    return out
+
+
+def written(oracle: Workspace, pristine: Workspace) -> dict[str, _Entry]:
+    """The files whose content the oracle's workspace adds or changes (by-products aside)."""
+    before = file_entries(pristine)
+    return {
+        p: e
+        for p, e in sorted(file_entries(oracle).items())
+        if (p not in before or before[p].data != e.data)
+        and not p.endswith((".pyc", ".pyo"))
+        and not any(part in p for part in _NOT_OUTPUTS)
+    }
+
+
+def named(path: str, names: Sequence[str]) -> bool:
+    """Whether the instruction names `path` (a named directory covers what is under it)."""
+    return any(path == n or path.startswith(n.rstrip("/") + "/") for n in names)
+
+
+class _NumbersRewritten(Probe):
+    """Shared shape of the two variants: the rewritten files, written over the oracle's."""
+
+    @staticmethod
+    def rewrite(number: str) -> str:
+        raise NotImplementedError
+
+    def __init__(self, files: dict[str, bytes] | None = None) -> None:
+        self.files = dict(files or {})
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        return embedded_writes(self.files)
+
+
+class ZeroedNumbers(_NumbersRewritten):
+    """Applied to the oracle state: every number the reference solution wrote into a data
+    file the instruction names becomes zero, in its own format (``645.00`` → ``0.00``).
+    Fools a verifier whose tolerance holds zero (``math.isclose(got, want, rel_tol=1.0)``,
+    ``abs(got - want) <= want``): it accepts a summary whose every figure is 0. Built per
+    gate run (`perturbed_numbers`); never in the default battery."""
+
+    name = "perturbed-numbers-zero"
+
+    @staticmethod
+    def rewrite(number: str) -> str:
+        return zeroed(number)
+
+
+class ScaledNumbers(_NumbersRewritten):
+    """Applied to the oracle state: every number the reference solution wrote into a data
+    file the instruction names is scaled ×1.5, in its own format (``245.00`` → ``367.50``,
+    ``8`` → ``12``). Fools a verifier that checks figures from one side (``got >= want``)
+    or within a tolerance of 50 % or more. Built per gate run (`perturbed_numbers`); never
+    in the default battery."""
+
+    name = "perturbed-numbers-scaled"
+
+    @staticmethod
+    def rewrite(number: str) -> str:
+        return scaled(number)
+
+
+def perturbed_numbers(
+    oracle: Workspace, pristine: Workspace, instruction: str, workdir: str
+) -> tuple[Probe, ...]:
+    """`ZeroedNumbers` and `ScaledNumbers` for the data files the oracle wrote that the
+    instruction names — each only where it changes something."""
+    before = file_entries(pristine)
+    names = mentioned_paths(instruction, workdir)
+    texts: dict[str, tuple[str, frozenset[str]]] = {}
+    for path, entry in written(oracle, pristine).items():
+        if not path.lower().endswith(DATA_EXTS) or not named(path, names):
+            continue
+        if len(entry.data) > MAX_FILE_BYTES:
+            continue
+        try:
+            text = entry.data.decode()
+            old = before[path].data.decode() if path in before else ""
+        except UnicodeDecodeError:
+            continue
+        texts[path] = (text, frozenset(old.splitlines()))
+    out: list[Probe] = []
+    for cls in (ZeroedNumbers, ScaledNumbers):
+        files = {}
+        for path, (text, keep) in texts.items():
+            new = rewrite_numbers(text, cls.rewrite, keep)
+            if new != text:
+                files[path] = new.encode()
+        files = within_budget(files)
+        if files:
+            out.append(cls(files))
+    return tuple(out)
+
+
+def within_budget(files: dict[str, bytes], budget: int = MAX_EMBEDDED) -> dict[str, bytes]:
+    """The files (in path order) whose embedded form fits in `budget` characters together."""
+    out, used = {}, 0
+    for path, data in sorted(files.items()):
+        size = len(_packed(data)) + len(path) + 64
+        if used + size <= budget:
+            out[path] = data
+            used += size
+    return out
+
+
+def _packed(data: bytes) -> str:
+    return base64.b64encode(gzip.compress(data, mtime=0)).decode()
+
+
+def embedded_writes(files: dict[str, bytes]) -> str:
+    """Shell that writes each file's bytes (carried gzipped and base64-encoded)."""
+    writes = "".join(
+        f"printf '%s' {qs([_packed(data)])} | base64 -d | gzip -dc > {qs([path])}\n"
+        for path, data in sorted(files.items())
+    )
+    return writes + "true\n"
+
+
+# -- the candidate flood --------------------------------------------------------------------
+
+#: The candidate answers, as (decimals, lowest, highest): every integer in −1000…100000 and
+#: every 1-, 2- and 3-decimal number in its range, one per line (about 4 MB).
+FLOOD: tuple[tuple[int, int, int], ...] = (
+    (0, -1000, 100000),
+    (1, -1000, 1000),
+    (2, -1000, 1000),
+    (3, -100, 100),
+)
+
+
+def flood_lines() -> list[str]:
+    """The flood, as the programs print it (for tests; the programs compute it themselves)."""
+    return [f"{i / 10**d:.{d}f}" for d, lo, hi in FLOOD for i in range(lo * 10**d, hi * 10**d + 1)]
+
+
+_RANGES = json.dumps([list(r) for r in FLOOD])
+FLOOD_PROGRAMS = {
+    "python": (
+        "import sys\n"
+        f"for d, lo, hi in {_RANGES}:\n"
+        "    sys.stdout.write(''.join(f'{i / 10**d:.{d}f}\\n' for i in range(lo * 10**d, hi * 10**d + 1)))\n"
+        "sys.stdout.flush()\n"
+    ),
+    "js": (
+        "const out = [];\n"
+        f"for (const [d, lo, hi] of {_RANGES}) {{\n"
+        "  for (let i = lo * 10 ** d; i <= hi * 10 ** d; i++) out.push((i / 10 ** d).toFixed(d));\n"
+        "}\n"
+        "process.stdout.write(out.join('\\n') + '\\n');\n"
+    ),
+    "ruby": (
+        f"{_RANGES}.each do |d, lo, hi|\n"
+        '  $stdout.write(((lo * 10**d)..(hi * 10**d)).map { |i| format("%.#{d}f\\n", i / 10.0**d) }.join)\n'
+        "end\n"
+    ),
+    "perl": (
+        "for my $r (" + ", ".join(f"[{d}, {lo}, {hi}]" for d, lo, hi in FLOOD) + ") {\n"
+        "  my ($d, $lo, $hi) = @$r;\n"
+        '  printf("%.${d}f\\n", $_ / 10**$d) for ($lo * 10**$d) .. ($hi * 10**$d);\n'
+        "}\n"
+    ),
+    "shell": (
+        "awk 'BEGIN {\n"
+        + "".join(
+            f'  for (i = {lo * 10**d}; i <= {hi * 10**d}; i++) printf "%.{d}f\\n", i / {10**d}\n'
+            for d, lo, hi in FLOOD
+        )
+        + "}' 2>/dev/null || seq "
+        + f"{FLOOD[0][1]} {FLOOD[0][2]}\n"
+        "exit 0\n"
+    ),
+}
+_BY_EXT = {
+    ".py": "python",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".js": "js",
+    ".mjs": "js",
+    ".cjs": "js",
+    ".rb": "ruby",
+    ".pl": "perl",
+}
+_BY_SHEBANG = (("python", "python"), ("node", "js"), ("ruby", "ruby"), ("perl", "perl"))
+_SHELL_SHEBANG = "#!/bin/sh"
+#: At most this many programs and outputs are replaced.
+MAX_FLOODED = 200
+
+
+def program_language(path: str, entry: _Entry) -> str | None:
+    """The language of a program file (by extension, else shebang, else executable bit:
+    shell); None for a data file."""
+    ext = posixpath.splitext(path)[1].lower()
+    if ext in _BY_EXT:
+        return _BY_EXT[ext]
+    if entry.data.startswith(b"#!"):
+        first = entry.data.split(b"\n", 1)[0].decode(errors="replace")
+        return next((lang for key, lang in _BY_SHEBANG if key in first), "shell")
+    return "shell" if entry.mode & 0o111 else None
+
+
+def flood_program(path: str, entry: _Entry) -> str:
+    """The flood printer replacing the program at `path` (its shebang line kept)."""
+    lang = program_language(path, entry) or "shell"
+    first = entry.data.split(b"\n", 1)[0].decode(errors="replace")
+    shebang = first if first.startswith("#!") else ""
+    if lang == "shell" and not shebang:
+        shebang = _SHELL_SHEBANG
+    return (f"{shebang}\n" if shebang else "") + FLOOD_PROGRAMS[lang]
+
+
+class CandidateFlood(Probe):
+    """Applied to the no-op state: every program the reference solution created or changed
+    (``.py``, ``.sh``, ``.js``, ``.rb``, ``.pl``, a shebang or the executable bit) is
+    replaced by one in the same language (same mode, same shebang) that prints every
+    integer in −1000…100000 and every 1-, 2- and 3-decimal number in a useful range, one
+    per line (about 4 MB), and exits 0; every other output of the reference solution that
+    the instruction names gets the same flood as its content. Fools a verifier that accepts
+    when the expected figures merely appear in the output (``want in stdout``, a set of
+    candidates) — no exact comparison accepts it. Built per gate run (`for_oracle`); never
+    in the default battery."""
+
+    name = "candidate-flood"
+
+    def __init__(
+        self, programs: dict[str, tuple[str, int]] | None = None, outputs: Sequence[str] = ()
+    ) -> None:
+        self.programs = dict(programs or {})  # path → (program text, mode)
+        self.outputs = tuple(outputs)
+
+    @classmethod
+    def for_oracle(
+        cls, oracle: Workspace, pristine: Workspace, instruction: str, workdir: str
+    ) -> CandidateFlood:
+        names = mentioned_paths(instruction, workdir)
+        programs: dict[str, tuple[str, int]] = {}
+        outputs: list[str] = []
+        for path, entry in written(oracle, pristine).items():
+            if len(programs) + len(outputs) >= MAX_FLOODED:
+                break
+            if program_language(path, entry) is not None:
+                programs[path] = (flood_program(path, entry), entry.mode)
+            elif named(path, names):
+                outputs.append(path)
+        return cls(programs, outputs)
+
+    @property
+    def applies(self) -> bool:
+        return bool(self.programs or self.outputs)
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        parts = []
+        for path, (text, mode) in sorted(self.programs.items()):
+            parts.append(
+                f'mkdir -p "$(dirname {qs([path])})"\n'
+                f"cat > {qs([path])} <<'PROGRAM'\n{text}PROGRAM\n"
+                f"chmod {mode:o} {qs([path])}\n"
+            )
+        if self.outputs:
+            parts.append(
+                f"cat > /tmp/.flood.sh <<'PROGRAM'\n{FLOOD_PROGRAMS['shell']}PROGRAM\n"
+                "sh /tmp/.flood.sh > /tmp/.flood\n"
+                f'for p in {qs(self.outputs)}; do mkdir -p "$(dirname "$p")"; cat /tmp/.flood > "$p"; done\n'
+                "rm -f /tmp/.flood /tmp/.flood.sh\n"
+            )
+        return "".join(parts) + "true\n"
