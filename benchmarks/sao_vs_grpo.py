@@ -5,10 +5,12 @@ Part 1, throughput (``--part throughput``). Task ``long_tail_recall``: episode l
 follow a power law (1 to 32 turns, P(n ≥ k) = k^−1.2) and every environment step
 sleeps k × median × exp(z), z ~ N(0, 1) drawn per turn (``SlowTask``), so the long
 episodes are the slow ones, as in agentic tasks. Arms, all with the same rollout
-worker *processes* (``--workers``, default 8; weights pushed through shared memory, one
-torch thread each), each playing ``--concurrent`` episodes at once (default 1; more:
-their token steps share one batched forward, ``BatchingEngine``), batch 32, the same
-steps and max staleness 4:
+worker *processes* (``--workers``, default 1; weights pushed through shared memory, one
+torch thread each), each playing ``--concurrent`` episodes at once (default 32: their
+token steps share one batched forward, ``BatchingEngine``), at niceness
+``--rollout-nice`` (default 10: the learner gets a core first), batch 32, the same
+steps and max staleness 4 (before continuous batching the setting was
+``--workers 8 --concurrent 1 --rollout-nice 0``):
 - SAO: single rollouts enter the buffer as they finish; the critic trains (K = 2) from
   the first step (no warm-up here: the warm-up steps would count as zero-trajectory
   policy steps for nobody else);
@@ -78,6 +80,7 @@ def _run(
         rollout_workers=args.workers,
         rollout_mode="processes",
         concurrent_episodes=args.concurrent,
+        rollout_nice=args.rollout_nice,
         max_staleness=4,
         critic_warmup_steps=0,
         seed=seed,
@@ -174,12 +177,15 @@ def main() -> None:
     parser.add_argument("--part", choices=["throughput", "ablation", "all"], default="all")
     parser.add_argument("--quick", action="store_true", help="a few steps, for a smoke run")
     parser.add_argument("--latencies", default="5,0", help="comma-separated median ms per turn")
-    parser.add_argument("--workers", type=int, default=8, help="rollout worker processes")
+    parser.add_argument("--workers", type=int, default=1, help="rollout worker processes")
     parser.add_argument(
         "--concurrent",
         type=int,
-        default=1,
+        default=32,
         help="episodes each worker plays at once (> 1: their token steps are batched)",
+    )
+    parser.add_argument(
+        "--rollout-nice", type=int, default=10, help="niceness of the rollout processes"
     )
     parser.add_argument("--steps", type=int, default=12, help="throughput steps per run")
     parser.add_argument("--batch", type=int, default=32)

@@ -223,6 +223,7 @@ class Trainer:
             group_size=cfg.group_size if free_running else 1,
             free_running=free_running,
             concurrent_episodes=cfg.concurrent_episodes,
+            nice=cfg.rollout_nice,
         )
         pool = RolloutPool(shared, specs, self.next_prompt, queue_size=cfg.rollout_threads)
         try:

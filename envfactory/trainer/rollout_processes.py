@@ -231,6 +231,7 @@ def worker_specs(
     group_size: int,
     free_running: bool,
     concurrent_episodes: int = 1,
+    nice: int = 0,
 ) -> list[WorkerSpec]:
     """One spec per worker; worker i samples with its own seed."""
     return [
@@ -244,6 +245,7 @@ def worker_specs(
             group_size=group_size,
             free_running=free_running,
             concurrent_episodes=concurrent_episodes,
+            nice=nice,
         )
         for i in range(workers)
     ]

@@ -21,6 +21,7 @@ thread reports its own.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import traceback
@@ -92,6 +93,7 @@ class WorkerSpec:
     group_size: int
     free_running: bool
     concurrent_episodes: int = 1
+    nice: int = 0
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,8 @@ class SharedWeightsEngine:
 def worker_main(spec: WorkerSpec, channels: Channels) -> None:
     """The process target: play episodes until the stop event is set."""
     torch.set_num_threads(1)
+    if spec.nice:
+        os.nice(spec.nice)  # the learner first when both want a core (rollout_nice)
     envs: list[Environment] = []
     try:
         engine = SharedWeightsEngine(channels, spec.seed, spec.concurrent_episodes)
