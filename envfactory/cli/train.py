@@ -32,6 +32,7 @@ app = typer.Typer(
         "  envfactory train --synthetic graded_recall --steps 40   # the critic matters here\n\n"
         "  envfactory train --pack out/packs/my-pack --model tiny --steps 5 --json\n\n"
         "  envfactory train --synthetic echo --algorithm grpo --steps 20 --out runs/grpo\n\n"
+        "  envfactory train --synthetic two_turn_recall --rollout-mode processes --workers 4\n\n"
         "  envfactory train --synthetic echo --engine sglang --sglang-url http://127.0.0.1:30000"
     ),
     no_args_is_help=False,
@@ -99,6 +100,7 @@ def _build_trainer(opts: dict[str, Any]) -> Any:
         max_new_tokens=new_tokens,
         stop_token_ids=stop_ids,
         rollout_workers=opts["workers"],
+        rollout_mode=opts["rollout_mode"],
         seed=opts["seed"],
     )
     policy = load_policy(opts["model"], TinyModelSpec(vocab_size=vocab), opts["seed"])
@@ -163,6 +165,7 @@ def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
         "checkpoint": str(out / "checkpoint"),
         "model": str(out / "model"),
         "engine": opts["engine"],
+        "rollout_mode": trainer.config.rollout_mode,
         "last": last.model_dump(),
     }
 
@@ -191,6 +194,25 @@ def _check_options(opts: dict[str, Any]) -> None:
             "--engine sglang and --sglang-url URL go together",
             hint="start a server (python -m sglang.launch_server --model-path DIR "
             "--skip-tokenizer-init) and pass its URL, or leave both out for the torch engine",
+        )
+    _check_rollout_mode(opts)
+
+
+def _check_rollout_mode(opts: dict[str, Any]) -> None:
+    mode = opts["rollout_mode"]
+    if mode not in ("threads", "processes"):
+        raise TrainerConfigError(f"--rollout-mode must be threads or processes, not {mode!r}")
+    if mode == "processes" and opts["engine"] == "sglang":
+        raise TrainerConfigError(
+            "--rollout-mode processes runs the torch engine in worker processes; "
+            "an SGLang server already runs outside the trainer",
+            hint="use --rollout-mode threads with --engine sglang",
+        )
+    if mode == "processes" and opts["pack"] is not None:
+        raise TrainerConfigError(
+            "--rollout-mode processes does not take --pack yet: a pack environment holds "
+            "an opened pack and a tokenizer, which are not sent to worker processes",
+            hint="use --rollout-mode threads with --pack",
         )
 
 
@@ -227,7 +249,14 @@ def train(
     warmup: int = typer.Option(
         10, "--warmup", min=0, help="Critic-only warm-up steps (the paper's 10; capped at steps-1)."
     ),
-    workers: int = typer.Option(2, "--workers", min=1, help="Rollout worker threads."),
+    workers: int = typer.Option(
+        2, "--workers", min=1, help="Rollout workers (threads or processes, see --rollout-mode)."
+    ),
+    rollout_mode: str = typer.Option(
+        "threads",
+        "--rollout-mode",
+        help="threads (any engine) or processes (torch engine, no GIL shared with the learner).",
+    ),
     max_turns: int = typer.Option(8, "--max-turns", min=1, help="Turns per pack episode."),
     max_new_tokens: int = typer.Option(
         64, "--max-new-tokens", min=1, help="Tokens per pack action."

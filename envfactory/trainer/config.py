@@ -20,6 +20,13 @@ complete, like SAO hands over single trajectories.
 ``rollout_mode`` says where episodes run: ``threads`` of the trainer's interpreter
 (any engine), or ``processes`` (the torch engine in worker processes fed from shared
 memory, so rollouts and the learner do not share a GIL; ``rollout_processes.py``).
+``concurrent_episodes`` > 1 lets each worker play that many episodes at once, one
+thread each, whose token steps share batched forwards (``engines/batching_engine.py``:
+continuous batching); with an external engine (SGLang) the server batches instead.
+``rollout_nice`` raises the niceness of rollout processes: when the learner and the
+rollouts both want a core, the learner (the asynchronous modes' critical path) gets
+it and rollouts fill what is left; a synchronous learner runs while rollouts idle, so
+it changes little there. On CPU only, where the learner shares cores with rollouts.
 """
 
 from __future__ import annotations
@@ -58,6 +65,8 @@ class TrainerConfig(BaseModel):
     max_staleness: int = 4
     rollout_workers: int = 2
     rollout_mode: Literal["threads", "processes"] = "threads"
+    concurrent_episodes: int = 1
+    rollout_nice: int = 0
     buffer_capacity: int | None = None
     max_new_tokens: int = 1
     max_turns: int = 8
@@ -79,6 +88,12 @@ class TrainerConfig(BaseModel):
             raise ValueError("grpo_async applies to algorithm grpo only")
         if not 0.0 <= self.baseline_decay < 1.0:
             raise ValueError("baseline_decay must be in [0, 1)")
+        if self.concurrent_episodes < 1 or self.rollout_workers < 1:
+            raise ValueError("rollout_workers and concurrent_episodes must be >= 1")
+        if not 0 <= self.rollout_nice <= 19 or (
+            self.rollout_nice and self.rollout_mode != "processes"
+        ):
+            raise ValueError("rollout_nice is 0..19 and applies to rollout_mode 'processes'")
         if self.critic_updates < 1 or self.sync_lag < 0 or self.max_staleness < 0:
             raise ValueError("critic_updates >= 1, sync_lag >= 0 and max_staleness >= 0")
         return self
@@ -90,6 +105,11 @@ class TrainerConfig(BaseModel):
     @property
     def uses_critic(self) -> bool:
         return self.algorithm in ("sao", "pg")
+
+    @property
+    def rollout_threads(self) -> int:
+        """Episodes in flight at once: every worker plays ``concurrent_episodes``."""
+        return self.rollout_workers * self.concurrent_episodes
 
     @property
     def capacity(self) -> int:

@@ -11,7 +11,9 @@ G rollouts, waits for all of them (the group and batch barrier), then trains.
 Workers are threads of this interpreter (``rollout_mode="threads"``, any engine) or
 processes (``"processes"``, torch engine only; ``rollout_processes.py``): then the
 trainer syncs weights into shared memory instead of an in-process engine, and a
-feeder thread moves finished items from the workers' queue into the buffer.
+feeder thread moves finished items from the workers' queue into the buffer. With
+``concurrent_episodes`` > 1 each worker plays that many episodes at once and the
+torch engine batches their token steps (``BatchingEngine``).
 
 Invariants:
 - ``version`` counts policy updates; every action token records the version it was
@@ -24,11 +26,9 @@ Invariants:
 
 from __future__ import annotations
 
-import copy
 import math
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -39,6 +39,7 @@ from envfactory.trainer.buffer import BufferClosed, TrajectoryBuffer
 from envfactory.trainer.config import TrainerConfig
 from envfactory.trainer.critic import build_critic
 from envfactory.trainer.engines.base import RolloutEngine, SamplingParams, WeightSink
+from envfactory.trainer.engines.batching_engine import BatchingEngine
 from envfactory.trainer.engines.torch_engine import TorchEngine
 from envfactory.trainer.environments import EnvFactory, Environment
 from envfactory.trainer.learner import Learner, StepStats
@@ -52,30 +53,9 @@ from envfactory.trainer.rollout_processes import (
 )
 from envfactory.trainer.rollout_worker import Job
 from envfactory.trainer.trajectory import Trajectory
+from envfactory.trainer.weight_sync import WeightSync
 
 StepCallback = Callable[[StepMetrics], None]
-
-
-class WeightSync:
-    """Pushes the trainer's weights to the engine after each update, ``lag`` versions late."""
-
-    def __init__(self, engine: WeightSink, policy: torch.nn.Module, lag: int) -> None:
-        self._engine = engine
-        self._policy = policy
-        self._lag = lag
-        self._history: deque[tuple[int, dict[str, torch.Tensor]]] = deque(maxlen=lag + 1)
-        self._shadow = copy.deepcopy(policy) if lag else None
-
-    def push(self, version: int) -> None:
-        if self._shadow is None:
-            self._engine.update_weights(self._policy, version)
-            return
-        state = {k: v.detach().clone() for k, v in self._policy.state_dict().items()}
-        self._history.append((version, state))
-        if len(self._history) == self._history.maxlen:
-            old_version, old_state = self._history[0]
-            self._shadow.load_state_dict(old_state)
-            self._engine.update_weights(self._shadow, old_version)
 
 
 class Trainer:
@@ -93,7 +73,7 @@ class Trainer:
             # an external engine (an SGLang server) serves the trainer's weights from the
             # first token on, under version 0, whatever it loaded at start
             engine.update_weights(policy, 0)
-        self.engine = engine or TorchEngine(policy, seed=config.seed)
+        self.engine = engine or _own_engine(config, policy)
         self.shared = self._shared_policy(config, policy, env_factory, engine)
         # where weight syncs go: the workers' shared memory, or the in-process engine
         self.weights: WeightSink = self.shared or self.engine
@@ -206,7 +186,7 @@ class Trainer:
         self.buffer = self._fresh_buffer()
         workers = [
             threading.Thread(target=self._worker, args=(stop,), daemon=True, name=f"rollout-{i}")
-            for i in range(self.config.rollout_workers)
+            for i in range(self.config.rollout_threads)
         ]
         for worker in workers:
             worker.start()
@@ -242,8 +222,10 @@ class Trainer:
             max_context_tokens=cfg.max_context_tokens,
             group_size=cfg.group_size if free_running else 1,
             free_running=free_running,
+            concurrent_episodes=cfg.concurrent_episodes,
+            nice=cfg.rollout_nice,
         )
-        pool = RolloutPool(shared, specs, self.next_prompt, queue_size=cfg.rollout_workers)
+        pool = RolloutPool(shared, specs, self.next_prompt, queue_size=cfg.rollout_threads)
         try:
             pool.start()
         except BaseException:
@@ -344,7 +326,7 @@ class Trainer:
                 return self._sync_steps(
                     lambda: self._sync_batch_processes(processes), steps, on_step
                 )
-        with ThreadPoolExecutor(max_workers=self.config.rollout_workers) as threads:
+        with ThreadPoolExecutor(max_workers=self.config.rollout_threads) as threads:
             return self._sync_steps(lambda: self._sync_batch(threads), steps, on_step)
 
     def _sync_steps(
@@ -398,6 +380,13 @@ class Trainer:
             dropped_stale=self.buffer.dropped_stale,
             wall_s=wall,
         )
+
+
+def _own_engine(config: TrainerConfig, policy: torch.nn.Module) -> RolloutEngine:
+    """Concurrent episodes share batched forwards; one episode per worker needs no batching."""
+    if config.concurrent_episodes > 1:
+        return BatchingEngine(policy, seed=config.seed)
+    return TorchEngine(policy, seed=config.seed)
 
 
 def _complete_groups(results: list[Trajectory | None], g: int) -> list[Trajectory]:

@@ -230,6 +230,8 @@ def worker_specs(
     max_context_tokens: int,
     group_size: int,
     free_running: bool,
+    concurrent_episodes: int = 1,
+    nice: int = 0,
 ) -> list[WorkerSpec]:
     """One spec per worker; worker i samples with its own seed."""
     return [
@@ -242,6 +244,8 @@ def worker_specs(
             max_context_tokens=max_context_tokens,
             group_size=group_size,
             free_running=free_running,
+            concurrent_episodes=concurrent_episodes,
+            nice=nice,
         )
         for i in range(workers)
     ]

@@ -1,10 +1,12 @@
 """The body of one rollout worker process (the parent side is ``rollout_processes.py``).
 
-A worker owns a private ``TorchEngine`` (one torch thread) and one environment. Before
-every segment it compares its weight version with the shared one and, when behind,
-copies the shared-memory weights into its engine under the weights lock, so a segment
-always runs on one complete version and its tokens carry that version (the trainer
-computes staleness from it, exactly as with rollout threads).
+A worker owns a private engine (one torch thread) and ``concurrent_episodes``
+environments, one per episode thread (one episode at a time: a ``TorchEngine``; more:
+a ``BatchingEngine`` that runs their token steps as one forward). Before every segment
+it compares its weight version with the shared one and, when behind, copies the
+shared-memory weights into its engine under the weights lock, so a forward always
+runs on one complete version and its tokens carry that version or a newer one (the
+trainer computes staleness from it, exactly as with rollout threads).
 
 Two ways to get work:
 - free-running (asynchronous SAO / PG / GRPO): draw the next prompt seed from a shared
@@ -13,12 +15,15 @@ Two ways to get work:
 
 A worker polls the stop event before every turn, so it ends at the next turn boundary
 and closes its environment; an exception is reported as ``Failed`` (a crash is data
-for the parent, which turns it into ``RolloutError``), never swallowed.
+for the parent, which turns it into ``RolloutError``), never swallowed; each episode
+thread reports its own.
 """
 
 from __future__ import annotations
 
+import os
 import queue
+import threading
 import traceback
 from dataclasses import dataclass
 from multiprocessing.sharedctypes import Synchronized
@@ -29,6 +34,7 @@ import torch
 from pydantic import BaseModel, ConfigDict
 
 from envfactory.trainer.engines.base import Generation, SamplingParams
+from envfactory.trainer.engines.batching_engine import BatchingEngine
 from envfactory.trainer.engines.torch_engine import TorchEngine
 from envfactory.trainer.environments import EnvFactory, Environment
 from envfactory.trainer.rollout import run_episode
@@ -86,6 +92,8 @@ class WorkerSpec:
     max_context_tokens: int
     group_size: int
     free_running: bool
+    concurrent_episodes: int = 1
+    nice: int = 0
 
 
 @dataclass(frozen=True)
@@ -104,9 +112,13 @@ class Channels:
 class SharedWeightsEngine:
     """A private engine refreshed from the shared weights before every segment."""
 
-    def __init__(self, channels: Channels, seed: int) -> None:
+    def __init__(self, channels: Channels, seed: int, concurrent_episodes: int = 1) -> None:
         self._channels = channels
-        self._engine = TorchEngine(channels.weights, seed, version=-1)
+        self._engine: TorchEngine | BatchingEngine = (
+            BatchingEngine(channels.weights, seed, version=-1)
+            if concurrent_episodes > 1
+            else TorchEngine(channels.weights, seed, version=-1)
+        )
         self.refresh()
 
     @property
@@ -129,21 +141,41 @@ class SharedWeightsEngine:
 def worker_main(spec: WorkerSpec, channels: Channels) -> None:
     """The process target: play episodes until the stop event is set."""
     torch.set_num_threads(1)
-    env: Environment | None = None
+    if spec.nice:
+        os.nice(spec.nice)  # the learner first when both want a core (rollout_nice)
+    envs: list[Environment] = []
     try:
-        engine = SharedWeightsEngine(channels, spec.seed)
-        env = spec.env_factory()
+        engine = SharedWeightsEngine(channels, spec.seed, spec.concurrent_episodes)
+        envs = [spec.env_factory() for _ in range(spec.concurrent_episodes)]
         _send(channels, Ready(worker=spec.index))
-        produce = _free_item if spec.free_running else _job_item
+        threads = [
+            threading.Thread(target=_episodes, args=(spec, channels, engine, env), daemon=True)
+            for env in envs[1:]
+        ]
+        for thread in threads:
+            thread.start()
+        _episodes(spec, channels, engine, envs[0])
+        for thread in threads:
+            thread.join()
+    except BaseException as err:  # reported to the parent, which raises RolloutError
+        _send(channels, Failed(worker=spec.index, error=f"{err!r}\n{traceback.format_exc()}"))
+    finally:
+        for env in envs:
+            env.close()
+
+
+def _episodes(
+    spec: WorkerSpec, channels: Channels, engine: SharedWeightsEngine, env: Environment
+) -> None:
+    """One episode thread's loop; its crash is reported, not lost with the thread."""
+    produce = _free_item if spec.free_running else _job_item
+    try:
         while not channels.stop.is_set():
             message = produce(spec, channels, engine, env)
             if message is not None:
                 _send(channels, message)
-    except BaseException as err:  # reported to the parent, which raises RolloutError
+    except BaseException as err:
         _send(channels, Failed(worker=spec.index, error=f"{err!r}\n{traceback.format_exc()}"))
-    finally:
-        if env is not None:
-            env.close()
 
 
 def _play(

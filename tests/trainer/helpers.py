@@ -89,3 +89,17 @@ class MarkedRecallFactory:
 
     def __call__(self) -> MarkedRecall:
         return MarkedRecall(self.marks)
+
+
+@dataclass(frozen=True)
+class NicenessCheckedRecall:
+    """A picklable factory of recall environments that refuse to run at another niceness
+    than ``expected`` (the worker process's, read where the episode runs)."""
+
+    expected: int
+
+    def __call__(self) -> RecallEnvironment:
+        niceness = os.nice(0)
+        if niceness != self.expected:
+            raise RuntimeError(f"rollout process at niceness {niceness}, not {self.expected}")
+        return RecallEnvironment(TASK.turns, TASK.n_symbols)

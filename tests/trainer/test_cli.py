@@ -1,5 +1,7 @@
 import json
+import multiprocessing
 
+import pytest
 from typer.testing import CliRunner
 
 from envfactory.cli.train import app
@@ -141,3 +143,33 @@ def test_engine_sglang_without_a_url_is_refused_with_how_to_start_one(tmp_path):
     )
     assert result.exit_code == 1
     assert "--sglang-url" in result.output and "sglang.launch_server" in result.output
+
+
+@pytest.mark.parametrize("mode", ["threads", pytest.param("processes", marks=pytest.mark.slow)])
+def test_train_runs_with_rollout_workers_as_threads_or_processes(tmp_path, mode):
+    args = ["--synthetic", "two_turn_recall", "--steps", "2", "--warmup", "0"]
+    args += ["--batch-size", "4", "--workers", "2", "--rollout-mode", mode]
+    result = runner.invoke(app, args + ["--out", str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["rollout_mode"] == mode and summary["policy_version"] == 2
+    assert summary["last"]["staleness_max"] <= 4
+    assert not [p for p in multiprocessing.active_children() if p.name.startswith("rollout-")]
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--rollout-mode", "fibers"], "--rollout-mode must be threads or processes"),
+        (["--engine", "sglang", "--sglang-url", "http://127.0.0.1:9"], "--rollout-mode threads"),
+    ],
+    ids=["unknown-mode", "processes-with-sglang"],
+)
+def test_an_invalid_rollout_mode_combination_exits_1_before_training(tmp_path, extra, says):
+    args = ["--synthetic", "echo", "--rollout-mode", "processes", *extra]
+    result = runner.invoke(app, args + ["--out", str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 1
+    error = json.loads(result.stdout.strip().splitlines()[-1])
+    assert error["error"] == "TrainerConfigError"
+    assert says in error["message"] + (error["hint"] or "")
+    assert not (tmp_path / "run").exists()

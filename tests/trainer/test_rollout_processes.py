@@ -12,7 +12,14 @@ import torch
 from envfactory.core.errors import RolloutError, TrainerConfigError
 from envfactory.trainer.trajectory import Trajectory
 
-from .helpers import TASK, MarkedRecallFactory, broken_recall, tiny_config, tiny_trainer
+from .helpers import (
+    TASK,
+    MarkedRecallFactory,
+    NicenessCheckedRecall,
+    broken_recall,
+    tiny_config,
+    tiny_trainer,
+)
 
 pytestmark = pytest.mark.slow  # each run starts worker processes (seconds on 2 cores)
 
@@ -107,3 +114,16 @@ def test_an_environment_factory_that_cannot_be_pickled_is_refused_before_any_pro
         tiny_trainer(tiny_config(rollout_mode="processes"), env_factory=lambda: TASK.make())
     assert "rollout_mode 'threads'" in str(info.value.hint)
     assert not _rollout_children()
+
+
+def test_rollout_nice_lowers_the_priority_of_the_worker_processes_only():
+    base = os.nice(0)
+    config = tiny_config(rollout_mode="processes", rollout_nice=3, concurrent_episodes=2)
+    trainer = tiny_trainer(config, env_factory=NicenessCheckedRecall(min(base + 3, 19)))
+    trainer.run(1)
+    assert os.nice(0) == base  # the learner's process keeps its priority
+
+
+def test_rollout_nice_is_refused_for_rollout_threads():
+    with pytest.raises(ValueError, match="rollout_nice"):
+        tiny_config(rollout_nice=5)
