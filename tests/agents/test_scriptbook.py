@@ -44,6 +44,24 @@ def test_an_example_seed_finds_every_script_by_its_own_fields_without_an_alias(s
         assert script_book().find(names, role, seed_dir.name).turns
 
 
+def test_an_example_seed_is_scripted_with_a_service_built_from_the_local_debian_base():
+    """The issue's goal: one example runs an app beside a service (here Redis), built
+    locally from Debian's package (no image can be pulled), with a ready check."""
+    declared = {}
+    for seed_dir in EXAMPLES:
+        script = script_book().find(_names(seed_dir), "research", seed_dir.name)
+        calls = [c for t in script.turns for c in t.calls]
+        finish = next(c.args for c in calls if c.tool == "finish" and c.args)
+        files = {
+            c.args["path"]: c.args["content"] for c in calls if c.tool == "write_file" and c.args
+        }
+        for svc in finish.get("services", ()):
+            declared[seed_dir.name] = svc
+            assert svc["ready"], "a service without a ready check is used before it listens"
+            assert files["/env/" + svc["dockerfile"]].startswith("FROM debian:12\n")
+    assert declared.get("redis-invoice-queue-recovery", {}).get("name") == "redis"
+
+
 def test_a_seed_nobody_scripted_is_refused_naming_the_roles_and_the_variables():
     names = seed_names("seed-0123456789ab", "Rotate the TLS certificates", "0" * 64, None)
     with pytest.raises(ConfigError) as err:

@@ -21,8 +21,8 @@ from tests.seeds.conftest import MODEL_ENV
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples" / "seeds").iterdir())
 
 
-def test_there_are_at_least_three_example_seeds() -> None:
-    assert len(EXAMPLES) >= 3 and all((d / "seed.yaml").is_file() for d in EXAMPLES)
+def test_there_are_at_least_four_example_seeds() -> None:
+    assert len(EXAMPLES) >= 4 and all((d / "seed.yaml").is_file() for d in EXAMPLES)
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[d.name for d in EXAMPLES])
