@@ -13,6 +13,8 @@ from verifiers.probes.numbers import (
     FLOOD_PROGRAMS,
     MAX_EMBEDDED,
     CandidateFlood,
+    OneNumbers,
+    PlaceholderLines,
     ScaledNumbers,
     ZeroedNumbers,
     flood_lines,
@@ -95,8 +97,15 @@ def test_numbers_inside_identifiers_dates_versions_and_kept_lines_stay() -> None
 
 
 def test_perturbed_numbers_rewrite_only_named_data_the_oracle_wrote() -> None:
-    zero, scale = perturbed_numbers(ORACLE, PRISTINE, INSTRUCTION, "/app")
+    zero, one, scale, lines = perturbed_numbers(ORACLE, PRISTINE, INSTRUCTION, "/app")
     assert isinstance(zero, ZeroedNumbers) and isinstance(scale, ScaledNumbers)
+    assert isinstance(one, OneNumbers) and isinstance(lines, PlaceholderLines)
+    assert one.files["/app/out/summary.json"] == (
+        b'{"regions": {"eu": 1.00, "na": 1.00}, "total": 1.00, "rows": 1}\n'
+    )
+    # the same files, each written line a placeholder (a line the file started with kept)
+    assert set(lines.files) == set(zero.files)
+    assert lines.files["/app/config.yaml"] == b"port: 8080\nplaceholder-2\n"
     # the program, the unchanged input and the files the instruction never names are left
     assert set(zero.files) == {"/app/config.yaml", "/app/out/report.md", "/app/out/summary.json"}
     assert zero.files["/app/out/summary.json"] == (
@@ -112,7 +121,9 @@ def test_perturbed_numbers_rewrite_only_named_data_the_oracle_wrote() -> None:
 
 def test_a_file_the_rewrite_leaves_as_it_was_is_skipped() -> None:
     zeros = _ws({"out/summary.json": b'{"total": 0, "rows": 0}\n'})
-    assert perturbed_numbers(zeros, _ws({}), "Write /app/out/summary.json.", "/app") == ()
+    built = perturbed_numbers(zeros, _ws({}), "Write /app/out/summary.json.", "/app")
+    # zeros stay zeros, and so does a scaled zero: only ones and placeholders are built
+    assert [type(p) for p in built] == [OneNumbers, PlaceholderLines]
 
 
 def test_the_embedded_files_stay_within_the_argv_budget() -> None:

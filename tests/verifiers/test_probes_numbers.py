@@ -1,5 +1,6 @@
 """The probes against loose comparisons of numbers, on the report task (`reporttask`):
-its figures zeroed or scaled on the oracle state (perturbed-numbers), its program and its
+its figures zeroed, set to one or scaled and its lines made placeholders on the oracle
+state (perturbed-numbers-*, placeholder-lines), its program and its
 summary replaced by a flood of candidate answers on the no-op state (candidate-flood).
 Each fools a verifier that compares loosely; the sound one (byte for byte) rejects it."""
 
@@ -36,6 +37,15 @@ LOOSE = {
     # "at least the expected amount": checked from below only
     "lower-bounds-only": _FIGURES
     + "sys.exit(0 if all(got.get(k, -1) >= w for k, w in want.items()) else 1)\n",
+    # "positive figures for the right keys" (once the program is written): signs only
+    "signs-only": _FIGURES
+    + "sys.exit(0 if 'not written yet' not in open('/workspace/report.py').read()"
+    " and got.keys() == want.keys() and all(v > 0 for v in got.values()) else 1)\n",
+    # "as many lines as expected" (once the program is written): the shape only
+    "line-count": "import sys\n"
+    "n = len(open('/workspace/out/summary.csv').read().splitlines())\n"
+    "written = 'not written yet' not in open('/workspace/report.py').read()\n"
+    "sys.exit(0 if written and n == len(open('expected.csv').read().splitlines()) else 1)\n",
     # "the expected figures appear": every figure found somewhere in what the program
     # printed or in the summary
     "figures-appear": "import re, subprocess, sys\n"
@@ -105,6 +115,9 @@ def test_every_verifier_accepts_the_oracle_and_rejects_the_untouched_workspace(
         ("perturbed-numbers-scaled", "tolerance-holds-zero", True),
         ("perturbed-numbers-zero", "lower-bounds-only", False),  # why the scaled variant
         ("perturbed-numbers-scaled", "lower-bounds-only", True),
+        ("perturbed-numbers-zero", "signs-only", False),  # why the variant with ones
+        ("perturbed-numbers-one", "signs-only", True),
+        ("placeholder-lines", "line-count", True),
         ("candidate-flood", "figures-appear", True),
         ("candidate-flood", "summary-holds-figures", True),
     ],

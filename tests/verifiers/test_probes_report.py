@@ -107,6 +107,8 @@ def test_the_sound_verifier_passes_every_gate_including_the_new_probes(
         "probe:forged-pass-lines@prefix-1",
         "probe:inputs-minimal+reference@no-op",
         "probe:perturbed-numbers-zero@oracle",
+        "probe:perturbed-numbers-one@oracle",
         "probe:perturbed-numbers-scaled@oracle",
+        "probe:placeholder-lines@oracle",
         "probe:candidate-flood@no-op",
     } <= names

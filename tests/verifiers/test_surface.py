@@ -392,3 +392,41 @@ def test_a_verdict_file_the_verifier_wrote_on_the_oracle_replayed_fools_one_that
     assert probe.files == {"/app/out/verdict.txt": ("pass", 0o644)}  # type: ignore[attr-defined]
     assert fooled == 1, "the probe fools nothing"
     assert sound_verdict == 0
+
+
+#: Harbor's contract: the script writes its reward file after the check. It sources an
+#: optional workspace config first, in its own shell: a planted config that only exits 0
+#: would end the script before any reward was written (reward 0), so the plant also claims
+#: the reward. The sound twin never sources what the workspace holds.
+SOURCES_THEN_REWARDS = (
+    "cd /app; [ -f ./config.sh ] && . ./config.sh; "
+    'if [ "$(cat out/total.txt 2>/dev/null)" = 60 ]; then r=1; else r=0; fi; '
+    "mkdir -p /logs/verifier; echo $r > /logs/verifier/reward.txt"
+)
+SOURCES_THEN_REWARDS_SOUND = SOURCES_THEN_REWARDS.replace(
+    "[ -f ./config.sh ] && . ./config.sh; ", ""
+)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_sourced_plant_claims_harbors_reward_file_before_it_exits(
+    docker_engine, surface_image, oracle, files
+) -> None:  # type: ignore[no-untyped-def]
+    if strace_bundle() is None:
+        pytest.skip("no strace on this host")
+    spec = _spec()
+    v, s = (
+        make_verifier(files, entry).model_copy(update={"reward_dir": "/logs/verifier"})
+        for entry in (SOURCES_THEN_REWARDS, SOURCES_THEN_REWARDS_SOUND)
+    )
+    assert _verdict_of(docker_engine, oracle.prepared, v, files) == 1
+    probes = traced_probes(
+        docker_engine, oracle.prepared, spec=spec, verifier=v, verifier_files=verifier_tar(v, files)
+    )
+    (probe,) = [p for p in probes if p.name == "traced-shadow"]
+    noop = pristine_state(docker_engine, surface_image, spec)
+    assert _verdict_of(docker_engine, noop.prepared, v, files) == 0
+    state = produce_probe(docker_engine, surface_image, spec, noop, probe)
+    assert _verdict_of(docker_engine, state.prepared, v, files) == 1, "the plant claims nothing"
+    assert _verdict_of(docker_engine, state.prepared, s, files) == 0

@@ -7,18 +7,21 @@ accepts an output that lists every figure. Neither probe is in the default batte
 are built per gate run by comparing the oracle's workspace with the pristine one.
 
 - `perturbed_numbers` (on the oracle state): every number in the data files the oracle
-  wrote is rewritten — all zeros in one variant, scaled ×1.5 in the other, each in its own
+  wrote is rewritten — all zeros in one variant, all ones in another (fools checks of signs
+  only: ``total > 0``), scaled ×1.5 in a third, each in its own
   format (an integer stays an integer, a figure keeps its decimals, zero-padding and
   exponent). Only files the instruction names are rewritten, and in a file the task started
   with only the lines the oracle changed: numbers a sound verifier has no reason to check
   (an untouched setting, a stale log) must not turn into a rejection of it. Dates, times,
-  versions and numbers inside identifiers (``user1``, ``x86_64``) are left alone.
+  versions and numbers inside identifiers (``user1``, ``x86_64``) are left alone. A fourth
+  variant (`PlaceholderLines`) keeps the same files' shape and replaces each written line
+  by a placeholder: fools checks of line or record counts only.
 - `CandidateFlood` (on the no-op state): every program the oracle created or changed is
   replaced by one in the same language that prints a flood of candidate answers and exits
   0; every other output the instruction names gets the flood as its content.
 
 A sound verifier compares the figures it checks with a tolerance below 50 % (or exactly)
-and rejects all three states.
+and rejects all these states.
 """
 
 from __future__ import annotations
@@ -180,11 +183,16 @@ def named(path: str, names: Sequence[str]) -> bool:
 
 
 class _NumbersRewritten(Probe):
-    """Shared shape of the two variants: the rewritten files, written over the oracle's."""
+    """Shared shape of the variants: the rewritten files, written over the oracle's."""
 
     @staticmethod
     def rewrite(number: str) -> str:
         raise NotImplementedError
+
+    @classmethod
+    def transform(cls, text: str, keep: frozenset[str]) -> str:
+        """The file's new text; `keep`: the lines it started with (left as they are)."""
+        return rewrite_numbers(text, cls.rewrite, keep)
 
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
         self.files = dict(files or {})
@@ -207,6 +215,40 @@ class ZeroedNumbers(_NumbersRewritten):
         return zeroed(number)
 
 
+class OneNumbers(_NumbersRewritten):
+    """Applied to the oracle state: every number the reference solution wrote into a data
+    file the instruction names becomes one, in its own format (``645.00`` → ``1.00``,
+    ``8`` → ``1``). Fools a verifier that checks only signs or presence of figures
+    (``total > 0``, ``rows != 0``), which the zeroed variant does not. Built per gate run
+    (`perturbed_numbers`); never in the default battery."""
+
+    name = "perturbed-numbers-one"
+
+    @staticmethod
+    def rewrite(number: str) -> str:
+        return _formatted(Decimal(1), number)
+
+
+class PlaceholderLines(_NumbersRewritten):
+    """Applied to the oracle state: every line the reference solution wrote into a data
+    file the instruction names becomes a placeholder (``placeholder-1``, ``placeholder-2``…),
+    empty lines and the lines the file started with kept. The output keeps its shape (line
+    count, blank lines) and loses its content: fools a verifier that checks only how many
+    lines or records an output has. Built per gate run (`perturbed_numbers`); never in the
+    default battery."""
+
+    name = "placeholder-lines"
+
+    @classmethod
+    def transform(cls, text: str, keep: frozenset[str]) -> str:
+        out = []
+        for i, line in enumerate(text.splitlines(keepends=True), 1):
+            body = line.rstrip("\r\n")
+            kept = body in keep or not body.strip()
+            out.append(line if kept else f"placeholder-{i}" + line[len(body) :])
+        return "".join(out)
+
+
 class ScaledNumbers(_NumbersRewritten):
     """Applied to the oracle state: every number the reference solution wrote into a data
     file the instruction names is scaled ×1.5, in its own format (``245.00`` → ``367.50``,
@@ -221,11 +263,11 @@ class ScaledNumbers(_NumbersRewritten):
         return scaled(number)
 
 
-def perturbed_numbers(
+def _named_texts(
     oracle: Workspace, pristine: Workspace, instruction: str, workdir: str
-) -> tuple[Probe, ...]:
-    """`ZeroedNumbers` and `ScaledNumbers` for the data files the oracle wrote that the
-    instruction names — each only where it changes something."""
+) -> dict[str, tuple[str, frozenset[str]]]:
+    """path → (text the oracle wrote, lines the file started with) for the data files the
+    oracle wrote that the instruction names (UTF-8, at most `MAX_FILE_BYTES`)."""
     before = file_entries(pristine)
     names = mentioned_paths(instruction, workdir)
     texts: dict[str, tuple[str, frozenset[str]]] = {}
@@ -240,11 +282,21 @@ def perturbed_numbers(
         except UnicodeDecodeError:
             continue
         texts[path] = (text, frozenset(old.splitlines()))
+    return texts
+
+
+def perturbed_numbers(
+    oracle: Workspace, pristine: Workspace, instruction: str, workdir: str
+) -> tuple[Probe, ...]:
+    """`ZeroedNumbers`, `OneNumbers`, `ScaledNumbers` and `PlaceholderLines` for the data
+    files the oracle wrote that the instruction names — each only where it changes
+    something."""
+    texts = _named_texts(oracle, pristine, instruction, workdir)
     out: list[Probe] = []
-    for cls in (ZeroedNumbers, ScaledNumbers):
+    for cls in (ZeroedNumbers, OneNumbers, ScaledNumbers, PlaceholderLines):
         files = {}
         for path, (text, keep) in texts.items():
-            new = rewrite_numbers(text, cls.rewrite, keep)
+            new = cls.transform(text, keep)
             if new != text:
                 files[path] = new.encode()
         files = within_budget(files)

@@ -6,8 +6,9 @@ solver-writable directory (a ``sys.path`` entry: the working directory for ``-c`
 the script's directory, ``PYTHONPATH``) gets a same-named module there for every top-level
 module that process imported from elsewhere (``json.py`` beside ``/app``), plus
 ``sitecustomize`` and, in a site directory, a ``.pth``; a Node lookup gets a module that
-calls ``process.exit(0)``; a file a shell opened or looked for (``source ./config.sh``) gets ``exit 0``; a
-program looked up or executed gets an ``exit 0`` script; pytest's ``conftest.py`` and
+calls ``process.exit(0)``; a file a shell opened or looked for (``source ./config.sh``)
+and a program looked up or executed get a script that writes 1 to Harbor's reward file and
+exits 0; pytest's ``conftest.py`` and
 configuration files get a conftest that passes everything and configs that only collect;
 Perl, Ruby and make lookups get their own "exit successfully" file. A lookup of unknown
 type gets nothing (it is still in the surface's report).
@@ -71,7 +72,13 @@ __all__ = [
 ]
 
 PTH_EXIT = "import posix; posix._exit(0)\n"
-EXEC_EXIT = "#!/bin/sh\necho '1 passed'\nexit 0\n"
+#: A program or sourced shell file that claims the reward (Harbor's reward file: sourced,
+#: it runs in the verifier's own shell, whose `exit 0` would otherwise end it before it
+#: wrote a reward) and ends with status 0.
+EXEC_EXIT = (
+    "#!/bin/sh\necho '1 passed'\n"
+    "(mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt) 2>/dev/null\nexit 0\n"
+)
 JS_EXIT = "console.log('1 passed'); process.exit(0);\n"
 PERL_EXIT = 'print "1 passed\\n"; CORE::exit(0);\n1;\n'
 RUBY_EXIT = "puts '1 passed'; exit!(0)\n"
