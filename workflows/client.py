@@ -62,21 +62,33 @@ def reachable(settings: TemporalSettings, timeout: float = 0.5) -> bool:
         return False
 
 
+#: How long `connect` waits for a server that answers but is still starting.
+STARTING_WAIT_S = 30.0
+
+
 async def connect(settings: TemporalSettings, target: str | None = None) -> Client:
+    """A client of `target`; a server still starting ("not healthy yet") is waited for up
+    to `STARTING_WAIT_S`, anything else unreachable is a `ConfigError` at once."""
     target = target or address(settings)
-    try:
-        return await Client.connect(
-            target,
-            namespace=settings.namespace,
-            api_key=settings.api_key,
-            tls=bool(settings.api_key),
-            data_converter=pydantic_data_converter,
-        )
-    except RuntimeError as err:  # the core SDK reports connection failures this way
-        raise ConfigError(
-            f"cannot reach Temporal at {target}: {err}",
-            hint="run `envfactory up` (embedded server) or set ENVFACTORY_TEMPORAL__ADDRESS",
-        ) from err
+    deadline = asyncio.get_running_loop().time() + STARTING_WAIT_S
+    while True:
+        try:
+            return await Client.connect(
+                target,
+                namespace=settings.namespace,
+                api_key=settings.api_key,
+                tls=bool(settings.api_key),
+                data_converter=pydantic_data_converter,
+            )
+        except RuntimeError as err:  # the core SDK reports connection failures this way
+            starting = "not healthy yet" in str(err)
+            if starting and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(1.0)
+                continue
+            raise ConfigError(
+                f"cannot reach Temporal at {target}: {err}",
+                hint="run `envfactory up` (embedded server) or set ENVFACTORY_TEMPORAL__ADDRESS",
+            ) from err
 
 
 def pipeline_config(settings: Settings) -> PipelineConfig:
