@@ -28,11 +28,9 @@ from __future__ import annotations
 
 import base64
 import gzip
-import io
 import json
 import posixpath
 import re
-import tarfile
 from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
@@ -41,6 +39,7 @@ from envfactory.core.models import EnvironmentSpec
 
 from .base import Probe, qs
 from .workspace import Workspace, mentioned_paths
+from .workspace import file_entries as workspace_entries
 
 #: Extensions of the data files whose numbers `perturbed_numbers` rewrites.
 DATA_EXTS = (
@@ -152,17 +151,7 @@ class _Entry(NamedTuple):
 
 def file_entries(workspace: Workspace) -> dict[str, _Entry]:
     """Absolute path → (content, mode) of each regular file in a state's workspace tars."""
-    out: dict[str, _Entry] = {}
-    for path, raw in workspace:
-        if raw is None:
-            continue
-        parent = posixpath.dirname(path.rstrip("/"))
-        with tarfile.open(fileobj=io.BytesIO(raw)) as tf:
-            for m in tf.getmembers():
-                f = tf.extractfile(m) if m.isreg() else None
-                if f is not None:
-                    out[posixpath.join(parent, m.name)] = _Entry(f.read(), m.mode & 0o7777)
-    return out
+    return {p: _Entry(*e) for p, e in workspace_entries(workspace).items()}
 
 
 def written(oracle: Workspace, pristine: Workspace) -> dict[str, _Entry]:

@@ -417,16 +417,21 @@ def file_hashes(workspace: Workspace) -> dict[str, str]:
 def file_bytes(workspace: Workspace, suffix: str = "") -> dict[str, bytes]:
     """Absolute path → content of each regular file (ending in `suffix`) in a state's
     workspace tars."""
-    out: dict[str, bytes] = {}
+    return {p: data for p, (data, _) in file_entries(workspace).items() if p.endswith(suffix)}
+
+
+def file_entries(workspace: Workspace) -> dict[str, tuple[bytes, int]]:
+    """Absolute path → (content, mode) of each regular file in a state's workspace tars."""
+    out: dict[str, tuple[bytes, int]] = {}
     for path, raw in workspace:
         if raw is None:
             continue
         parent = posixpath.dirname(path.rstrip("/"))
         with tarfile.open(fileobj=io.BytesIO(raw)) as tf:
             for m in tf.getmembers():
-                f = tf.extractfile(m) if m.isreg() and m.name.endswith(suffix) else None
+                f = tf.extractfile(m) if m.isreg() else None
                 if f is not None:
-                    out[posixpath.join(parent, m.name)] = f.read()
+                    out[posixpath.join(parent, m.name)] = (f.read(), m.mode & 0o7777)
     return out
 
 
