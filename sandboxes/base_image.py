@@ -69,7 +69,10 @@ CA_ENV = {
 PYTHON_DOCKERFILE = """\
 FROM {base}
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore PYTHONUNBUFFERED=1
-RUN python3 -m venv /usr/local && /usr/local/bin/python3 -m pip --version
+# ensurepip can leave a .pyc older than its source (same second): the first `pip install`
+# of every task would rewrite it, and site-packages would look tampered with. Compile all.
+RUN python3 -m venv /usr/local && /usr/local/bin/python3 -m compileall -q /usr/local/lib \
+    && /usr/local/bin/python3 -m pip --version
 CMD ["python3"]
 """
 

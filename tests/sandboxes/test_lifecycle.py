@@ -145,3 +145,18 @@ def test_many_async_users_of_a_small_pool_all_finish(
         return await asyncio.gather(*(one(i) for i in range(10)))
 
     assert asyncio.run(many()) == [str(i) for i in range(10)]
+
+
+def test_running_pip_in_the_python_base_image_changes_no_system_file(
+    docker_engine: DockerEngine, base_image: str
+) -> None:
+    """Stale bytecode left by the image build would be rewritten by the first pip run of
+    every task, and the gates would report the oracle as tampering with site-packages."""
+    with docker_engine.sandbox(base_image, purpose="test") as sb:
+        sb.exec("touch /tmp/mark && sleep 1")
+        sb.exec(
+            "python3 -m pip install --no-index --dry-run --ignore-installed pip; "
+            "python3 -m pip list; python3 -m pip download --no-index nothing; true"
+        )
+        changed = sb.exec("find /usr /etc -newer /tmp/mark -type f 2>/dev/null | head").stdout
+    assert changed.strip() == ""

@@ -119,6 +119,31 @@ def test_perturbed_numbers_rewrite_only_named_data_the_oracle_wrote() -> None:
     )
 
 
+def test_sentences_in_free_text_keep_their_numbers_and_records_do_not() -> None:
+    # a root-cause note (prose naming releases) beside a figure line and a JSON record:
+    # a sound verifier greps the note for the release, so rewriting "3.0" would be a false
+    # finding; the figure line and the JSON sentence-like value are data and are rewritten
+    note = (
+        b"# Why the 2026-11-27 build broke\n\n"
+        b"Werkzeug 3.0 removed url_quote, which Flask 2.2 still imports at start-up time.\n"
+        b"Total failing builds: 4\n"
+        b"Die Version 2 von Paket X hat 3 Funktionen und 12 Klassen\n"  # numbers dense: data
+    )
+    record = b'{"why": "Werkzeug 3.0 removed url_quote which Flask 2.2 imports", "builds": 4}\n'
+    oracle = _ws({"ROOT_CAUSE.md": note, "out/why.json": record})
+    instruction = "Explain in /app/ROOT_CAUSE.md and /app/out/why.json."
+    zero = perturbed_numbers(oracle, _ws({}), instruction, "/app")[0]
+    assert zero.files["/app/ROOT_CAUSE.md"] == (
+        b"# Why the 2026-11-27 build broke\n\n"
+        b"Werkzeug 3.0 removed url_quote, which Flask 2.2 still imports at start-up time.\n"
+        b"Total failing builds: 0\n"
+        b"Die Version 0 von Paket X hat 0 Funktionen und 0 Klassen\n"
+    )
+    assert zero.files["/app/out/why.json"] == (
+        b'{"why": "Werkzeug 0.0 removed url_quote which Flask 0.0 imports", "builds": 0}\n'
+    )
+
+
 def test_a_file_the_rewrite_leaves_as_it_was_is_skipped() -> None:
     zeros = _ws({"out/summary.json": b'{"total": 0, "rows": 0}\n'})
     built = perturbed_numbers(zeros, _ws({}), "Write /app/out/summary.json.", "/app")

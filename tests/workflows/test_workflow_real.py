@@ -42,6 +42,24 @@ def real_services(tmp_path):
     services.store.close()
 
 
+async def _result_unless_held_for_review(handle, services):  # type: ignore[no-untyped-def]
+    """The workflow's result; a sound example held for review fails at once, with the
+    findings that held it (nobody would ever decide them: the test would only time out)."""
+    result = asyncio.ensure_future(handle.result())
+    while not result.done():
+        await asyncio.wait({result}, timeout=10)
+        status = await handle.query(SynthesizeEnvironment.status)
+        if status.stage == "awaiting-review":
+            result.cancel()
+            store = services.store
+            findings = [
+                store.findings.get(store.reviews.get(i).finding_id).evidence.summary
+                for i in status.open_review_items
+            ]
+            pytest.fail("held for review: " + "; ".join(findings)[:4000])
+    return result.result()
+
+
 def test_the_full_pipeline_on_an_example_seed_publishes_a_gated_environment(
     temporal_env, loop, real_services, queues
 ):
@@ -55,12 +73,13 @@ def test_the_full_pipeline_on_an_example_seed_publishes_a_gated_environment(
         workers = build_workers(temporal_env.client, PipelineActivities(services), config)
         task = asyncio.create_task(run_workers(workers, stop))
         try:
-            return await temporal_env.client.execute_workflow(
+            handle = await temporal_env.client.start_workflow(
                 SynthesizeEnvironment.run,
                 SynthesisInput(seed_id=seed.id, config=config),
                 id=f"synthesize-{seed.id}-{uuid.uuid4().hex[:6]}",
                 task_queue=queues[0],
             )
+            return await _result_unless_held_for_review(handle, services)
         finally:
             stop.set()
             await task

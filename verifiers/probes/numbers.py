@@ -70,6 +70,11 @@ SCALE = Decimal("1.5")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 # Numbers on a line the oracle did not change, or inside these, are left alone.
 _DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\d{1,2}:\d{2}")
+# A word of prose: two letters or more (``Flask``, ``don't``), never a number.
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
+#: Files whose every line is data (fields and values); in other text files, a line of prose
+#: keeps its numbers (`is_prose`).
+STRUCTURED_EXTS = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".yaml", ".yml", ".toml", ".xml")
 # Paths under these parts are by-products (caches, VCS data), not outputs.
 _NOT_OUTPUTS = ("/.git/", "/__pycache__/", "/node_modules/", "/.pytest_cache/", "/.cache/")
 
@@ -108,13 +113,26 @@ def _formatted(value: Decimal, like: str) -> str:
     return f"{sign}{int_part}{dot}{dec}{exponent}"
 
 
-def rewrite_numbers(text: str, rewrite: Callable[[str], str], keep_lines: frozenset[str]) -> str:
+def is_prose(line: str) -> bool:
+    """Whether `line` is a sentence rather than a record: six words or more, and at least
+    three words per number (``Werkzeug 3.0 removed url_quote, which Flask 2.2 imports``).
+    Numbers in prose are mentions (a release, a section), not figures a verifier grades:
+    rewriting them would turn a sound verifier's acceptance into a false finding."""
+    words = len(_WORD.findall(line))
+    return words >= 6 and words >= 3 * len(_NUMBER.findall(line))
+
+
+def rewrite_numbers(
+    text: str, rewrite: Callable[[str], str], keep_lines: frozenset[str], *, prose: bool = False
+) -> str:
     """`text` with every number that stands alone rewritten, on every line not in
-    `keep_lines` (the lines a task's file started with). A number glued to a letter, a
-    dot-version or a date/time (``user1``, ``1.2.3``, ``2024-01-31``, ``12:30``) stays."""
+    `keep_lines` (the lines a task's file started with) and, where `prose` says the file is
+    free text, not a sentence (`is_prose`). A number glued to a letter, a dot-version or a
+    date/time (``user1``, ``1.2.3``, ``2024-01-31``, ``12:30``) stays."""
     out = []
     for line in text.splitlines(keepends=True):
-        out.append(line if line.rstrip("\r\n") in keep_lines else _rewrite_line(line, rewrite))
+        kept = line.rstrip("\r\n") in keep_lines or (prose and is_prose(line))
+        out.append(line if kept else _rewrite_line(line, rewrite))
     return "".join(out)
 
 
@@ -179,9 +197,10 @@ class _NumbersRewritten(Probe):
         raise NotImplementedError
 
     @classmethod
-    def transform(cls, text: str, keep: frozenset[str]) -> str:
-        """The file's new text; `keep`: the lines it started with (left as they are)."""
-        return rewrite_numbers(text, cls.rewrite, keep)
+    def transform(cls, text: str, keep: frozenset[str], *, prose: bool = False) -> str:
+        """The file's new text; `keep`: the lines it started with (left as they are);
+        `prose`: the file is free text, whose sentences keep their numbers."""
+        return rewrite_numbers(text, cls.rewrite, keep, prose=prose)
 
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
         self.files = dict(files or {})
@@ -229,7 +248,7 @@ class PlaceholderLines(_NumbersRewritten):
     name = "placeholder-lines"
 
     @classmethod
-    def transform(cls, text: str, keep: frozenset[str]) -> str:
+    def transform(cls, text: str, keep: frozenset[str], *, prose: bool = False) -> str:
         out = []
         for i, line in enumerate(text.splitlines(keepends=True), 1):
             body = line.rstrip("\r\n")
@@ -285,7 +304,7 @@ def perturbed_numbers(
     for cls in (ZeroedNumbers, OneNumbers, ScaledNumbers, PlaceholderLines):
         files = {}
         for path, (text, keep) in texts.items():
-            new = cls.transform(text, keep)
+            new = cls.transform(text, keep, prose=not path.lower().endswith(STRUCTURED_EXTS))
             if new != text:
                 files[path] = new.encode()
         files = within_budget(files)
