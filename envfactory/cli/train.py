@@ -33,6 +33,8 @@ app = typer.Typer(
         "  envfactory train --pack out/packs/my-pack --model tiny --steps 5 --json\n\n"
         "  envfactory train --synthetic echo --algorithm grpo --steps 20 --out runs/grpo\n\n"
         "  envfactory train --synthetic two_turn_recall --rollout-mode processes --workers 4\n\n"
+        "  envfactory train --synthetic graded_recall --rollout-mode processes --workers 1 \\\n"
+        "      --concurrent-episodes 32 --rollout-nice 10   # one batched engine, learner first\n\n"
         "  envfactory train --synthetic echo --engine sglang --sglang-url http://127.0.0.1:30000"
     ),
     no_args_is_help=False,
@@ -101,6 +103,8 @@ def _build_trainer(opts: dict[str, Any]) -> Any:
         stop_token_ids=stop_ids,
         rollout_workers=opts["workers"],
         rollout_mode=opts["rollout_mode"],
+        concurrent_episodes=opts["concurrent_episodes"],
+        rollout_nice=opts["rollout_nice"],
         seed=opts["seed"],
     )
     policy = load_policy(opts["model"], TinyModelSpec(vocab_size=vocab), opts["seed"])
@@ -166,6 +170,7 @@ def _run(opts: dict[str, Any], console: Console) -> dict[str, Any]:
         "model": str(out / "model"),
         "engine": opts["engine"],
         "rollout_mode": trainer.config.rollout_mode,
+        "concurrent_episodes": trainer.config.concurrent_episodes,
         "last": last.model_dump(),
     }
 
@@ -256,6 +261,19 @@ def train(
         "threads",
         "--rollout-mode",
         help="threads (any engine) or processes (torch engine, no GIL shared with the learner).",
+    ),
+    concurrent_episodes: int = typer.Option(
+        1,
+        "--concurrent-episodes",
+        min=1,
+        help="Episodes each worker plays at once, their forwards batched (continuous batching).",
+    ),
+    rollout_nice: int = typer.Option(
+        0,
+        "--rollout-nice",
+        min=0,
+        max=19,
+        help="Niceness of rollout processes: the learner first when both want a core.",
     ),
     max_turns: int = typer.Option(8, "--max-turns", min=1, help="Turns per pack episode."),
     max_new_tokens: int = typer.Option(

@@ -157,6 +157,23 @@ def test_train_runs_with_rollout_workers_as_threads_or_processes(tmp_path, mode)
     assert not [p for p in multiprocessing.active_children() if p.name.startswith("rollout-")]
 
 
+def test_concurrent_episodes_batch_each_workers_forwards_from_the_cli(tmp_path):
+    args = ["--synthetic", "two_turn_recall", "--steps", "2", "--warmup", "0"]
+    args += ["--batch-size", "8", "--workers", "1", "--concurrent-episodes", "4"]
+    result = runner.invoke(app, args + ["--out", str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["concurrent_episodes"] == 4 and summary["policy_version"] == 2
+
+
+def test_rollout_nice_without_rollout_processes_names_the_field(tmp_path):
+    args = ["--synthetic", "echo", "--rollout-nice", "5", "--out", str(tmp_path / "run")]
+    result = runner.invoke(app, args + ["--json"])
+    assert result.exit_code == 1
+    error = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "rollout_nice" in error["message"] and not (tmp_path / "run").exists()
+
+
 @pytest.mark.parametrize(
     ("extra", "says"),
     [
