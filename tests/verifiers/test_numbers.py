@@ -126,6 +126,7 @@ def test_sentences_in_free_text_keep_their_numbers_and_records_do_not() -> None:
     note = (
         b"# Why the 2026-11-27 build broke\n\n"
         b"Werkzeug 3.0 removed url_quote, which Flask 2.2 still imports at start-up time.\n"
+        b"release, Werkzeug 3.0.4. Werkzeug 3.0 removed `werkzeug.urls.url_quote`, which Flask 2.2\n"
         b"Total failing builds: 4\n"
         b"Die Version 2 von Paket X hat 3 Funktionen und 12 Klassen\n"  # numbers dense: data
     )
@@ -136,6 +137,7 @@ def test_sentences_in_free_text_keep_their_numbers_and_records_do_not() -> None:
     assert zero.files["/app/ROOT_CAUSE.md"] == (
         b"# Why the 2026-11-27 build broke\n\n"
         b"Werkzeug 3.0 removed url_quote, which Flask 2.2 still imports at start-up time.\n"
+        b"release, Werkzeug 3.0.4. Werkzeug 3.0 removed `werkzeug.urls.url_quote`, which Flask 2.2\n"
         b"Total failing builds: 0\n"
         b"Die Version 0 von Paket X hat 0 Funktionen und 0 Klassen\n"
     )

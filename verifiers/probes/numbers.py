@@ -115,11 +115,12 @@ def _formatted(value: Decimal, like: str) -> str:
 
 def is_prose(line: str) -> bool:
     """Whether `line` is a sentence rather than a record: six words or more, and at least
-    three words per number (``Werkzeug 3.0 removed url_quote, which Flask 2.2 imports``).
+    three words per standalone number (``release, Werkzeug 3.0.4. Werkzeug 3.0 removed
+    url_quote, which Flask 2.2 imports``: 11 words, two numbers).
     Numbers in prose are mentions (a release, a section), not figures a verifier grades:
     rewriting them would turn a sound verifier's acceptance into a false finding."""
     words = len(_WORD.findall(line))
-    return words >= 6 and words >= 3 * len(_NUMBER.findall(line))
+    return words >= 6 and words >= 3 * len(_standalone_numbers(line))
 
 
 def rewrite_numbers(
@@ -137,15 +138,21 @@ def rewrite_numbers(
 
 
 def _rewrite_line(line: str, rewrite: Callable[[str], str]) -> str:
+    starts = {m.start() for m in _standalone_numbers(line)}
+    return _NUMBER.sub(lambda m: rewrite(m.group(0)) if m.start() in starts else m.group(0), line)
+
+
+def _standalone_numbers(line: str) -> list[re.Match[str]]:
+    """The numbers of `line` that stand alone: not in a date or time, not glued to a
+    letter, a dot-version or a path."""
     masked = {i for m in _DATE_TIME.finditer(line) for i in range(m.start(), m.end())}
-
-    def sub(m: re.Match[str]) -> str:
-        s, e = m.start(), m.end()
-        if s in masked or _glued(line, s - 1, -1) or _glued(line, e, 1):
-            return m.group(0)
-        return rewrite(m.group(0))
-
-    return _NUMBER.sub(sub, line)
+    return [
+        m
+        for m in _NUMBER.finditer(line)
+        if m.start() not in masked
+        and not _glued(line, m.start() - 1, -1)
+        and not _glued(line, m.end(), 1)
+    ]
 
 
 def _glued(line: str, i: int, step: int) -> bool:

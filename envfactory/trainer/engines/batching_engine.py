@@ -23,13 +23,13 @@ Invariants (those of ``engines/base.py``, plus):
 
 from __future__ import annotations
 
-import copy
 import threading
 from dataclasses import dataclass, field
 
 import torch
 
 from envfactory.trainer.engines.base import EngineFinish, Generation, SamplingParams
+from envfactory.trainer.engines.local_copy import LocalCopyEngine, sample
 
 
 @dataclass
@@ -55,32 +55,17 @@ class _Segment:
             self.done = True
 
 
-class BatchingEngine:
+class BatchingEngine(LocalCopyEngine):
     def __init__(
         self, model: torch.nn.Module, seed: int, version: int = 0, max_batch: int = 64
     ) -> None:
-        self._model = copy.deepcopy(model).eval()
-        for param in self._model.parameters():
-            param.requires_grad_(False)
-        self._weights_lock = threading.Lock()
+        super().__init__(model, seed, version)
         self._queue = threading.Condition()
         self._waiting: list[_Segment] = []
         self._leading = False
-        self._resumed = threading.Event()
-        self._resumed.set()
-        self._version = version
         self._max_batch = max_batch
-        self._generator = torch.Generator().manual_seed(seed)
         self.forwards = 0  # batched forward passes run (a benchmark counter)
         self.segments_stepped = 0  # sum of the batch sizes of those passes
-
-    @property
-    def version(self) -> int:
-        return self._version
-
-    @property
-    def model(self) -> torch.nn.Module:
-        return self._model
 
     def generate(self, prompt_ids: list[int], params: SamplingParams) -> Generation:
         self._resumed.wait()
@@ -125,36 +110,14 @@ class BatchingEngine:
             mask[row, : lengths[row]] = 1
         last = torch.tensor(lengths) - 1
         with self._weights_lock:
-            device = next(self._model.parameters()).device
+            device = self._device()
             logits = self._model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits
             version = self._version
         rows = logits[torch.arange(len(batch), device=device), last.to(device)]
         temperatures = torch.tensor([s.params.temperature for s in batch], device=device)
-        logp = torch.log_softmax(rows.to(torch.float32) / temperatures[:, None], dim=-1).cpu()
-        tokens = torch.multinomial(logp.exp(), 1, generator=self._generator).squeeze(1)
+        tokens, logp = sample(rows, temperatures, self._generator)
         for row, segment in enumerate(batch):
             token = int(tokens[row])
             segment.take(token, float(logp[row, token]), version)
         self.forwards += 1
         self.segments_stepped += len(batch)
-
-    def update_weights(self, model: torch.nn.Module, version: int) -> None:
-        self.load_weights(dict(model.named_parameters()), version)
-
-    @torch.no_grad()
-    def load_weights(self, named: dict[str, torch.Tensor], version: int) -> None:
-        """Copy ``named`` parameters in, between two batched steps."""
-        params = dict(self._model.named_parameters())
-        unknown = sorted(set(named) - set(params))
-        if unknown:
-            raise KeyError(f"unknown parameters {unknown[:3]}")
-        with self._weights_lock:
-            for name, tensor in named.items():
-                params[name].copy_(tensor)
-            self._version = version
-
-    def pause(self) -> None:
-        self._resumed.clear()
-
-    def resume(self) -> None:
-        self._resumed.set()

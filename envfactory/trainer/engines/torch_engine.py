@@ -11,59 +11,31 @@ feeding an fp32 learner: the cross-precision mismatch ``mismatch.py`` measures.
 Without a KV cache a segment costs O(L²); fine for the CPU/test path, and the
 SGLang engine is the one for long GPU rollouts.
 
-Thread safety: one generate call holds the engine lock for its whole segment, so a
+Thread safety: one generate call holds the weights lock for its whole segment, so a
 segment never mixes weight versions; ``pause`` blocks new segments until ``resume``.
 """
 
 from __future__ import annotations
 
-import copy
-import threading
-
 import torch
 
 from envfactory.trainer.engines.base import Generation, SamplingParams
+from envfactory.trainer.engines.local_copy import LocalCopyEngine, sample
 
 
-class TorchEngine:
-    def __init__(
-        self,
-        model: torch.nn.Module,
-        seed: int,
-        version: int = 0,
-        dtype: torch.dtype | None = None,
-    ) -> None:
-        self._model = copy.deepcopy(model).eval()
-        if dtype is not None:
-            self._model.to(dtype)
-        for param in self._model.parameters():
-            param.requires_grad_(False)
-        self._lock = threading.Lock()
-        self._resumed = threading.Event()
-        self._resumed.set()
-        self._version = version
-        self._generator = torch.Generator().manual_seed(seed)
-
-    @property
-    def version(self) -> int:
-        return self._version
-
-    @property
-    def model(self) -> torch.nn.Module:
-        return self._model
-
+class TorchEngine(LocalCopyEngine):
     def _next_token(self, ids: list[int], temperature: float) -> tuple[int, float]:
-        device = next(self._model.parameters()).device
-        x = torch.tensor([ids], dtype=torch.long, device=device)
-        logits = self._model(input_ids=x).logits[0, -1].to(torch.float32) / temperature
-        logp = torch.log_softmax(logits, dim=-1)
-        token = int(torch.multinomial(logp.exp().cpu(), 1, generator=self._generator))
-        return token, float(logp[token])
+        x = torch.tensor([ids], dtype=torch.long, device=self._device())
+        logits = self._model(input_ids=x).logits[:, -1]
+        temperatures = torch.tensor([temperature], device=logits.device)
+        tokens, logp = sample(logits, temperatures, self._generator)
+        token = int(tokens[0])
+        return token, float(logp[0, token])
 
     @torch.no_grad()
     def generate(self, prompt_ids: list[int], params: SamplingParams) -> Generation:
         self._resumed.wait()
-        with self._lock:
+        with self._weights_lock:
             ids = list(prompt_ids)
             tokens: list[int] = []
             logprobs: list[float] = []
@@ -77,24 +49,3 @@ class TorchEngine:
                     finish = "stop"
                     break
             return Generation(tuple(tokens), tuple(logprobs), finish, self._version)  # type: ignore[arg-type]
-
-    def update_weights(self, model: torch.nn.Module, version: int) -> None:
-        self.load_weights(dict(model.named_parameters()), version)
-
-    @torch.no_grad()
-    def load_weights(self, named: dict[str, torch.Tensor], version: int) -> None:
-        """Copy ``named`` parameters in (cast to the engine's dtype), between segments."""
-        params = dict(self._model.named_parameters())
-        unknown = sorted(set(named) - set(params))
-        if unknown:
-            raise KeyError(f"unknown parameters {unknown[:3]}")
-        with self._lock:
-            for name, tensor in named.items():
-                params[name].copy_(tensor)
-            self._version = version
-
-    def pause(self) -> None:
-        self._resumed.clear()
-
-    def resume(self) -> None:
-        self._resumed.set()
