@@ -12,7 +12,7 @@ from typing import Self
 
 from pydantic import Field
 
-from envfactory.core.models import AgentRole, EnvironmentSpec, Model, StateRef, Usage
+from envfactory.core.models import AgentRole, EnvironmentSpec, Model, StateRef, Trajectory, Usage
 from envfactory.core.models.base import NonEmpty
 from sandboxes.protocol import Sandbox
 
@@ -80,26 +80,47 @@ async def run_judge(inp: JudgeInput, *, rt: RoleRuntime, sandbox: Sandbox) -> So
         env_id=inp.env_id,
         finish=finish_tool(JudgeFinish, on_finish, "End the attempt and say whether it is solved."),
     )
-    state, diff, snap_err = await snapshot_final(sandbox, label="judge", env_id=inp.env_id)
     payload = res.payload if res is not None else None
-    solved = bool(payload.solved) if payload is not None else False
-    summary = payload.summary if payload is not None else f"no finish: {spent}"
+    return await finish_attempt(
+        rt,
+        sandbox,
+        traj,
+        role=AgentRole.JUDGE,
+        env_id=inp.env_id,
+        claimed=bool(payload.solved) if payload is not None else False,
+        summary=payload.summary if payload is not None else f"no finish: {spent}",
+    )
+
+
+async def finish_attempt(
+    rt: RoleRuntime,
+    sandbox: Sandbox,
+    traj: Trajectory,
+    *,
+    role: AgentRole,
+    env_id: str,
+    claimed: bool,
+    summary: str,
+) -> SolverResult:
+    """Snapshot a solver's final state, store its trajectory, and say what it did: the
+    judge's and the red team's shared ending, whatever the episode's outcome."""
+    state, diff, snap_err = await snapshot_final(sandbox, label=role.value, env_id=env_id)
     traj, key = store_trajectory(
         rt.store,
         traj,
         final_state=state,
         diff=diff,
-        claimed_solved=solved,
+        claimed_solved=claimed,
         summary=summary,
         error=traj.error or snap_err,
     )
     return SolverResult(
-        role=AgentRole.JUDGE,
-        env_id=inp.env_id,
+        role=role,
+        env_id=env_id,
         trajectory_id=traj.id,
         trajectory_key=key,
         final_state=state,
-        claimed_solved=solved,
+        claimed_solved=claimed,
         summary=summary,
         stop_reason=traj.stop_reason or "",
         usage=traj.usage,

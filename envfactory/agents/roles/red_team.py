@@ -21,11 +21,9 @@ from .common import (
     accept,
     finish_tool,
     run_loop,
-    snapshot_final,
-    store_trajectory,
     task_text,
 )
-from .judge import JudgeInput, SolverResult
+from .judge import JudgeInput, SolverResult, finish_attempt
 
 PROMPT_VERSION = "red_team.v1"
 
@@ -87,30 +85,15 @@ async def run_red_team(inp: RedTeamInput, *, rt: RoleRuntime, sandbox: Sandbox) 
         env_id=inp.env_id,
         finish=finish_tool(RedTeamFinish, on_finish, "End the attempt and report the shortcut."),
     )
-    state, diff, snap_err = await snapshot_final(
-        sandbox, label=AgentRole.RED_TEAM.value, env_id=inp.env_id
-    )
     p = res.payload if res is not None else None
-    summary = p.summary if p is not None else f"no finish: {spent}"
-    traj, key = store_trajectory(
-        rt.store,
+    result = await finish_attempt(
+        rt,
+        sandbox,
         traj,
-        final_state=state,
-        diff=diff,
-        claimed_solved=bool(p and p.expect_reward),
-        summary=summary,
-        error=traj.error or snap_err,
-    )
-    return RedTeamResult(
         role=AgentRole.RED_TEAM,
         env_id=inp.env_id,
-        trajectory_id=traj.id,
-        trajectory_key=key,
-        final_state=state,
-        claimed_solved=bool(p and p.expect_reward),
-        summary=summary,
-        stop_reason=traj.stop_reason or "",
-        usage=traj.usage,
-        shortcut=p.shortcut if p else "",
-        commands=shell_commands(traj),
+        claimed=bool(p and p.expect_reward),
+        summary=p.summary if p is not None else f"no finish: {spent}",
     )
+    shortcut = p.shortcut if p else ""
+    return RedTeamResult(**{**dict(result), "shortcut": shortcut}, commands=shell_commands(traj))
