@@ -33,7 +33,7 @@ from typing import Any
 import docker
 import docker.errors
 
-from envfactory.core.errors import ConfigError, ImageBuildFailed, SandboxError
+from envfactory.core.errors import ConfigError, ImageBuildFailed, SandboxError, raise_as
 from envfactory.core.models import BuildResult, Limits, ServiceSpec
 from envfactory.core.settings import SandboxSettings
 
@@ -266,7 +266,7 @@ class DockerEngine:
             self._pool.release()
             if group is not None:
                 group.remove()
-            raise _start_error(image, exc) from exc
+            raise_as(_start_error(image, exc), exc)
         return self._adopt(kind, launched, group)
 
     def _kind(

@@ -31,7 +31,7 @@ import requests
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from envfactory.core.errors import EnvFactoryError
+from envfactory.core.errors import EnvFactoryError, cut_cause_cycles, raise_as
 
 from .activity_table import ACTIVITIES, ActivityDef
 from .services import PipelineServices
@@ -112,6 +112,6 @@ class PipelineActivities:
             await asyncio.wait([work])
             raise
         except Exception as err:
-            raise to_application_error(err) from err
+            raise_as(to_application_error(err), cut_cause_cycles(err))
         finally:
             beat.cancel()

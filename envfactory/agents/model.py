@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from envfactory.core.errors import AgentError, AgentRetryable
+from envfactory.core.errors import AgentError, AgentRetryable, raise_as
 
 Message = dict[str, Any]
 ToolSchema = dict[str, Any]
@@ -115,7 +115,7 @@ class OpenAIChatModel:
                 options={"timeout": timeout_s},
             )
         except Exception as exc:  # translated, never swallowed
-            raise translate_error(exc) from exc
+            raise_as(translate_error(exc), exc)
         return _to_completion(resp)
 
     async def aclose(self) -> None:

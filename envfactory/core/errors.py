@@ -29,7 +29,7 @@ exception. `retryable` tells the activity layer how to translate an error.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NoReturn
 
 #: why a sandbox can no longer run commands (`SandboxBroken.reason`)
 BrokenReason = Literal["pids_exhausted", "runtime_error", "container_dead", "disk_exceeded"]
@@ -164,3 +164,28 @@ class RolloutEngineError(TrainerError):
     """The rollout engine refused or failed a request (server down, bad weights)."""
 
     retryable = True
+
+
+def raise_as(error: BaseException, cause: BaseException) -> NoReturn:
+    """``raise error from cause``, unless a translation kept ``cause`` as it was: then
+    re-raise it unchanged. ``raise exc from exc`` makes an exception its own cause, and
+    whatever walks the chain (tracebacks, Temporal's failure converter) recurses until
+    RecursionError, losing the real message."""
+    if error is cause:
+        raise cause
+    raise error from cause
+
+
+def cut_cause_cycles(error: BaseException) -> BaseException:
+    """``error`` with any loop in its ``__cause__`` / ``__context__`` chain cut where it
+    closes (third-party code can build one); returns ``error``."""
+    seen: set[int] = set()
+    node: BaseException | None = error
+    while node is not None and id(node) not in seen:
+        seen.add(id(node))
+        for attr in ("__cause__", "__context__"):
+            nxt = getattr(node, attr)
+            if nxt is not None and id(nxt) in seen:
+                setattr(node, attr, None)
+        node = node.__cause__ or node.__context__
+    return error
