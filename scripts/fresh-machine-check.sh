@@ -72,10 +72,17 @@ build_image() {
   rm -rf "$root"
 }
 
+# The engine's storage, read-only at its own path: on a real machine envfactory reads
+# containers' upper directories there (disk watchdog, overlay diffs, layer snapshots);
+# without it, it falls back to the daemon's API, whose disk measurements come too late
+# to name the quota to the writer that crossed it.
+DOCKER_ROOT="$(docker info -f '{{.DockerRootDir}}' 2>/dev/null || echo /var/lib/docker)"
+
 # One command inside the fresh container, as root, with a clean environment.
 in_fresh() {
   docker run --rm --label "$LABEL" --network host --pid host -e "PG_TEST_PORT=$PG_PORT" \
-    -v /var/run/docker.sock:/var/run/docker.sock -v "$WORK:$WORK" -v "$GIT_DIR:$GIT_DIR:ro" \
+    -v /var/run/docker.sock:/var/run/docker.sock -v "$DOCKER_ROOT:$DOCKER_ROOT:ro" \
+    -v "$WORK:$WORK" -v "$GIT_DIR:$GIT_DIR:ro" \
     -w "$WORK/envfactory" "$IMAGE" bash -lc "$1"
 }
 
