@@ -4,14 +4,15 @@
 #
 # Usage:  scripts/host-deps.sh demo   # debootstrap (the local base image is built with it)
 #         scripts/host-deps.sh test   # + postgresql, chromium (review UI browser test), strace,
-#                                     #   libatomic1 (playwright's bundled node needs it)
+#                                     #   libatomic1 (playwright's bundled node needs it), nodejs
+#                                     #   (the candidate-flood probe's JavaScript program is run)
 #                                     #   and the Docker Compose v2 plugin (compose stack test)
 # Not root, or no apt: prints what is missing and how to install it, and exits 1.
 set -euo pipefail
 
 want=(debootstrap:debootstrap)
 if [ "${1:-demo}" = test ]; then
-  want+=(initdb:postgresql chromium:chromium strace:strace libatomic.so.1:libatomic1)
+  want+=(initdb:postgresql chromium:chromium strace:strace libatomic.so.1:libatomic1 node:nodejs)
 fi
 
 have() {
