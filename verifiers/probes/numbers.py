@@ -41,22 +41,12 @@ from .base import Probe, qs
 from .workspace import Workspace, mentioned_paths
 from .workspace import file_entries as workspace_entries
 
+#: Files whose every line is data (fields and values).
+STRUCTURED_EXTS = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".yaml", ".yml", ".toml", ".xml")
+#: Free text: a line of prose keeps its numbers there (`is_prose`).
+FREE_TEXT_EXTS = (".txt", ".md", ".out", ".dat")
 #: Extensions of the data files whose numbers `perturbed_numbers` rewrites.
-DATA_EXTS = (
-    ".json",
-    ".jsonl",
-    ".ndjson",
-    ".csv",
-    ".tsv",
-    ".txt",
-    ".yaml",
-    ".yml",
-    ".md",
-    ".out",
-    ".dat",
-    ".toml",
-    ".xml",
-)
+DATA_EXTS = STRUCTURED_EXTS + FREE_TEXT_EXTS
 #: Larger files are left alone (a data file that big is rarely the answer itself).
 MAX_FILE_BYTES = 1 << 20
 #: The rewritten files travel inside the probe's script (one argv string, which Linux caps
@@ -72,9 +62,6 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\d{1,2}:\d{2}")
 # A word of prose: two letters or more (``Flask``, ``don't``), never a number.
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
-#: Files whose every line is data (fields and values); in other text files, a line of prose
-#: keeps its numbers (`is_prose`).
-STRUCTURED_EXTS = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".yaml", ".yml", ".toml", ".xml")
 # Paths under these parts are by-products (caches, VCS data), not outputs.
 _NOT_OUTPUTS = ("/.git/", "/__pycache__/", "/node_modules/", "/.pytest_cache/", "/.cache/")
 
@@ -311,7 +298,7 @@ def perturbed_numbers(
     for cls in (ZeroedNumbers, OneNumbers, ScaledNumbers, PlaceholderLines):
         files = {}
         for path, (text, keep) in texts.items():
-            new = cls.transform(text, keep, prose=not path.lower().endswith(STRUCTURED_EXTS))
+            new = cls.transform(text, keep, prose=path.lower().endswith(FREE_TEXT_EXTS))
             if new != text:
                 files[path] = new.encode()
         files = within_budget(files)

@@ -101,6 +101,7 @@ async def finish_attempt(
     env_id: str,
     claimed: bool,
     summary: str,
+    shortcut: str = "",
 ) -> SolverResult:
     """Snapshot a solver's final state, store its trajectory, and say what it did: the
     judge's and the red team's shared ending, whatever the episode's outcome."""
@@ -124,4 +125,5 @@ async def finish_attempt(
         summary=summary,
         stop_reason=traj.stop_reason or "",
         usage=traj.usage,
+        shortcut=shortcut,
     )

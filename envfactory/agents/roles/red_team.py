@@ -94,6 +94,6 @@ async def run_red_team(inp: RedTeamInput, *, rt: RoleRuntime, sandbox: Sandbox) 
         env_id=inp.env_id,
         claimed=bool(p and p.expect_reward),
         summary=p.summary if p is not None else f"no finish: {spent}",
+        shortcut=p.shortcut if p else "",
     )
-    shortcut = p.shortcut if p else ""
-    return RedTeamResult(**{**dict(result), "shortcut": shortcut}, commands=shell_commands(traj))
+    return RedTeamResult(**dict(result), commands=shell_commands(traj))
