@@ -18,7 +18,7 @@ pytestmark = pytest.mark.docker
 
 BOMB = (
     "setsid python3 -c 'import os, time\nwhile True:\n    try:\n        os.fork() or "
-    "(time.sleep(1000), os._exit(0))\n    except OSError:\n        time.sleep(0.05)\n' "
+    "(time.sleep(1000), os._exit(0))\n    except OSError:\n        time.sleep(0.001)\n' "
     ">/dev/null 2>&1 & sleep 1"
 )
 
