@@ -18,6 +18,7 @@ from verifiers.probes.numbers import (
     ScaledNumbers,
     ZeroedNumbers,
     flood_lines,
+    mentions,
     perturbed_numbers,
     rewrite_numbers,
     scaled,
@@ -119,31 +120,54 @@ def test_perturbed_numbers_rewrite_only_named_data_the_oracle_wrote() -> None:
     )
 
 
-def test_sentences_in_free_text_keep_their_numbers_and_records_do_not() -> None:
-    # a root-cause note (prose naming releases) beside a figure line and a JSON record:
-    # a sound verifier greps the note for the release, so rewriting "3.0" would be a false
-    # finding; the figure line and the JSON sentence-like value are data and are rewritten
+def test_sentences_keep_the_numbers_the_task_gave_and_lose_the_ones_the_solver_computed() -> None:
+    # a root-cause note (prose citing releases the task's files name) beside a figure line,
+    # computed figures told in sentences, and a JSON record: a sound verifier greps the note
+    # for the release, so rewriting "3.0" would be a false finding; a figure the solver
+    # worked out is an answer wherever it stands, and a loose check of it must be caught
+    given = _ws(
+        {
+            "ci/build.log": b"Successfully installed Flask-2.2.5 Werkzeug-3.0.4\n",
+            "requirements.txt": b"Flask==2.2.5\n",
+            "data/ledger.csv": b"month,amount\nmarch,600.25\nmarch,634.25\n",
+        }
+    )
     note = (
         b"# Why the 2026-11-27 build broke\n\n"
         b"Werkzeug 3.0 removed url_quote, which Flask 2.2 still imports at start-up time.\n"
         b"release, Werkzeug 3.0.4. Werkzeug 3.0 removed `werkzeug.urls.url_quote`, which Flask 2.2\n"
         b"Total failing builds: 4\n"
         b"Die Version 2 von Paket X hat 3 Funktionen und 12 Klassen\n"  # numbers dense: data
+        b"The total revenue for March came to 1234.50 across every region we sell in.\n"
+        b"Apres correction, le chiffre d'affaires de mars atteint 1234.50 euros au total.\n"
+        b"In the ledger the 600.25 entry was entered twice, so we removed one of them.\n"
     )
     record = b'{"why": "Werkzeug 3.0 removed url_quote which Flask 2.2 imports", "builds": 4}\n'
     oracle = _ws({"ROOT_CAUSE.md": note, "out/why.json": record})
     instruction = "Explain in /app/ROOT_CAUSE.md and /app/out/why.json."
-    zero = perturbed_numbers(oracle, _ws({}), instruction, "/app")[0]
+    zero = perturbed_numbers(oracle, given, instruction, "/app")[0]
     assert zero.files["/app/ROOT_CAUSE.md"] == (
         b"# Why the 2026-11-27 build broke\n\n"
         b"Werkzeug 3.0 removed url_quote, which Flask 2.2 still imports at start-up time.\n"
         b"release, Werkzeug 3.0.4. Werkzeug 3.0 removed `werkzeug.urls.url_quote`, which Flask 2.2\n"
         b"Total failing builds: 0\n"
         b"Die Version 0 von Paket X hat 0 Funktionen und 0 Klassen\n"
+        b"The total revenue for March came to 0.00 across every region we sell in.\n"
+        b"Apres correction, le chiffre d'affaires de mars atteint 0.00 euros au total.\n"
+        b"In the ledger the 600.25 entry was entered twice, so we removed one of them.\n"
     )
     assert zero.files["/app/out/why.json"] == (
         b'{"why": "Werkzeug 0.0 removed url_quote which Flask 0.0 imports", "builds": 0}\n'
     )
+
+
+def test_mentions_are_the_numbers_of_the_instruction_and_the_given_files() -> None:
+    given = _ws(
+        {"wheels/werkzeug-3.0.4-py3-none-any.whl": b"PK\0 1234.50", "notes.txt": b"port 8080\n"}
+    )
+    found = mentions(given, "Flask 2.2 must keep working; see /app/notes.txt.")
+    assert {"3", "3.0", "3.0.4", "8080", "2", "2.2"} <= found  # paths, text and instruction
+    assert "1234.50" not in found and "4" not in found  # not binary data, not a version's tail
 
 
 def test_a_file_the_rewrite_leaves_as_it_was_is_skipped() -> None:

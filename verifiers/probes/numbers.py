@@ -13,7 +13,9 @@ are built per gate run by comparing the oracle's workspace with the pristine one
   exponent). Only files the instruction names are rewritten, and in a file the task started
   with only the lines the oracle changed: numbers a sound verifier has no reason to check
   (an untouched setting, a stale log) must not turn into a rejection of it. Dates, times,
-  versions and numbers inside identifiers (``user1``, ``x86_64``) are left alone. A fourth
+  versions and numbers inside identifiers (``user1``, ``x86_64``) are left alone; so is, in
+  a sentence of a free-text file, a number the task itself gave (``Werkzeug 3.0`` where the
+  task's files hold ``werkzeug-3.0.4``): a mention, not a figure the solver computed. A fourth
   variant (`PlaceholderLines`) keeps the same files' shape and replaces each written line
   by a placeholder: fools checks of line or record counts only.
 - `CandidateFlood` (on the no-op state): every program the oracle created or changed is
@@ -60,6 +62,8 @@ SCALE = Decimal("1.5")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 # Numbers on a line the oracle did not change, or inside these, are left alone.
 _DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\d{1,2}:\d{2}")
+# Digits, or a dot-version: what `mentions` collects.
+_DOTTED = re.compile(r"\d+(?:\.\d+)*")
 # A word of prose: two letters or more (``Flask``, ``don't``), never a number.
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
 # Paths under these parts are by-products (caches, VCS data), not outputs.
@@ -104,29 +108,55 @@ def is_prose(line: str) -> bool:
     """Whether `line` is a sentence rather than a record: six words or more, and at least
     three words per standalone number (``release, Werkzeug 3.0.4. Werkzeug 3.0 removed
     url_quote, which Flask 2.2 imports``: 11 words, two numbers).
-    Numbers in prose are mentions (a release, a section), not figures a verifier grades:
-    rewriting them would turn a sound verifier's acceptance into a false finding."""
+    A sentence may cite what the task gave (a release, a port): rewriting such a mention
+    would turn a sound verifier's acceptance into a false finding (`mentions`)."""
     words = len(_WORD.findall(line))
     return words >= 6 and words >= 3 * len(_standalone_numbers(line))
 
 
 def rewrite_numbers(
-    text: str, rewrite: Callable[[str], str], keep_lines: frozenset[str], *, prose: bool = False
+    text: str,
+    rewrite: Callable[[str], str],
+    keep_lines: frozenset[str],
+    *,
+    prose: bool = False,
+    mentions: frozenset[str] = frozenset(),
 ) -> str:
     """`text` with every number that stands alone rewritten, on every line not in
-    `keep_lines` (the lines a task's file started with) and, where `prose` says the file is
-    free text, not a sentence (`is_prose`). A number glued to a letter, a dot-version or a
+    `keep_lines` (the lines a task's file started with). Where `prose` says the file is free
+    text, a sentence (`is_prose`) keeps the numbers the task gave (`mentions`): a figure the
+    solver computed is rewritten there too. A number glued to a letter, a dot-version or a
     date/time (``user1``, ``1.2.3``, ``2024-01-31``, ``12:30``) stays."""
     out = []
     for line in text.splitlines(keepends=True):
-        kept = line.rstrip("\r\n") in keep_lines or (prose and is_prose(line))
-        out.append(line if kept else _rewrite_line(line, rewrite))
+        if line.rstrip("\r\n") in keep_lines:
+            out.append(line)
+            continue
+        spared = mentions if prose and is_prose(line) else frozenset()
+        out.append(_rewrite_line(line, rewrite, spared))
     return "".join(out)
 
 
-def _rewrite_line(line: str, rewrite: Callable[[str], str]) -> str:
-    starts = {m.start() for m in _standalone_numbers(line)}
+def _rewrite_line(line: str, rewrite: Callable[[str], str], spared: frozenset[str]) -> str:
+    starts = {m.start() for m in _standalone_numbers(line) if m.group(0).lstrip("-") not in spared}
     return _NUMBER.sub(lambda m: rewrite(m.group(0)) if m.start() in starts else m.group(0), line)
+
+
+def mentions(given: Workspace, instruction: str) -> frozenset[str]:
+    """The numbers the task gave: those in its instruction and in the pristine workspace
+    (paths and UTF-8 text files), each dot-version also by its leading parts (``3.0.4``
+    gives ``3``, ``3.0`` and ``3.0.4``). A sentence that cites one mentions it."""
+    texts = [instruction]
+    for path, entry in file_entries(given).items():
+        texts.append(path)
+        if len(entry.data) <= MAX_FILE_BYTES and b"\0" not in entry.data:
+            texts.append(entry.data.decode(errors="ignore"))
+    found: set[str] = set()
+    for text in texts:
+        for dotted in _DOTTED.findall(text):
+            parts = dotted.split(".")
+            found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return frozenset(found)
 
 
 def _standalone_numbers(line: str) -> list[re.Match[str]]:
@@ -191,10 +221,17 @@ class _NumbersRewritten(Probe):
         raise NotImplementedError
 
     @classmethod
-    def transform(cls, text: str, keep: frozenset[str], *, prose: bool = False) -> str:
+    def transform(
+        cls,
+        text: str,
+        keep: frozenset[str],
+        *,
+        prose: bool = False,
+        mentions: frozenset[str] = frozenset(),
+    ) -> str:
         """The file's new text; `keep`: the lines it started with (left as they are);
-        `prose`: the file is free text, whose sentences keep their numbers."""
-        return rewrite_numbers(text, cls.rewrite, keep, prose=prose)
+        `prose`: the file is free text, whose sentences keep the numbers in `mentions`."""
+        return rewrite_numbers(text, cls.rewrite, keep, prose=prose, mentions=mentions)
 
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
         self.files = dict(files or {})
@@ -242,7 +279,14 @@ class PlaceholderLines(_NumbersRewritten):
     name = "placeholder-lines"
 
     @classmethod
-    def transform(cls, text: str, keep: frozenset[str], *, prose: bool = False) -> str:
+    def transform(
+        cls,
+        text: str,
+        keep: frozenset[str],
+        *,
+        prose: bool = False,
+        mentions: frozenset[str] = frozenset(),
+    ) -> str:
         out = []
         for i, line in enumerate(text.splitlines(keepends=True), 1):
             body = line.rstrip("\r\n")
@@ -294,11 +338,13 @@ def perturbed_numbers(
     files the oracle wrote that the instruction names — each only where it changes
     something."""
     texts = _named_texts(oracle, pristine, instruction, workdir)
+    given = mentions(pristine, instruction) if texts else frozenset()
     out: list[Probe] = []
     for cls in (ZeroedNumbers, OneNumbers, ScaledNumbers, PlaceholderLines):
         files = {}
         for path, (text, keep) in texts.items():
-            new = cls.transform(text, keep, prose=path.lower().endswith(FREE_TEXT_EXTS))
+            prose = path.lower().endswith(FREE_TEXT_EXTS)
+            new = cls.transform(text, keep, prose=prose, mentions=given)
             if new != text:
                 files[path] = new.encode()
         files = within_budget(files)
