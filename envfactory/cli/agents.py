@@ -104,7 +104,13 @@ def _serve_until(server: LocalChatServer, seconds: float) -> None:
 
 @app.command("serve-seed")
 def serve_seed(
-    seed: Annotated[str, typer.Argument(help="example seed name, e.g. sqlite-wal-crash-recovery")],
+    seed: Annotated[
+        str,
+        typer.Argument(
+            help="example seed name (e.g. sqlite-wal-crash-recovery), or a directory of "
+            "<role>.yaml scripts written for a seed of yours"
+        ),
+    ],
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port (0: a free one)")] = 0,
     seconds: Annotated[float, typer.Option(help="stop after this long (0: until Ctrl-C)")] = 0,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from importlib import resources
 from typing import Any
 
 import pytest
@@ -75,3 +76,22 @@ def test_serve_seed_refuses_a_seed_without_scripts():
     )
     assert out.returncode == 1
     assert "no research script for seed 'no-such-seed'" in out.stderr
+
+
+def test_serve_seed_serves_scripts_from_a_directory_of_yours(tmp_path):
+    # a seed nobody shipped: its scripts live in the user's directory, one file per role
+    for role in ROLES:
+        (tmp_path / f"{role}.yaml").write_text(
+            (resources.files("envfactory.agents.scripts") / SEED / f"{role}.yaml").read_text()
+        )
+    scripts = {role: load_script(str(tmp_path), role) for role in ROLES}
+    assert scripts["judge"].turns == load_script(SEED, "judge").turns
+    (tmp_path / "red_team.yaml").unlink()
+    out = subprocess.run(
+        [sys.executable, "-m", "envfactory.cli", "agents", "serve-seed", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 1
+    assert f"no red_team script at {tmp_path}/red_team.yaml" in out.stderr

@@ -12,6 +12,7 @@ from the stored seed alone (the directory name counts too); they ship as package
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
 
 from envfactory.core.errors import NotFound
 from envfactory.core.models import PIPELINE_ROLES
@@ -28,9 +29,13 @@ def available_seeds() -> list[str]:
 
 
 def load_script(seed: str, role: str) -> Script:
-    """The recorded script of `role` for `seed` (a directory name under examples/seeds)."""
+    """The recorded script of `role` for `seed`: an example seed's name (a directory of this
+    package), or a directory of your own holding `<role>.yaml` files (a seed nobody
+    shipped, served by `envfactory agents serve-seed DIR`)."""
     if role not in ROLES:
         raise NotFound(f"no agent role {role!r}", hint=f"roles: {', '.join(ROLES)}")
+    if "/" in seed or Path(seed).is_dir():
+        return _script_in(Path(seed), role)
     path = resources.files(__package__).joinpath(seed, f"{role}.yaml")
     if not path.is_file():
         raise NotFound(
@@ -39,3 +44,13 @@ def load_script(seed: str, role: str) -> Script:
         )
     with resources.as_file(path) as p:
         return Script.load(p)
+
+
+def _script_in(directory: Path, role: str) -> Script:
+    path = directory / f"{role}.yaml"
+    if not path.is_file():
+        raise NotFound(
+            f"no {role} script at {path}",
+            hint=f"write one {role}.yaml per role in {directory} ({', '.join(ROLES)})",
+        )
+    return Script.load(path)
