@@ -208,9 +208,11 @@ def build_minimal(
         proc = subprocess.run(cmd, capture_output=True, text=True)
         log(proc.stdout[-20_000:] + proc.stderr[-20_000:])
         if proc.returncode != 0:
+            said = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
             raise SandboxError(
-                f"debootstrap failed with exit code {proc.returncode}",
-                hint=f"see the log above; mirror {recipe.mirror} must be reachable",
+                f"debootstrap failed with exit code {proc.returncode}: " + " | ".join(said),
+                hint=f"mirror {recipe.mirror} must be reachable, and {workdir} must allow device "
+                "files and execution (not mounted nodev/noexec)",
             )
         _finish_rootfs(rootfs, recipe, ca_bundle)
         tar_path = Path(tmp) / "rootfs.tar"

@@ -19,7 +19,8 @@
 # debootstrap (the base images; the rebuild test builds one) mounts /proc and makes and
 # opens device nodes, as a fresh machine's root can: the container gets SYS_ADMIN and every
 # device (`--privileged` is refused by this engine: it cannot grant all capabilities), and
-# its /tmp is a host directory, because the container's own root is mounted nodev.
+# its /tmp and /var/tmp are host directories, because the container's own root is mounted
+# nodev (envfactory builds base images under /var/tmp, the tests under /tmp).
 #
 # Usage:  scripts/fresh-machine-check.sh                 # image, clone, demo, test, summary
 #         STEPS=demo scripts/fresh-machine-check.sh      # only some steps ("install", "demo", "test")
@@ -85,7 +86,7 @@ DOCKER_ROOT="$(docker info -f '{{.DockerRootDir}}' 2>/dev/null || echo /var/lib/
 # One command inside the fresh container, as root, with a clean environment.
 in_fresh() {
   docker run --rm --label "$LABEL" --network host --pid host -e "PG_TEST_PORT=$PG_PORT" \
-    --cap-add SYS_ADMIN --device-cgroup-rule 'a *:* rwm' -v "$WORK/tmp:/tmp" \
+    --cap-add SYS_ADMIN --device-cgroup-rule 'a *:* rwm' -v "$WORK/tmp:/tmp" -v "$WORK/vartmp:/var/tmp" \
     -v /var/run/docker.sock:/var/run/docker.sock -v "$DOCKER_ROOT:$DOCKER_ROOT:ro" \
     -v "$WORK:$WORK" -v "$GIT_DIR:$GIT_DIR:ro" \
     -w "$WORK/envfactory" "$IMAGE" bash -lc "$1"
@@ -137,8 +138,8 @@ main() {
   echo "image $IMAGE: $(docker image inspect -f '{{.Size}}' "$IMAGE") bytes" | tee -a "$WORK/summary.txt"
   GIT_DIR="$(cd "$SOURCE" && cd "$(git rev-parse --git-common-dir)" && pwd)"
   PG_PORT="$(free_port)"
-  mkdir -p "$WORK/envfactory" "$WORK/tmp"
-  chmod 1777 "$WORK/tmp"
+  mkdir -p "$WORK/envfactory" "$WORK/tmp" "$WORK/vartmp"
+  chmod 1777 "$WORK/tmp" "$WORK/vartmp"
   in_fresh "git clone -q --branch $BRANCH $GIT_DIR $WORK/envfactory"
   echo "clone: $BRANCH at $(git -C "$WORK/envfactory" rev-parse --short HEAD)" | tee -a "$WORK/summary.txt"
   for step in $STEPS; do
@@ -152,7 +153,7 @@ main() {
   summary | tee "$WORK/summary.log"
   if [ -z "${KEEP:-}" ]; then
     in_fresh "rm -rf $WORK/envfactory" >/dev/null 2>&1 || true
-    rm -rf "$WORK/tmp"
+    rm -rf "$WORK/tmp" "$WORK/vartmp"
   fi
 }
 

@@ -6,8 +6,12 @@ import io
 import tarfile
 from pathlib import Path
 
+import docker
+import pytest
+
+from envfactory.core.errors import SandboxError
 from envfactory.core.models import PathChange
-from sandboxes.base_image import BaseRecipe, find_mirror
+from sandboxes.base_image import BaseRecipe, build_minimal, find_mirror
 from sandboxes.builds import BUILTIN_MAP, Context, match_map, rewrite_from_lines
 from sandboxes.sandbox import _drop_engine_artifacts
 
@@ -157,3 +161,13 @@ def test_a_release_warning_names_the_substitution_and_both_releases() -> None:
     assert py is not None and "Python 3.13 on Debian 13" in (
         py.warning("python:3.12-slim", "x") or ""
     )
+
+
+def test_a_failed_debootstrap_says_what_it_printed_and_where_it_built(tmp_path: Path) -> None:
+    # the demo's console shows only the error: debootstrap's own last words must be in it
+    recipe = BaseRecipe(mirror="http://127.0.0.1:1/debian", ca_sha256="0" * 64)
+    with pytest.raises(SandboxError) as err:
+        build_minimal(docker.from_env(), recipe, workdir=tmp_path)
+    assert "debootstrap failed with exit code" in str(err.value)
+    assert "127.0.0.1:1" in str(err.value) or "Release" in str(err.value), str(err.value)
+    assert str(tmp_path) in (err.value.hint or "")
