@@ -21,7 +21,10 @@ Invariants (the reward's: DESIGN.md, "Invariants of a trustworthy reward"):
   background, so the caller does not wait: `settle` does), closing the engine or the
   process exiting removes every one before returning;
 - at most `depth` per open kind wait besides those handed out; they hold no pool slot
-  until handed out, so they never keep `start` waiting for one.
+  until handed out, so they never keep `start` waiting for one;
+- a `start` that finds none waiting while one of its kind is being started waits for
+  that one rather than starting a second beside it: demand never adds starts to a
+  machine whose starts are already behind (`take`).
 """
 
 from __future__ import annotations
@@ -74,6 +77,15 @@ class _Shelf:
     starts: set[Future[None]] = field(default_factory=set)  # queued or running
 
 
+#: how often a caller waiting for a start in flight looks again (a start's end wakes it sooner)
+_WAIT_POLL_S = 0.5
+
+
+def _running(starts: set[Future[None]]) -> bool:
+    """Whether one of the starts has begun (a queued one may wait behind the others)."""
+    return any(fut.running() for fut in starts)
+
+
 class Standby:
     """Containers of the open kinds, started ahead of demand (see the module docstring).
 
@@ -86,11 +98,13 @@ class Standby:
         self._launch, self._discard = launch, discard
         self._shelves: dict[Kind, _Shelf] = {}
         self._lock = threading.RLock()  # a done callback may run in the submitting thread
+        self._changed = threading.Condition(self._lock)  # a start ended (a waiter may take)
         self._starters = max(1, starters)
         self._pool: ThreadPoolExecutor | None = None
         self._reaper: ThreadPoolExecutor | None = None  # empties ended scopes
         self._drains: list[Future[None]] = []
         self.started = self.handed_out = self.discarded = 0  # counters for tests, benchmarks
+        self.waited_for = 0  # containers handed out to a caller that waited for their start
         #: the last failure of a background start or removal (a `start` on demand meets a
         #: start's failure again and raises it)
         self.last_error: BaseException | None = None
@@ -113,12 +127,22 @@ class Standby:
             self._release(kind)
 
     def take(self, kind: Kind) -> Launched | None:
-        """A started container of `kind`, never handed out before; None when none waits.
-        A replacement starts in the background."""
-        with self._lock:
+        """A started container of `kind`, never handed out before; None when none waits
+        and none is starting. When none waits but a start of the kind is running, the
+        caller waits for it instead of starting a second container beside it: on a busy
+        machine (the starts are behind) that second start is what made standby slower
+        than none. A replacement starts in the background."""
+        with self._changed:
             shelf = self._shelves.get(kind)
+            waited = False
+            while shelf is not None and not shelf.ready and _running(shelf.starts):
+                waited = True
+                self._changed.wait(_WAIT_POLL_S)
+                if self._shelves.get(kind) is not shelf:
+                    shelf = None  # the scope ended meanwhile
             got = shelf.ready.popleft() if shelf is not None and shelf.ready else None
             self.handed_out += got is not None
+            self.waited_for += got is not None and waited
         if shelf is not None:
             self._refill(kind)  # after a miss too: demand outran supply
         return got
@@ -161,6 +185,7 @@ class Standby:
             if shelf.holders > 0:
                 return
             del self._shelves[kind]
+            self._changed.notify_all()  # callers waiting for a start of it start their own
             for fut in list(shelf.starts):
                 fut.cancel()  # a start not begun never begins
             if self._reaper is None:
@@ -201,8 +226,9 @@ class Standby:
                 fut.add_done_callback(functools.partial(self._forget, shelf))
 
     def _forget(self, shelf: _Shelf, fut: Future[None]) -> None:
-        with self._lock:
+        with self._changed:
             shelf.starts.discard(fut)
+            self._changed.notify_all()  # a waiter takes what it started, or starts its own
 
     def _start_one(self, kind: Kind, shelf: _Shelf) -> None:
         try:
@@ -211,11 +237,12 @@ class Standby:
             with self._lock:
                 self.last_error = exc
             return
-        with self._lock:
+        with self._changed:
             self.started += 1
             wanted = self._shelves.get(kind) is shelf
             if wanted:
                 shelf.ready.append(got)
+                self._changed.notify_all()
         if not wanted:
             self._remove(got.id)  # its scope ended while it started
 

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from envfactory.core.models import Limits
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 from sandboxes import labels as L
+from sandboxes.standby import Kind, Launched, Standby
 
 pytestmark = pytest.mark.docker
 
@@ -224,3 +226,39 @@ def test_the_janitor_reaps_standby_containers_of_a_killed_process(
     removed = engine.gc(run_id=engine.run_id)  # the janitor's sweep: their owner is gone
     assert {f"container:{c}" for c in orphans} <= set(removed)
     assert containers_of(engine) == set()
+
+
+def test_a_miss_waits_for_the_start_in_flight_instead_of_starting_a_second() -> None:
+    # the pool's own logic, with a launch the test holds back: on a busy machine the
+    # starts are behind, and a caller that started its own container beside the one in
+    # flight doubled the load (standby was slower than none under load)
+    gate, launched = threading.Event(), []
+
+    def launch(kind: object) -> Launched:
+        gate.wait(10)
+        launched.append(kind)
+        return Launched(id=f"c{len(launched)}", name="c", info={})
+
+    pool = Standby(launch, lambda _id: None, depth=1)
+    kind = _kind("img")
+    with pool.keep(kind):
+        wait_for(lambda: any(f.running() for f in pool._shelves[kind].starts))
+        got: list[object] = []
+        taker = threading.Thread(target=lambda: got.append(pool.take(kind)))
+        taker.start()
+        time.sleep(0.3)
+        assert taker.is_alive() and not got, "the miss waits for the start in flight"
+        gate.set()
+        taker.join(10)
+        assert got and got[0] is not None and got[0].id == "c1"
+        assert pool.waited_for == 1
+    pool.close()
+
+
+def test_a_miss_with_nothing_starting_does_not_wait() -> None:
+    pool = Standby(lambda kind: Launched(id="x", name="x", info={}), lambda _id: None, depth=0)
+    assert pool.take(_kind("img")) is None
+
+
+def _kind(image: str) -> Kind:
+    return Kind(image=image, limits=Limits(), network=False, purpose="verify", run_id=None)
