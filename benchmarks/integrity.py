@@ -15,7 +15,7 @@ benchmark, not a test.
 
 Usage (from the checkout's root; PYTHONPATH=. so this checkout's gates are the ones run,
 not whichever checkout the venv's editable install points at):
-    PYTHONPATH=. python benchmarks/integrity.py [--only CLASS,…] [--repeats N] [--skip A,B] [--json]
+    PYTHONPATH=. python benchmarks/integrity.py [--only CLASS,…] [--repeats N] [--skip A,B] [--tasks A,B] [--json]
 """
 
 from __future__ import annotations
@@ -112,14 +112,22 @@ class TaskResult:
         return self.outcome not in (TaskVerdict.PASSED.value, TaskVerdict.REJECTED.value)
 
 
-def load_manifest(only: str | None, skip: set[str] = frozenset()) -> list[dict]:  # type: ignore[assignment]
-    """corpus.toml's entries (optionally only the comma-separated classes in `only`, less
-    `skip`), round-robin over classes."""
+def load_manifest(
+    only: str | None,
+    skip: set[str] = frozenset(),  # type: ignore[assignment]
+    names: set[str] | None = None,
+) -> list[dict]:
+    """corpus.toml's entries (optionally only the comma-separated classes in `only`, only
+    the tasks in `names`, less `skip`), round-robin over classes."""
     classes = set(only.split(",")) if only else None
     tasks = tomllib.loads((CORPUS / "corpus.toml").read_text())["tasks"]
+    unknown = sorted((names or set()) - set(tasks))
+    if unknown:
+        raise SystemExit(f"integrity: no task {', '.join(unknown)} in corpus.toml")
     by_class: dict[str, list[dict]] = defaultdict(list)
     for name, e in sorted(tasks.items()):
-        if (classes is None or e["class"] in classes) and name not in skip:
+        wanted = (classes is None or e["class"] in classes) and (names is None or name in names)
+        if wanted and name not in skip:
             by_class[e["class"]].append({"name": name, **e})
     rounds = itertools.zip_longest(*by_class.values())
     return [e for r in rounds for e in r if e is not None]
@@ -212,12 +220,14 @@ def main() -> int:
     )
     ap.add_argument("--concurrency", type=int, default=2, help="verifications in flight per task")
     ap.add_argument("--skip", default="", help="comma-separated task names to leave out")
+    ap.add_argument("--tasks", default="", help="comma-separated task names: only these")
     ap.add_argument(
         "--json", action="store_true", help="one JSON object per task, then the summary"
     )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, _stop)
-    entries = load_manifest(args.only, set(filter(None, args.skip.split(","))))
+    names = set(filter(None, args.tasks.split(","))) or None
+    entries = load_manifest(args.only, set(filter(None, args.skip.split(","))), names)
     engine = DockerEngine(
         load_settings().sandbox.model_copy(update={"pool_size": args.concurrency}),
         run_id=f"bench-integrity-{uuid.uuid4().hex[:8]}",
