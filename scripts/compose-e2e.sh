@@ -4,7 +4,10 @@
 # example seed's scripts (docker/compose.e2e.yml), upload that seed through the API, wait
 # until its environment is published, then `down -v` and check nothing is left behind.
 #
-# Usage:  scripts/compose-e2e.sh [SEED]     (default: sqlite-wal-crash-recovery)
+# Usage:  scripts/compose-e2e.sh [SEED]     (an example seed; default: sqlite-wal-crash-recovery)
+#         scripts/compose-e2e.sh SEED_DIR SCRIPTS_DIR
+#                 a seed of yours (SEED_DIR/seed.yaml and its files) and the role scripts
+#                 written for it (SCRIPTS_DIR/<role>.yaml), served to the stack's model
 # Env:    E2E_TIMEOUT_S (from the upload to published; default 1500), PYTHON (for the base image build; default
 #         .venv/bin/python). The API and Temporal UI go to free ports on 127.0.0.1.
 # Exit 0 only when the seed ended published and the teardown left no container, volume
@@ -12,14 +15,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEED=${1:-sqlite-wal-crash-recovery}
-DIR=examples/seeds/$SEED
+if [ $# -ge 2 ]; then  # a seed of yours: the model serves its scripts from a mounted directory
+  DIR=$1
+  [ -f "$2/research.yaml" ] || { echo "compose-e2e: no research.yaml in $2" >&2; exit 2; }
+  export E2E_SCRIPTS_DIR=$(cd "$2" && pwd) E2E_SEED=/scripts
+else
+  DIR=examples/seeds/$SEED
+  export E2E_SEED=$SEED
+fi
 [ -f "$DIR/seed.yaml" ] || { echo "compose-e2e: no seed at $DIR/seed.yaml" >&2; exit 2; }
 PROJECT=envfactory-e2e-$$
 TIMEOUT=${E2E_TIMEOUT_S:-1500}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 export ENVFACTORY_API_PORT=$(free_port) ENVFACTORY_TEMPORAL_UI_PORT=$(free_port)
 API=http://127.0.0.1:$ENVFACTORY_API_PORT/api
-export E2E_SEED=$SEED POSTGRES_PASSWORD=e2e-$$
+export POSTGRES_PASSWORD=e2e-$$
 export ENVFACTORY_AGENTS_BACKEND=openai ENVFACTORY_AGENTS_BASE_URL=http://model:8000/v1
 export ENVFACTORY_AGENTS_MODEL=research ENVFACTORY_AGENTS_RESEARCH_MODEL=research
 export ENVFACTORY_AGENTS_JUDGE_MODEL=judge ENVFACTORY_AGENTS_VERIFIER_MODEL=verifier
@@ -71,9 +81,9 @@ TOKEN=$(compose exec -T api envfactory reviewer add e2e 2>/dev/null | tail -1)
 
 say "uploading $SEED"
 files=()
-for f in "$DIR"/*; do
-  [ "$(basename "$f")" = seed.yaml ] || files+=(-F "files=@$f;filename=$(basename "$f")")
-done
+while IFS= read -r rel; do  # every file under the seed's directory, by its relative path
+  [ "$rel" = seed.yaml ] || files+=(-F "files=@$DIR/$rel;filename=$rel")
+done < <(cd "$DIR" && find . -type f | sed 's|^\./||' | sort)
 seed_id=$(curl -sS --fail-with-body -H "Authorization: Bearer $TOKEN" -F "seed=@$DIR/seed.yaml" "${files[@]}" \
   "$API/seeds/upload" | python3 -c 'import json,sys; b=json.load(sys.stdin); assert b["pipeline_started"], b; print(b["seed"]["id"])')
 say "seed $seed_id accepted, pipeline started"
