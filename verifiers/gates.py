@@ -75,7 +75,7 @@ from sandboxes.protocol import Sandbox, SandboxEngine
 from .evidence import check_evidence
 from .omissions import decisive_changes, omission_chains
 from .probes import PROBES, FieldsDropped, Probe, TruncatedOutputs, by_name
-from .probes.inputs import RECOMPUTED, outputs_differ, recomputed_steps
+from .probes.inputs import RECOMPUTED, changed_outputs, recomputed_steps
 from .probes.numbers import CandidateFlood, perturbed_numbers
 from .runner import PreparedState, Replay, VerifyResult, verifier_tar, verify_prepared
 from .states import (
@@ -474,9 +474,15 @@ class _GateRunner:
             names=names,
             kinds=[StateKind.PROBE] * len(steps),
         )
-        if outputs_differ(
+        changed = changed_outputs(
             st.prepared.workspace, self.oracle.prepared.workspace, self.noop.prepared.workspace
-        ):
+        )
+        if changed:
+            with self.lock:
+                self.notes.append(
+                    f"{RECOMPUTED} checked: from minimal inputs the reference solution wrote "
+                    f"other bytes to {', '.join(changed[:5])}" + (" …" if len(changed) > 5 else "")
+                )
             self._on_state(st, CheckKind.PROBE, 0, by_name("inputs-minimal"))
         else:
             with self.lock:

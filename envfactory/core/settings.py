@@ -135,7 +135,9 @@ class AgentsSettings(_Sub):
                 f"the {', '.join(missing)} role(s) use backend=openai but no model is set: set "
                 f"ENVFACTORY_AGENTS__DEFAULT__MODEL (every role) or "
                 f"{' / '.join(agent_var(r, 'model') for r in missing)} to the model's name, "
-                f"e.g. gpt-4o-mini or the name your SGLang/vLLM server serves"
+                f"e.g. gpt-4o-mini or the name your SGLang/vLLM server serves; or keep a "
+                f"role off the model with "
+                f"{' / '.join(agent_var(r, 'backend') + '=scripted' for r in missing)}"
             )
         return self
 

@@ -100,3 +100,14 @@ def test_the_worker_refuses_the_openai_backend_without_a_model_naming_the_variab
     out = " ".join(done.stderr.split())
     assert "ENVFACTORY_AGENTS__DEFAULT__MODEL" in out, out
     assert "Traceback" not in done.stderr
+
+
+def test_a_role_left_without_a_model_is_told_it_may_stay_scripted(tmp_path):
+    # every pipeline role has its model; the analyst inherits openai and has none
+    roles = ("RESEARCH", "JUDGE", "VERIFIER", "RED_TEAM")
+    models = {f"ENVFACTORY_AGENTS__{r}__MODEL": "m" for r in roles}
+    done = worker(tmp_path, ENVFACTORY_AGENTS__DEFAULT__BACKEND="openai", **models)
+    assert done.returncode == 1
+    out = " ".join(done.stderr.split())
+    assert "the shortcut_analyst role(s) use backend=openai but no model is set" in out, out
+    assert "ENVFACTORY_AGENTS__SHORTCUT_ANALYST__BACKEND=scripted" in out, out

@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 
 from verifiers.archives import tar_of
+from verifiers.probes.inputs import changed_outputs
 from verifiers.probes.numbers import (
     FLOOD_PROGRAMS,
     MAX_EMBEDDED,
@@ -268,3 +269,19 @@ def test_the_flood_script_writes_programs_and_outputs(tmp_path) -> None:  # type
 
 def test_nothing_written_means_no_flood() -> None:
     assert not CandidateFlood.for_oracle(PRISTINE, PRISTINE, INSTRUCTION, "/app").applies
+
+
+def test_the_outputs_differ_by_what_the_solution_wrote_never_by_its_bytecode() -> None:
+    # the reference compiled its program: the .pyc records the source's mtime, so a rerun
+    # on altered inputs writes other bytecode bytes although the answer is the same
+    oracle = _ws(
+        {"out/summary.json": b'{"total": 3}\n', "__pycache__/calc.cpython-311.pyc": b"\x00one"}
+    )
+    same_answer = _ws(
+        {"out/summary.json": b'{"total": 3}\n', "__pycache__/calc.cpython-311.pyc": b"\x00two"}
+    )
+    other_answer = _ws(
+        {"out/summary.json": b'{"total": 4}\n', "__pycache__/calc.cpython-311.pyc": b"\x00one"}
+    )
+    assert changed_outputs(same_answer, oracle, PRISTINE) == []
+    assert changed_outputs(other_answer, oracle, PRISTINE) == ["/app/out/summary.json"]

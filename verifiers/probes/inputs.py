@@ -24,7 +24,7 @@ from __future__ import annotations
 from envfactory.core.models import EnvironmentSpec, Step
 
 from .base import Probe, qs
-from .workspace import Workspace, file_hashes, mentioned_paths
+from .workspace import Workspace, file_hashes, is_output, mentioned_paths
 
 _MAX_FILES = 200
 
@@ -150,9 +150,12 @@ def recomputed_steps(spec: EnvironmentSpec) -> tuple[Step, ...]:
     return (tamper, *spec.reference_solution)
 
 
-def outputs_differ(state: Workspace, oracle: Workspace, pristine: Workspace) -> bool:
-    """Whether some file the oracle wrote holds other bytes in `state`: when the reference
+def changed_outputs(state: Workspace, oracle: Workspace, pristine: Workspace) -> list[str]:
+    """The files the oracle wrote that hold other bytes in `state`: when the reference
     solution, run on altered inputs, still writes the oracle's bytes, those inputs do not
-    feed the answer and the state is no attack (its row is skipped, not failed)."""
+    feed the answer and the state is no attack (its row is skipped, not failed). By-products
+    (bytecode, caches: `is_output`) do not count: their bytes change with the clock."""
     before, want, got = file_hashes(pristine), file_hashes(oracle), file_hashes(state)
-    return any(got.get(p) != h for p, h in want.items() if before.get(p) != h)
+    return sorted(
+        p for p, h in want.items() if before.get(p) != h and is_output(p) and got.get(p) != h
+    )

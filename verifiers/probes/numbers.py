@@ -40,7 +40,7 @@ from typing import NamedTuple
 from envfactory.core.models import EnvironmentSpec
 
 from .base import Probe, qs
-from .workspace import Workspace, mentioned_paths
+from .workspace import Workspace, is_output, mentioned_paths
 from .workspace import file_entries as workspace_entries
 
 #: Files whose every line is data (fields and values).
@@ -66,8 +66,6 @@ _DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?
 _DOTTED = re.compile(r"\d+(?:\.\d+)*")
 # A word of prose: two letters or more (``Flask``, ``don't``), never a number.
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
-# Paths under these parts are by-products (caches, VCS data), not outputs.
-_NOT_OUTPUTS = ("/.git/", "/__pycache__/", "/node_modules/", "/.pytest_cache/", "/.cache/")
 
 
 def zeroed(number: str) -> str:
@@ -202,9 +200,7 @@ def written(oracle: Workspace, pristine: Workspace) -> dict[str, _Entry]:
     return {
         p: e
         for p, e in sorted(file_entries(oracle).items())
-        if (p not in before or before[p].data != e.data)
-        and not p.endswith((".pyc", ".pyo"))
-        and not any(part in p for part in _NOT_OUTPUTS)
+        if (p not in before or before[p].data != e.data) and is_output(p)
     }
 
 

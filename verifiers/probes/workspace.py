@@ -350,7 +350,7 @@ class TruncatedOutputs(Probe):
         """The probe for the files whose content the oracle's workspace adds or changes."""
         before = file_hashes(pristine)
         after = file_hashes(oracle)
-        return cls(sorted(p for p, h in after.items() if before.get(p) != h and _is_output(p)))
+        return cls(sorted(p for p, h in after.items() if before.get(p) != h and is_output(p)))
 
     def script(self, spec: EnvironmentSpec) -> str:
         return f"""
@@ -383,7 +383,7 @@ class FieldsDropped(Probe):
         out = {}
         for path, data in file_bytes(oracle, ".json").items():
             reduced = _fewer_fields(data) if before.get(path) != data else None
-            if reduced is not None and _is_output(path):
+            if reduced is not None and is_output(path):
                 out[path] = reduced
         return cls(out)
 
@@ -435,5 +435,7 @@ def file_entries(workspace: Workspace) -> dict[str, tuple[bytes, int]]:
     return out
 
 
-def _is_output(path: str) -> bool:
-    return not path.endswith(".pyc") and not any(p in path for p in _NOT_OUTPUTS)
+def is_output(path: str) -> bool:
+    """Whether a file can be an output of the solution rather than a by-product of running
+    it (bytecode, caches, VCS data: its bytes change with timestamps, not with the answer)."""
+    return not path.endswith((".pyc", ".pyo")) and not any(p in path for p in _NOT_OUTPUTS)
