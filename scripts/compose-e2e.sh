@@ -34,6 +34,8 @@ export ENVFACTORY_AGENTS_BACKEND=openai ENVFACTORY_AGENTS_BASE_URL=http://model:
 export ENVFACTORY_AGENTS_MODEL=research ENVFACTORY_AGENTS_RESEARCH_MODEL=research
 export ENVFACTORY_AGENTS_JUDGE_MODEL=judge ENVFACTORY_AGENTS_VERIFIER_MODEL=verifier
 export ENVFACTORY_AGENTS_RED_TEAM_MODEL=red_team OPENAI_API_KEY=unused
+# the served scripts have no analyst: it stays scripted (reads seeds it has a script for)
+export ENVFACTORY_AGENTS_SHORTCUT_ANALYST_BACKEND=scripted
 compose() { docker compose -p "$PROJECT" -f docker-compose.yml -f docker/compose.e2e.yml "$@"; }
 t0=$(date +%s)
 say() { echo "compose-e2e [$(($(date +%s) - t0))s] $*" >&2; }
