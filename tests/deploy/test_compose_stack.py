@@ -1,11 +1,12 @@
 """The compose stack end to end (issue 14's done-when): `docker compose up` with the model
-variables pointed at a chat-completions server replaying an example seed's scripts
-publishes that seed, and `down -v` leaves nothing behind. The work is
-scripts/compose-e2e.sh, run here as CI runs it; this test only installs the compose
-plugin when it is missing (scripts/install-compose.sh) and reads the script's verdict.
+variables pointed at a chat-completions server inside the stack publishes a seed no example
+covers (tests/deploy/stranger_seed: its scripts are served by `envfactory agents
+serve-seed DIR`), and `down -v` leaves nothing behind. The work is scripts/compose-e2e.sh,
+run here as CI runs it; this test only installs the compose plugin when it is missing
+(scripts/install-compose.sh) and reads the script's verdict.
 
-It takes 20–30 minutes on 2 cores (images, stack, a whole pipeline), so `make test`
-leaves it out (marker `compose`); `make test-compose` runs it."""
+It takes 10–30 minutes on 2 cores (images, stack, a whole pipeline), so `make test`
+leaves it out (marker `compose`); `make test-compose` runs it, and so does CI."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+STRANGER = Path(__file__).resolve().parent / "stranger_seed"
 
 
 def _compose_available() -> str | None:
@@ -34,12 +36,17 @@ def _compose_available() -> str | None:
 @pytest.mark.slow
 @pytest.mark.docker
 @pytest.mark.compose
-def test_the_compose_stack_publishes_an_example_seed_from_its_model_variables():
+def test_the_compose_stack_publishes_a_new_seed_from_its_model_variables():
     why = _compose_available()
     if why:
         pytest.skip(why)
     run = subprocess.run(
-        ["bash", str(REPO / "scripts/compose-e2e.sh"), "sqlite-wal-crash-recovery"],
+        [
+            "bash",
+            str(REPO / "scripts/compose-e2e.sh"),
+            str(STRANGER / "seed"),
+            str(STRANGER / "scripts"),
+        ],
         cwd=REPO,
         env={**_env(), "PYTHON": sys.executable, "E2E_TIMEOUT_S": "1500"},
         capture_output=True,
