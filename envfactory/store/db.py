@@ -14,10 +14,13 @@ PostgreSQL needs nothing special: writers that must not race use ``SELECT … FO
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+
+from envfactory.core.errors import InvalidInput
 
 BUSY_TIMEOUT_MS = 30_000
 #: Execution option read by the ``begin`` hook: ``"IMMEDIATE"`` takes the write lock at once.
@@ -35,10 +38,38 @@ def make_engine(url: str, *, foreign_keys: bool = True, echo: bool = False) -> E
     foreign-key enforcement would block.
     """
     if not is_sqlite(url):
-        return create_engine(url, echo=echo, pool_pre_ping=True)
-    engine = create_engine(url, echo=echo, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
-    _install_sqlite_hooks(engine, foreign_keys=foreign_keys)
+        engine = create_engine(url, echo=echo, pool_pre_ping=True)
+    else:
+        engine = create_engine(url, echo=echo, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+        _install_sqlite_hooks(engine, foreign_keys=foreign_keys)
+    _refuse_nul_text(engine)
     return engine
+
+
+def _refuse_nul_text(engine: Engine) -> None:
+    """Text with a NUL byte is bad input on both databases: PostgreSQL cannot hold it (its
+    error reached users as a 503 "database error"), SQLite would store it silently."""
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _check(_conn: Any, _cur: Any, statement: str, params: Any, _ctx: Any, many: bool) -> None:
+        for value in _texts(params):
+            if "\x00" in value:
+                raise InvalidInput(
+                    "text values cannot contain NUL (0x00) bytes",
+                    hint="remove the NUL byte from the value you sent (e.g. a %00 in a URL)",
+                )
+
+
+def _texts(params: Any) -> Iterator[str]:
+    """Every str in a statement's parameters (a dict, a sequence, or many of them)."""
+    if isinstance(params, str):
+        yield params
+    elif isinstance(params, dict):
+        for v in params.values():
+            yield from _texts(v)
+    elif isinstance(params, (list, tuple)):
+        for v in params:
+            yield from _texts(v)
 
 
 def _install_sqlite_hooks(engine: Engine, *, foreign_keys: bool) -> None:

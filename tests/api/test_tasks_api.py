@@ -152,3 +152,15 @@ def test_temporal_down_is_a_503_that_says_so(tasks_api: TasksApi) -> None:
         "/api/tasks/validate", json={"suite": "pair"}, headers=tasks_api.auth["ana"]
     )
     assert r.status_code == 503 and "cannot reach Temporal" in r.json()["detail"]
+
+
+def test_a_nul_byte_in_a_name_is_422_not_a_database_error(tasks_api: TasksApi) -> None:
+    # found by the OpenAPI fuzzer on PostgreSQL (a 503 "database error"); SQLite here
+    for body in ({"suite": "pair\x00"}, {"env_ids": ["env-\x00"]}):
+        r = tasks_api.client.post("/api/tasks/validate", json=body, headers=tasks_api.auth["ana"])
+        assert r.status_code == 422, r.text
+        assert "NUL" in r.json()["detail"]
+    assert (
+        tasks_api.client.get("/api/tasks?suite=pair%00", headers=tasks_api.auth["ana"]).status_code
+        == 422
+    )

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 import envfactory.core.models as models
-from envfactory.core.errors import Conflict, NotFound
+from envfactory.core.errors import Conflict, InvalidInput, NotFound
 from envfactory.core.models import (
     AgentRole,
     Attachment,
@@ -466,3 +466,18 @@ def test_a_build_records_the_images_of_the_environments_services(store: Store) -
     spec = store.environments.get("env-1", 1)
     assert [svc.image for svc in spec.services] == ["sha256:svc-db"]
     assert spec.services[0].ready == "redis-cli ping"  # the rest of the service kept
+
+
+def test_text_with_a_nul_byte_is_bad_input_on_both_databases_and_stores_nothing(
+    store: Store,
+) -> None:
+    # PostgreSQL cannot hold a NUL in text (the API answered such a query with a 503);
+    # SQLite would have stored it: both refuse it as the user's input, before the database
+    s = samples()
+    with pytest.raises(InvalidInput, match="NUL"):
+        store.environments.list(suite="tb2\x00")
+    with pytest.raises(InvalidInput, match="NUL"):
+        store.seeds.add(s["seed"].model_copy(update={"title": "Recover\x00 the orders"}))
+    assert store.seeds.count() == 0
+    _store_all(store, s)  # the store stays usable
+    assert [r.spec.id for r in store.environments.list(suite="tb2")] == ["env-1"]
