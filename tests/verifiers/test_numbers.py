@@ -142,6 +142,7 @@ def test_sentences_keep_the_numbers_the_task_gave_and_lose_the_ones_the_solver_c
         b"The total revenue for March came to 1234.50 across every region we sell in.\n"
         b"Apres correction, le chiffre d'affaires de mars atteint 1234.50 euros au total.\n"
         b"In the ledger the 600.25 entry was entered twice, so we removed one of them.\n"
+        b"We removed 2 duplicate payments in March, which the ledger rows also show.\n"
     )
     record = b'{"why": "Werkzeug 3.0 removed url_quote which Flask 2.2 imports", "builds": 4}\n'
     oracle = _ws({"ROOT_CAUSE.md": note, "out/why.json": record})
@@ -156,6 +157,7 @@ def test_sentences_keep_the_numbers_the_task_gave_and_lose_the_ones_the_solver_c
         b"The total revenue for March came to 0.00 across every region we sell in.\n"
         b"Apres correction, le chiffre d'affaires de mars atteint 0.00 euros au total.\n"
         b"In the ledger the 600.25 entry was entered twice, so we removed one of them.\n"
+        b"We removed 0 duplicate payments in March, which the ledger rows also show.\n"
     )
     assert zero.files["/app/out/why.json"] == (
         b'{"why": "Werkzeug 0.0 removed url_quote which Flask 0.0 imports", "builds": 0}\n'
@@ -167,8 +169,9 @@ def test_mentions_are_the_numbers_of_the_instruction_and_the_given_files() -> No
         {"wheels/werkzeug-3.0.4-py3-none-any.whl": b"PK\0 1234.50", "notes.txt": b"port 8080\n"}
     )
     found = mentions(given, "Flask 2.2 must keep working; see /app/notes.txt.")
-    assert {"3", "3.0", "3.0.4", "8080", "2", "2.2"} <= found  # paths, text and instruction
+    assert {"3.0", "3.0.4", "8080", "2.2"} <= found  # paths, text and instruction
     assert "1234.50" not in found and "4" not in found  # not binary data, not a version's tail
+    assert "3" not in found and "2" not in found  # single digits: in any input
 
 
 def test_a_file_the_rewrite_leaves_as_it_was_is_skipped() -> None:

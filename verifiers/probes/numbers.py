@@ -143,7 +143,9 @@ def _rewrite_line(line: str, rewrite: Callable[[str], str], spared: frozenset[st
 def mentions(given: Workspace, instruction: str) -> frozenset[str]:
     """The numbers the task gave: those in its instruction and in the pristine workspace
     (paths and UTF-8 text files), each dot-version also by its leading parts (``3.0.4``
-    gives ``3``, ``3.0`` and ``3.0.4``). A sentence that cites one mentions it."""
+    gives ``3.0`` and ``3.0.4``). A sentence that cites one mentions it. A single digit
+    never counts: some turns up in any input, and a small count the solver worked out
+    ("3 duplicate payments") must still be rewritten."""
     texts = [instruction]
     for path, entry in file_entries(given).items():
         texts.append(path)
@@ -154,7 +156,7 @@ def mentions(given: Workspace, instruction: str) -> frozenset[str]:
         for dotted in _DOTTED.findall(text):
             parts = dotted.split(".")
             found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
-    return frozenset(found)
+    return frozenset(n for n in found if len(n) > 1)
 
 
 def _standalone_numbers(line: str) -> list[re.Match[str]]:
