@@ -24,6 +24,7 @@ import pytest
 
 from envfactory.agents.chat_server import RoleScriptServer
 from envfactory.agents.scripts import ROLES, load_script
+from tests.workflows.real_stack import cli
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -49,17 +50,6 @@ def _env(home: Path, api_port: int, **extra: str) -> dict[str, str]:
     )
     env.update(extra)
     return env
-
-
-def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "envfactory.cli", *args],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 class Up:
@@ -120,7 +110,7 @@ def _upload(up: Up, token: str) -> httpx.Response:
 
 
 def _token(env: dict[str, str]) -> str:
-    out = _cli(env, "reviewer", "add", "newcomer")
+    out = cli(env, "reviewer", "add", "newcomer")
     assert out.returncode == 0, out.stderr
     return out.stdout.strip().splitlines()[-1]
 
