@@ -27,6 +27,7 @@
 #         PARALLEL=1 ...                                 # demo and test at once, after the install
 #         SOURCE=/path/to/repo BRANCH=main scripts/fresh-machine-check.sh
 #         KEEP=1 ...                                     # keep the work directory
+#         PYTEST_ARGS="tests/api -x" STEPS="install test" ...   # some tests only
 #         scripts/fresh-machine-check.sh --summary /tmp/fresh-XXXX   # summarise its logs again
 # Needs: root, debootstrap and docker on the host. Logs: $WORK/{image,demo,test}.log.
 set -euo pipefail
@@ -86,6 +87,7 @@ DOCKER_ROOT="$(docker info -f '{{.DockerRootDir}}' 2>/dev/null || echo /var/lib/
 # One command inside the fresh container, as root, with a clean environment.
 in_fresh() {
   docker run --rm --label "$LABEL" --network host --pid host -e "PG_TEST_PORT=$PG_PORT" \
+    -e "PYTEST_ARGS=${PYTEST_ARGS:-}" \
     --cap-add SYS_ADMIN --device-cgroup-rule 'a *:* rwm' -v "$WORK/tmp:/tmp" -v "$WORK/vartmp:/var/tmp" \
     -v /var/run/docker.sock:/var/run/docker.sock -v "$DOCKER_ROOT:$DOCKER_ROOT:ro" \
     -v "$WORK:$WORK" -v "$GIT_DIR:$GIT_DIR:ro" \
