@@ -95,3 +95,10 @@ def test_serve_seed_serves_scripts_from_a_directory_of_yours(tmp_path):
     )
     assert out.returncode == 1
     assert f"no red_team script at {tmp_path}/red_team.yaml" in out.stderr
+
+
+def test_an_example_name_is_never_read_from_a_same_named_directory(tmp_path, monkeypatch):
+    # run from examples/seeds, the seed's own directory (no scripts in it) has the same name
+    (tmp_path / SEED).mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_script(SEED, "judge").turns

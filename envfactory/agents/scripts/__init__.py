@@ -34,8 +34,8 @@ def load_script(seed: str, role: str) -> Script:
     shipped, served by `envfactory agents serve-seed DIR`)."""
     if role not in ROLES:
         raise NotFound(f"no agent role {role!r}", hint=f"roles: {', '.join(ROLES)}")
-    if "/" in seed or Path(seed).is_dir():
-        return _script_in(Path(seed), role)
+    if seed not in available_seeds() and ("/" in seed or Path(seed).is_dir()):
+        return _script_in(Path(seed), role)  # an example's name wins over a same-named dir
     path = resources.files(__package__).joinpath(seed, f"{role}.yaml")
     if not path.is_file():
         raise NotFound(
