@@ -45,7 +45,7 @@ from .workspace import file_entries as workspace_entries
 
 #: Files whose every line is data (fields and values).
 STRUCTURED_EXTS = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".yaml", ".yml", ".toml", ".xml")
-#: Free text: a line of prose keeps its numbers there (`is_prose`).
+#: Free text: a sentence there (`is_prose`) keeps the numbers the task gave (`mentions`).
 FREE_TEXT_EXTS = (".txt", ".md", ".out", ".dat")
 #: Extensions of the data files whose numbers `perturbed_numbers` rewrites.
 DATA_EXTS = STRUCTURED_EXTS + FREE_TEXT_EXTS
@@ -116,21 +116,19 @@ def rewrite_numbers(
     text: str,
     rewrite: Callable[[str], str],
     keep_lines: frozenset[str],
-    *,
-    prose: bool = False,
-    mentions: frozenset[str] = frozenset(),
+    sentences_keep: frozenset[str] | None = None,
 ) -> str:
     """`text` with every number that stands alone rewritten, on every line not in
-    `keep_lines` (the lines a task's file started with). Where `prose` says the file is free
-    text, a sentence (`is_prose`) keeps the numbers the task gave (`mentions`): a figure the
-    solver computed is rewritten there too. A number glued to a letter, a dot-version or a
+    `keep_lines` (the lines a task's file started with). In a free-text file
+    (`sentences_keep` given), a sentence (`is_prose`) keeps the numbers in `sentences_keep`
+    (those the task gave: `mentions`); a figure the solver computed is rewritten there too. A number glued to a letter, a dot-version or a
     date/time (``user1``, ``1.2.3``, ``2024-01-31``, ``12:30``) stays."""
     out = []
     for line in text.splitlines(keepends=True):
         if line.rstrip("\r\n") in keep_lines:
             out.append(line)
             continue
-        spared = mentions if prose and is_prose(line) else frozenset()
+        spared = sentences_keep if sentences_keep and is_prose(line) else frozenset()
         out.append(_rewrite_line(line, rewrite, spared))
     return "".join(out)
 
@@ -220,16 +218,11 @@ class _NumbersRewritten(Probe):
 
     @classmethod
     def transform(
-        cls,
-        text: str,
-        keep: frozenset[str],
-        *,
-        prose: bool = False,
-        mentions: frozenset[str] = frozenset(),
+        cls, text: str, keep: frozenset[str], sentences_keep: frozenset[str] | None = None
     ) -> str:
         """The file's new text; `keep`: the lines it started with (left as they are);
-        `prose`: the file is free text, whose sentences keep the numbers in `mentions`."""
-        return rewrite_numbers(text, cls.rewrite, keep, prose=prose, mentions=mentions)
+        `sentences_keep`: in a free-text file, the numbers its sentences keep."""
+        return rewrite_numbers(text, cls.rewrite, keep, sentences_keep)
 
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
         self.files = dict(files or {})
@@ -278,12 +271,7 @@ class PlaceholderLines(_NumbersRewritten):
 
     @classmethod
     def transform(
-        cls,
-        text: str,
-        keep: frozenset[str],
-        *,
-        prose: bool = False,
-        mentions: frozenset[str] = frozenset(),
+        cls, text: str, keep: frozenset[str], sentences_keep: frozenset[str] | None = None
     ) -> str:
         out = []
         for i, line in enumerate(text.splitlines(keepends=True), 1):
@@ -341,8 +329,8 @@ def perturbed_numbers(
     for cls in (ZeroedNumbers, OneNumbers, ScaledNumbers, PlaceholderLines):
         files = {}
         for path, (text, keep) in texts.items():
-            prose = path.lower().endswith(FREE_TEXT_EXTS)
-            new = cls.transform(text, keep, prose=prose, mentions=given)
+            free_text = path.lower().endswith(FREE_TEXT_EXTS)
+            new = cls.transform(text, keep, given if free_text else None)
             if new != text:
                 files[path] = new.encode()
         files = within_budget(files)
