@@ -3,8 +3,10 @@
     python benchmarks/sandbox_overhead.py [--n 20] [--image IMAGE]
 
 Prints p50/p95 of start → exec `true` → remove through `DockerEngine`, of
-`docker run --rm --network none IMAGE true`, their ratio (goal ≤ 1.3×), and what
-`exec`, `snapshot()` and `restart()` cost. The two loops are interleaved so that load
+`docker run --rm --network none IMAGE true`, their ratio (goal ≤ 1.3×), the machine's
+busy CPU seconds per container on each path (/proc/stat: the engine's own processes
+count, and on 2 cores CPU is what a gate run is short of), and what `exec`, `snapshot()`
+and `restart()` cost. The two loops are interleaved so that load
 from other processes on the machine hits both alike. A benchmark prints numbers; it
 asserts nothing.
 """
@@ -12,6 +14,7 @@ asserts nothing.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import time
@@ -27,9 +30,21 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
 
 
-def timed(fn: Callable[[], object]) -> float:
-    t = time.perf_counter()
+_HZ = os.sysconf("SC_CLK_TCK")
+
+
+def busy_cpu_s() -> float:
+    """CPU seconds the whole machine has spent busy (not idle, not waiting on I/O)."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / _HZ
+
+
+def timed(fn: Callable[[], object], cpu: list[float] | None = None) -> float:
+    c, t = busy_cpu_s(), time.perf_counter()
     fn()
+    if cpu is not None:
+        cpu.append(busy_cpu_s() - c)
     return time.perf_counter() - t
 
 
@@ -81,10 +96,12 @@ def main() -> None:
 
     ours(), subprocess.run(cli, check=True)  # warm both paths
     ours_t, cli_t, locked_t = [], [], []
+    ours_cpu: list[float] = []
+    locked_cpu: list[float] = []
     for _ in range(args.n):
-        ours_t.append(timed(ours))
+        ours_t.append(timed(ours, ours_cpu))
         cli_t.append(timed(lambda: subprocess.run(cli, check=True)))
-        locked_t.append(timed(lambda: subprocess.run(locked, check=True)))
+        locked_t.append(timed(lambda: subprocess.run(locked, check=True), locked_cpu))
 
     exec_t, diff_t, daemon_diff_t, snap_t, commit_t, restart_t = [], [], [], [], [], []
     with engine.sandbox(image, purpose="benchmark") as sb:
@@ -114,6 +131,11 @@ def main() -> None:
     print(
         f"{'ratio (ours / CLI with the same limits)':<44} p50 "
         f"{pct(ours_t, 0.5) / pct(locked_t, 0.5):8.2f} x"
+    )
+    print(
+        f"{'busy CPU per container, machine-wide':<44} ours {statistics.fmean(ours_cpu):.3f} s"
+        f"   CLI with the same limits {statistics.fmean(locked_cpu):.3f} s"
+        f"   ratio {statistics.fmean(ours_cpu) / statistics.fmean(locked_cpu):.2f} x"
     )
     print(row("exec true in a running sandbox", exec_t))
     print(row("diff() from the overlay upper dir", diff_t))

@@ -396,6 +396,7 @@ class DockerEngine:
         """Create the container; the first create also learns whether the engine's storage
         driver takes a size (`storage_opt`): if it refuses, the disk watchdog alone
         enforces `limits.disk_mb` from then on (`disk.py`)."""
+        net = limits.network if network is None else network
         while True:
             sized = self.storage_opt is not False
             host = self._host_config(limits, network, sized, join)
@@ -408,6 +409,11 @@ class DockerEngine:
                     host_config=host,
                     labels=L.ownership(purpose, run_id, sandbox=name),
                     stop_signal="SIGKILL",
+                    # No network at all: a private namespace with loopback only, as with
+                    # network mode "none", but the engine skips its network hooks (a
+                    # process per start: ~40% of a container's start-to-remove CPU here;
+                    # benchmarks/sandbox_overhead.py).
+                    network_disabled=not net and join is None,
                 )["Id"]
             except docker.errors.APIError as exc:
                 if not (sized and D.storage_opt_refused(exc)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
@@ -86,6 +87,24 @@ def test_network_egress_fails_by_default(docker_engine: DockerEngine, base_image
         assert sb.exec(["python3", "-c", probe]).exit_code != 0
     with docker_engine.sandbox(base_image, purpose="test", network=True) as sb:
         assert "eth0" in sb.exec("ls /sys/class/net").stdout.split()  # the control
+
+
+def test_a_sandbox_without_network_has_its_own_working_loopback(
+    docker_engine: DockerEngine, base_image: str
+) -> None:
+    """No network is a private namespace with loopback only (a task's own server on
+    127.0.0.1 works), made without the engine's network hooks (`NetworkDisabled`)."""
+    serve = (
+        "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); "
+        "c = socket.create_connection(s.getsockname(), timeout=5); "
+        "c.sendall(b'hi'); print(s.accept()[0].recv(2).decode())"
+    )
+    with docker_engine.sandbox(base_image, purpose="test") as sb:
+        assert sb.exec(["python3", "-c", serve]).stdout.strip() == "hi"
+        own = sb.exec("readlink /proc/1/ns/net").stdout.strip()
+        assert own and own != os.readlink("/proc/self/ns/net")
+        config = docker_engine.client.api.inspect_container(sb.id)["Config"]
+        assert config.get("NetworkDisabled") is True
 
 
 def test_50_mb_of_output_is_truncated_with_the_flag(sandbox: DockerSandbox) -> None:
