@@ -117,27 +117,31 @@ _SITE_DIRS_USER = "[site.getusersitepackages()]"
 
 def _hook_script(site_dirs: str) -> str:
     """Shell that plants STARTUP_HOOK in the site directories `site_dirs` lists, for every
-    Python found, and in root's user site directories."""
+    Python found (each binary asked once, whatever links name it), and in root's user site
+    directories. The files are written by the shell itself: no process per file."""
     return f"""
-cat > /tmp/.probe-hook.py <<'EOS'
+hook=$(cat <<'EOS'
 {STARTUP_HOOK}EOS
-dirs=""
+)
+dirs=""; seen=""
 for py in /usr/local/bin/python3* /usr/bin/python3*; do
   case "$py" in *-config) continue;; esac
   [ -x "$py" ] || continue
+  dup=; for s in $seen; do [ "$py" -ef "$s" ] && dup=1 && break; done
+  [ -n "$dup" ] && continue
+  seen="$seen $py"
   dirs="$dirs $("$py" -c 'import site,sysconfig
 p=sysconfig.get_paths()
 print(" ".join({site_dirs}))' 2>/dev/null)"
 done
 for d in $dirs /root/.local/lib/python3*/site-packages; do
   case "$d" in *'*'*) continue;; esac
-  mkdir -p "$d" 2>/dev/null || continue
-  cp /tmp/.probe-hook.py "$d/sitecustomize.py"
-  cp /tmp/.probe-hook.py "$d/usercustomize.py"
-  cp /tmp/.probe-hook.py "$d/_envfactory_probe_hook.py"
+  [ -d "$d" ] || mkdir -p "$d" 2>/dev/null || continue
+  for f in sitecustomize.py usercustomize.py _envfactory_probe_hook.py; do
+    printf '%s\\n' "$hook" > "$d/$f"
+  done
   echo 'import _envfactory_probe_hook' > "$d/000-envfactory-probe.pth"
 done
-rm -f /tmp/.probe-hook.py
 true
 """
 
