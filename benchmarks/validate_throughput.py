@@ -16,12 +16,16 @@ from other processes hits both alike:
 - per task and mode (standby off / on): gate seconds (the `run_gates` wall, after the
   build and the verification layer), gate rows (checks) and fresh verification
   containers (each repeat of a row is one; rows with byte-identical inputs share one);
-- per mode: seconds per task, verifications/min and checks/min; Harbor's oracle trials
+- per mode: seconds per task, verifications/min, checks/min and the machine's busy CPU
+  seconds per task (gates are CPU-bound on 2 cores: the figure that has to come down);
+  Harbor's oracle trials
   per minute on the same tasks, engine and concurrency (a trial is one container, the
   oracle solution and one verification: the closest thing Harbor has to a verification)
   when Harbor is installed, else n/a; and our verifications/min over Harbor's;
 - per mode, where the time goes: engine calls by kind, summed over threads;
-- the floor of one verification here: a bare `docker run --rm IMAGE true` and an exec;
+- the floor of one verification here: a bare `docker run --rm IMAGE true`, an exec, and
+  one whole verification of the first task's oracle state run alone (wall and CPU); from
+  it, per mode, the floor of seconds per task: verifications × that CPU ÷ cores;
 - the flaky-verifier table (benchmarks/flaky_detection.py) unless `--flaky-runs 0`.
 A benchmark prints numbers; it asserts nothing.
 """
@@ -29,6 +33,7 @@ A benchmark prints numbers; it asserts nothing.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics as st
 import subprocess
 import sys
@@ -43,12 +48,17 @@ from pathlib import Path
 
 from benchmarks.flaky_detection import flaky_table, print_flaky
 from benchmarks.harbor_trials import HarborRun, find_harbor, oracle_trials
+from benchmarks.sandbox_overhead import busy_cpu_s
+from envfactory.core.models import StateKind
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 from sandboxes import DockerEngine
+from verifiers.battery import gate_input
 from verifiers.formats import context_tar, load_task
 from verifiers.gates import GateInput
 from verifiers.probes import by_name
+from verifiers.runner import verifier_tar, verify_prepared
+from verifiers.states import produce_chain
 from verifiers.validate import validate_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,6 +127,7 @@ class Mode:
     engine: DockerEngine
     totals: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     gate_s: dict[str, float] = field(default_factory=dict)  # task → run_gates wall
+    cpu_s: dict[str, float] = field(default_factory=dict)  # task → machine busy CPU, same span
     checks: dict[str, int] = field(default_factory=dict)
     verifications: dict[str, int] = field(default_factory=dict)
     verdicts: dict[str, str] = field(default_factory=dict)
@@ -129,6 +140,39 @@ class Mode:
 
     def per_min(self, counts: dict[str, int]) -> float:
         return sum(counts.values()) / self.wall * 60 if self.wall else 0.0
+
+
+def one_verification(
+    engine: DockerEngine, task: Path, artifacts: ArtifactStore, n: int = 5
+) -> tuple[float, float]:
+    """(busy CPU seconds, wall seconds) of one verification of `task`'s oracle state, the
+    mean of `n` run one after another on a quiet machine: fresh container, the verifier's
+    command, removal. Verifications per task × this CPU ÷ cores is what the gates cannot
+    go below on this machine however the rest is arranged."""
+    loaded = load_task(task, artifacts)
+    spec = loaded.spec
+    image = _build(engine, task, artifacts)
+    inp, _ = gate_input(
+        engine, spec=spec, verifier=loaded.verifier, files=artifacts.get, image=image
+    )
+    steps = spec.reference_solution
+    (oracle,) = produce_chain(
+        engine,
+        image,
+        spec,
+        steps,
+        names=[None] * (len(steps) - 1) + ["oracle"],
+        kinds=[StateKind.ORACLE] * len(steps),
+        want_diff=False,
+    )
+    prepared = replace(oracle.prepared, image=inp.verify_image or image)
+    vfiles = verifier_tar(loaded.verifier, artifacts.get)
+    cpu, t0 = busy_cpu_s(), time.monotonic()
+    for _ in range(n):
+        verify_prepared(
+            engine, prepared, spec=spec, verifier=loaded.verifier, verifier_files=vfiles
+        )
+    return (busy_cpu_s() - cpu) / n, (time.monotonic() - t0) / n
 
 
 def bare_container_s(image: str, n: int = 5) -> float:
@@ -165,6 +209,7 @@ def gate_all(modes: list[Mode], tasks: list[Path], artifacts: ArtifactStore, arg
     for i, task in enumerate(tasks):
         for mode in modes if i % 2 == 0 else modes[::-1]:
             timed = Timed(mode.engine, mode.totals, threading.Lock())
+            cpu0 = busy_cpu_s()
             res = validate_task(
                 timed,
                 task,
@@ -174,6 +219,7 @@ def gate_all(modes: list[Mode], tasks: list[Path], artifacts: ArtifactStore, arg
                 adjust=mode.adjust,
             )
             mode.gate_s[task.name] = res.run.wall_s
+            mode.cpu_s[task.name] = busy_cpu_s() - cpu0  # the build is cached: ~the gates
             mode.checks[task.name] = len(res.report.checks)
             mode.verifications[task.name] = sum(len(v) for v in res.run.results.values())
             mode.verdicts[task.name] = res.report.verdict.value
@@ -230,6 +276,7 @@ def main() -> int:
             artifacts = ArtifactStore(Path(tmp) / "artifacts")
             images = [_build(engine, t, artifacts) for t in tasks]  # the timed part is the gates
             bare, exec_over = bare_container_s(images[0]), exec_overhead_s(engine, images[0])
+            one = one_verification(modes[0].engine, tasks[0], artifacts)
             gate_all(modes, tasks, artifacts, args)
             sb = engine.prestarted
             modes[1].standby = (sb.handed_out, sb.started, sb.discarded)
@@ -256,7 +303,7 @@ def main() -> int:
             shell=True,
             capture_output=True,
         )
-    report(modes, tasks, harbor_runs, harbor_note, bare, exec_over, args)
+    report(modes, tasks, harbor_runs, harbor_note, (bare, exec_over, one), args)
     if flaky:
         print()
         print_flaky(flaky, args.repeats)
@@ -275,10 +322,11 @@ def report(
     tasks: list[Path],
     harbor: list[HarborRun],
     harbor_note: str,
-    bare: float,
-    exec_over: float,
+    floors: tuple[float, float, tuple[float, float]],
     args,
 ) -> None:  # type: ignore[no-untyped-def]
+    bare, exec_over, (one_cpu, one_wall) = floors
+    cores = os.cpu_count() or 1
     print()
     print(
         f"tasks: {len(tasks)}   repeats: {args.repeats}   concurrency: {args.concurrency}   "
@@ -301,6 +349,12 @@ def report(
         "verifications/min": [f"{m.per_min(m.verifications):.1f}" for m in modes]
         + [f"{harbor_min:.1f} trials/min" if harbor_min else "n/a"],
         "checks/min": [f"{m.per_min(m.checks):.1f}" for m in modes] + ["n/a"],
+        "busy CPU s per task": [f"{sum(m.cpu_s.values()) / len(tasks):.1f}" for m in modes]
+        + ["n/a"],
+        f"floor s per task ({cores} cores)": [
+            f"{sum(m.verifications.values()) / len(tasks) * one_cpu / cores:.1f}" for m in modes
+        ]
+        + ["n/a"],
         "verifications/min ÷ Harbor": [
             f"{m.per_min(m.verifications) / harbor_min:.1f}x" if harbor_min else "n/a"
             for m in modes
@@ -333,7 +387,12 @@ def report(
     )
     print(
         f"floor here: bare container (docker run --rm IMAGE true) {bare:.3f}s   "
-        f"exec {exec_over:.3f}s"
+        f"exec {exec_over:.3f}s   one verification of {tasks[0].name}'s oracle, quiet: "
+        f"{one_wall:.3f}s wall, {one_cpu:.3f}s busy CPU"
+    )
+    print(
+        "  floor s per task: the task's verifications x one verification's CPU / cores -- "
+        "the gate wall if nothing but the verifications ran and the cores never idled"
     )
     for m in modes:
         print(f"where the time goes, {m.name} (engine calls, summed over threads):")
