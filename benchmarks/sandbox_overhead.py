@@ -20,9 +20,10 @@ import subprocess
 import time
 from collections.abc import Callable
 
-from envfactory.core.models import StateKind
+from envfactory.core.models import BuildContext, EnvironmentSpec, StateKind, Step
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
+from verifiers import statediff
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -104,12 +105,23 @@ def main() -> None:
         locked_t.append(timed(lambda: subprocess.run(locked, check=True), locked_cpu))
 
     exec_t, diff_t, daemon_diff_t, snap_t, commit_t, restart_t = [], [], [], [], [], []
+    listing_t: list[float] = []
+    listing_cpu: list[float] = []
+    spec = EnvironmentSpec(
+        id="bench",
+        name="bench",
+        instruction="-",
+        build=BuildContext(files=()),
+        reference_solution=(Step(script="true"),),
+    )
+    statediff.pristine_listing(engine, image, spec)
     with engine.sandbox(image, purpose="benchmark") as sb:
         sb.exec("mkdir -p /workspace && head -c 1000000 /dev/urandom > /workspace/blob")
         for _ in range(max(3, args.n // 4)):
             exec_t.append(timed(lambda: sb.exec(["true"])))
             diff_t.append(timed(sb.diff))
             daemon_diff_t.append(timed(lambda: sb.diff(via_daemon=True)))
+            listing_t.append(timed(lambda: statediff.listing(sb, spec), listing_cpu))
             t = time.perf_counter()
             ref = sb.snapshot(StateKind.PROBE, "bench")
             snap_t.append(time.perf_counter() - t)
@@ -140,6 +152,10 @@ def main() -> None:
     print(row("exec true in a running sandbox", exec_t))
     print(row("diff() from the overlay upper dir", diff_t))
     print(row("diff(via_daemon=True) (docker diff)", daemon_diff_t))
+    print(
+        row("state listing (live_diff where no upper dir)", listing_t)
+        + f"   CPU {statistics.fmean(listing_cpu):.3f} s"
+    )
     print(row("snapshot() (diff + layer load, 1 MB change)", snap_t))
     print(row("snapshot(method='commit') (docker commit)", commit_t))
     print(row("restart() (every process ends, fs kept)", restart_t))

@@ -24,7 +24,7 @@ from other processes hits both alike:
   when Harbor is installed, else n/a; and our verifications/min over Harbor's;
 - per mode, where the time goes: engine calls by kind, summed over threads;
 - the floor of one verification here: a bare `docker run --rm IMAGE true`, an exec, and
-  one whole verification of the first task's oracle state run alone (wall and CPU); from
+  one whole verification of each task's oracle state run alone (wall and CPU); from
   it, per mode, the floor of seconds per task: verifications × that CPU ÷ cores;
 - the flaky-verifier table (benchmarks/flaky_detection.py) unless `--flaky-runs 0`.
 A benchmark prints numbers; it asserts nothing.
@@ -276,7 +276,7 @@ def main() -> int:
             artifacts = ArtifactStore(Path(tmp) / "artifacts")
             images = [_build(engine, t, artifacts) for t in tasks]  # the timed part is the gates
             bare, exec_over = bare_container_s(images[0]), exec_overhead_s(engine, images[0])
-            one = one_verification(modes[0].engine, tasks[0], artifacts)
+            one = {t.name: one_verification(modes[0].engine, t, artifacts) for t in tasks}
             gate_all(modes, tasks, artifacts, args)
             sb = engine.prestarted
             modes[1].standby = (sb.handed_out, sb.started, sb.discarded)
@@ -322,10 +322,10 @@ def report(
     tasks: list[Path],
     harbor: list[HarborRun],
     harbor_note: str,
-    floors: tuple[float, float, tuple[float, float]],
+    floors: tuple[float, float, dict[str, tuple[float, float]]],
     args,
 ) -> None:  # type: ignore[no-untyped-def]
-    bare, exec_over, (one_cpu, one_wall) = floors
+    bare, exec_over, one = floors
     cores = os.cpu_count() or 1
     print()
     print(
@@ -352,7 +352,8 @@ def report(
         "busy CPU s per task": [f"{sum(m.cpu_s.values()) / len(tasks):.1f}" for m in modes]
         + ["n/a"],
         f"floor s per task ({cores} cores)": [
-            f"{sum(m.verifications.values()) / len(tasks) * one_cpu / cores:.1f}" for m in modes
+            f"{sum(v * one[t][0] for t, v in m.verifications.items()) / len(tasks) / cores:.1f}"
+            for m in modes
         ]
         + ["n/a"],
         "verifications/min ÷ Harbor": [
@@ -387,9 +388,10 @@ def report(
     )
     print(
         f"floor here: bare container (docker run --rm IMAGE true) {bare:.3f}s   "
-        f"exec {exec_over:.3f}s   one verification of {tasks[0].name}'s oracle, quiet: "
-        f"{one_wall:.3f}s wall, {one_cpu:.3f}s busy CPU"
+        f"exec {exec_over:.3f}s"
     )
+    for t, (cpu, wall) in one.items():
+        print(f"  one verification of {t}'s oracle, alone: {wall:.3f}s wall, {cpu:.3f}s busy CPU")
     print(
         "  floor s per task: the task's verifications x one verification's CPU / cores -- "
         "the gate wall if nothing but the verifications ran and the cores never idled"

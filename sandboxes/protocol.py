@@ -78,6 +78,11 @@ class Sandbox(Protocol):
         """Paths changed against the image the sandbox started from."""
         ...
 
+    def local_diff(self) -> list[PathChange] | None:
+        """`diff()` when it is cheap (read where the engine keeps the sandbox's changes),
+        else None: the caller falls back to a way of its own."""
+        ...
+
     def snapshot(self, kind: StateKind, label: str = "", env_id: str | None = None) -> StateRef:
         """Save the filesystem as a labelled image (StateRef.diff filled); the sandbox keeps
         running. Start a fresh sandbox from `ref.image` to verify against that state."""

@@ -335,13 +335,18 @@ class DockerSandbox:
 
         Read from the container's overlay upper directory when the daemon is local (ms);
         otherwise, or with `via_daemon`, from `docker diff` (seconds on fuse-overlayfs)."""
+        local = None if via_daemon else self.local_diff()
+        if local is not None:
+            return local
+        raw = self._client.api.diff(self.id) or []
+        return _changes([(c["Path"], _DIFF_KIND[c["Kind"]]) for c in raw])
+
+    def local_diff(self) -> list[PathChange] | None:
+        """`diff()` read from the overlay upper directory (ms), or None where this process
+        cannot read it (a remote daemon, a worker in a container, another storage driver)."""
         self._ensure_usable()
-        pairs = None if via_daemon else upper_diff(self._graph_driver())
-        if pairs is None:
-            raw = self._client.api.diff(self.id) or []
-            pairs = [(c["Path"], _DIFF_KIND[c["Kind"]]) for c in raw]
-        changes = [PathChange(path=p, kind=k) for p, k in pairs]  # type: ignore[arg-type]
-        return sorted(_drop_engine_artifacts(changes), key=lambda c: c.path)
+        pairs = upper_diff(self._graph_driver())
+        return None if pairs is None else _changes(pairs)
 
     def _graph_driver(self) -> dict[str, Any]:
         if self.graph_driver is None:
@@ -453,6 +458,11 @@ class DockerSandbox:
 
     async def aremove(self) -> None:
         await asyncio.to_thread(self.remove)
+
+
+def _changes(pairs: list[tuple[str, str]]) -> list[PathChange]:
+    changes = [PathChange(path=p, kind=k) for p, k in pairs]  # type: ignore[arg-type]
+    return sorted(_drop_engine_artifacts(changes), key=lambda c: c.path)
 
 
 def _drop_engine_artifacts(changes: list[PathChange]) -> list[PathChange]:

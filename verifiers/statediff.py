@@ -1,4 +1,9 @@
-"""A state's changes against the pristine image, computed cheaply from inside a container.
+"""A state's changes against the pristine image, computed cheaply.
+
+Where this process can read the sandbox's overlay upper directory (the engine on this
+machine), the changes are read from there: every path the sandbox changed, in
+milliseconds, with no exec (`Sandbox.local_diff`). Elsewhere (a worker in a container, a
+remote engine) they are listed from inside the container, as below.
 
 `docker diff` (and `docker commit`, which diffs too) walks the whole filesystem; on this
 engine's fuse-overlayfs that costs 4–7 s (10 s for a commit). Tamper evidence only needs
@@ -125,7 +130,20 @@ def compare(before: Listing, after: Listing) -> tuple[PathChange, ...]:
 def live_diff(
     engine: SandboxEngine, box: Sandbox, pristine: str, spec: EnvironmentSpec
 ) -> tuple[PathChange, ...] | None:
-    """The sensitive changes of a live sandbox against the pristine image (None: unknown)."""
+    """The changes of a live sandbox against the pristine image (None: unknown): every
+    path it changed, read from its overlay upper directory where this process can (ms, and
+    exact: a file rewritten with a forged time shows too); else the sensitive paths, by
+    comparing listings (~0.5 s of CPU on this engine, see the module docstring)."""
+    local = box.local_diff()  # against the image `box` started from: `pristine`
+    if local is not None:
+        return tuple(c for c in local if c.path not in _RUNTIME)
+    return _listing_diff(engine, box, pristine, spec)
+
+
+def _listing_diff(
+    engine: SandboxEngine, box: Sandbox, pristine: str, spec: EnvironmentSpec
+) -> tuple[PathChange, ...] | None:
+    """The sensitive changes of `box` against `pristine` by listings (any two images)."""
     before = pristine_listing(engine, pristine, spec)
     after = listing(box, spec) if before is not None else None
     return None if before is None or after is None else compare(before, after)
@@ -137,7 +155,7 @@ def image_diff(
     """The sensitive changes of a saved state image against the pristine image."""
     pristine_listing(engine, pristine, spec)  # before holding a sandbox slot (see module doc)
     box = engine.start(image, limits=spec.limits, purpose="verify-diff", network=False)
-    try:
-        return live_diff(engine, box, pristine, spec)
+    try:  # `box` runs the state's image: its own changes are not the state's
+        return _listing_diff(engine, box, pristine, spec)
     finally:
         box.remove()
