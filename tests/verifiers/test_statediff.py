@@ -49,7 +49,6 @@ def box(docker_engine: DockerEngine, base_image: str) -> Iterator[DockerSandbox]
 def test_a_fresh_sandbox_has_no_changes_either_way(
     docker_engine: DockerEngine, base_image: str, box: DockerSandbox
 ) -> None:
-    assert box.local_diff() is not None, "this host reads upper directories"
     assert live_diff(docker_engine, box, base_image, SPEC) == ()
     assert live_diff(docker_engine, ListingOnly(box), base_image, SPEC) == ()  # type: ignore[arg-type]
 
