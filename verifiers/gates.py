@@ -39,7 +39,10 @@ fresh container (`verifiers.runner`), handed out by the engine's standby
 bounded thread pool: a state's verifications are queued the moment it is captured, and
 container removal happens off the critical path. Two probe states whose verification inputs are
 byte-identical (same image, same workspace bytes, same tamper evidence) are verified
-once and the result is shared — the verifier cannot tell them apart.
+once and the result is shared — the verifier cannot tell them apart. Likewise a harbor
+probe row whose replay changed no file (read from the container's upper directory) and
+ended every process holds the no-op's own state: it shares the no-op row's result
+instead of running the verifier (`runner.ReplayLeftNothing`).
 """
 
 from __future__ import annotations
@@ -77,7 +80,14 @@ from .omissions import decisive_changes, omission_chains
 from .probes import PROBES, FieldsDropped, Probe, TruncatedOutputs, by_name
 from .probes.inputs import RECOMPUTED, changed_outputs, recomputed_steps
 from .probes.numbers import CandidateFlood, perturbed_numbers
-from .runner import PreparedState, Replay, VerifyResult, verifier_tar, verify_prepared
+from .runner import (
+    PreparedState,
+    Replay,
+    ReplayLeftNothing,
+    VerifyResult,
+    verifier_tar,
+    verify_prepared,
+)
 from .states import (
     ProducedState,
     ReferenceStepFailed,
@@ -602,7 +612,11 @@ class _GateRunner:
     def _verify(self, check: _Check) -> None:
         if self._settled_badly() and check.kind != CheckKind.ORACLE:
             return  # listed as skipped in the report
-        res = self._verify_once_more_if_broken(check)
+        try:
+            res = self._verify_once_more_if_broken(check)
+        except ReplayLeftNothing:
+            self._share_with_noop(check)
+            return
         with self.lock:
             self.results[check.name].append(res)
             done = list(self.results[check.name])
@@ -617,6 +631,28 @@ class _GateRunner:
             self._tick(check.name)
             if check.kind == CheckKind.ORACLE and check.semantics == self.primary:
                 self._oracle_verified(done)
+
+    def _pristine_twin(self, check: _Check) -> bool:
+        """A harbor-runtime probe row whose recipe ends every process: when its replay
+        changes no file, its state is the no-op's own (`runner.ReplayLeftNothing`)."""
+        p = check.prepared
+        return (
+            check.kind == CheckKind.PROBE
+            and p is not None
+            and p.semantics == "harbor"
+            and p.replay[-1:] == (kill_replay(),)
+        )
+
+    def _share_with_noop(self, check: _Check) -> None:
+        """The replay left the image as it was: the row's result is the no-op row's under
+        the same semantics (verified once, result shared, as for identical inputs)."""
+        twin = f"{check.semantics}:no-op" if check.secondary else "no-op"
+        with self.lock:
+            self.shared[check.name] = twin
+            first = check.name not in self.ticked
+            self.ticked.add(check.name)
+        if first:
+            self._tick(check.name)
 
     # -- repeats where they tell something --------------------------------------------------
 
@@ -674,6 +710,7 @@ class _GateRunner:
             verifier=self.inp.verifier,
             verifier_files=self.vfiles,
             remove=self._remove_later,
+            pristine_twin=self._pristine_twin(check),
         )
         try:
             return run()

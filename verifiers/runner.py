@@ -182,6 +182,13 @@ def workspace_from(box: Sandbox, paths: Sequence[str]) -> list[tuple[str, bytes 
     return out
 
 
+class ReplayLeftNothing(Exception):
+    """The replayed recipe left the container exactly as its image: no file changed, and
+    the recipe's last entry ended every process. Raised instead of running the verifier
+    when the caller asked (`verify_prepared(pristine_twin=True)`): the state is the
+    image's own, which the caller verifies once for every such row."""
+
+
 def verify_prepared(
     engine: SandboxEngine,
     prepared: PreparedState,
@@ -190,8 +197,13 @@ def verify_prepared(
     verifier: Verifier,
     verifier_files: dict[str, tuple[bytes, int]],
     remove: Remover | None = None,
+    pristine_twin: bool = False,
 ) -> VerifyResult:
-    """One verification of a prepared state, in its own fresh container."""
+    """One verification of a prepared state, in its own fresh container.
+
+    `pristine_twin`: for a harbor state whose recipe ends every process, raise
+    `ReplayLeftNothing` when the replay changed no file (read from the container's upper
+    directory; never assumed where that cannot be read)."""
     t0 = time.monotonic()
     harbor = prepared.semantics == "harbor"
     if (
@@ -221,7 +233,7 @@ def verify_prepared(
         services=spec.services,
     )
     try:
-        return _verify_in(box, engine, prepared, spec, verifier, verifier_files, t0)
+        return _verify_in(box, engine, prepared, spec, verifier, verifier_files, t0, pristine_twin)
     except SandboxBroken as exc:
         if exc.reason != "disk_exceeded":
             raise
@@ -244,11 +256,14 @@ def _verify_in(
     verifier: Verifier,
     verifier_files: dict[str, tuple[bytes, int]],
     t0: float,
+    pristine_twin: bool = False,
 ) -> VerifyResult:
     """The verification proper, in the fresh container `box`."""
     harbor = prepared.semantics == "harbor"
     if prepared.replay:
         tamper = _replay(engine, box, spec, prepared)
+        if pristine_twin and harbor and box.local_diff() == []:
+            raise ReplayLeftNothing
         if not harbor and (tamper is None or tamper):
             why = "replayed state: tamper evidence " + ("unknown" if tamper is None else "present")
             return _zero(t0, prepared, f"full-state scope: {why}, reward is 0 (verifier not run)")

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from envfactory.core.models import CheckKind, Step, TaskVerdict
+from envfactory.core.models import CheckKind, EnvironmentSpec, Step, TaskVerdict
 from verifiers.gates import GateInput, run_gates, run_gates_detailed
-from verifiers.probes import by_name
+from verifiers.probes import Probe, by_name
 
 from .sumtask import SPEC, make_verifier, sound_verifier
 
@@ -120,6 +120,40 @@ def test_harbors_reward_file_decides_and_a_planted_one_is_never_read(
     assert {"harbor:oracle", "harbor:no-op", "harbor:probe:reward-file@no-op"} <= set(harbor)
     noop = next(c for c in report.checks if c.name == "no-op")
     assert noop.observed == (0,)  # exit 0, reward.txt says 0: the file decides
+
+
+class LeftRunning(Probe):
+    """Leaves a process running and no file changed (what a probe that finds nothing to
+    attack amounts to in Harbor's runtime, once every process is ended)."""
+
+    name = "left-running"
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        return "nohup sleep 1000 >/dev/null 2>&1 &"
+
+
+def test_a_harbor_probe_row_that_changed_no_file_shares_the_no_ops_result(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    """In Harbor's runtime a replay that changed no file and whose processes were ended is
+    the no-op's own state: the verifier does not run again for it. reward-file writes
+    outside the workspace: verified on its own."""
+    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
+    probes = (LeftRunning(), by_name("reward-file"))
+    run = run_gates_detailed(
+        _gate(
+            docker_engine, sum_image, files, _harbor_verifier(files, HARBOR_SH), spec, probes=probes
+        )
+    )
+    rows = {c.name: c for c in run.report.checks}
+    twin = rows["harbor:probe:left-running@no-op"]
+    alone = rows["harbor:probe:reward-file@no-op"]
+    assert run.results["harbor:probe:left-running@no-op"] == []  # no verification of its own
+    assert twin.observed == rows["harbor:no-op"].observed == (0,)
+    assert any("identical to harbor:no-op" in line for line in twin.evidence)
+    assert len(run.results["harbor:probe:reward-file@no-op"]) == 1
+    assert not any("identical to" in line for line in alone.evidence)
+    assert run.report.outcome == TaskVerdict.PASSED, run.report.reasons
 
 
 def test_a_verifier_trusting_a_planted_reward_file_is_rejected_under_harbor_semantics(
