@@ -361,6 +361,10 @@ def report(
             for m in modes
         ]
         + [""],
+        "checks/min ÷ Harbor": [
+            f"{m.per_min(m.checks) / harbor_min:.1f}x" if harbor_min else "n/a" for m in modes
+        ]
+        + [""],
     }
     for name, cells in rows.items():
         print(f"  {name:28s}" + "".join(f"{c:>22s}" for c in cells))
@@ -383,8 +387,9 @@ def report(
         )
     handed, started, unused = modes[1].standby
     print(
-        f"standby: {handed} containers handed out ready (of {sum(modes[1].verifications.values())} "
-        f"verifications), {started} started ahead, {unused} removed unused at the runs' ends"
+        f"standby: {handed} containers handed out ready ({sum(modes[1].verifications.values())} "
+        "verifications, the rest replays that changed nothing), "
+        f"{started} started ahead, {unused} removed unused at the runs' ends"
     )
     print(
         f"floor here: bare container (docker run --rm IMAGE true) {bare:.3f}s   "
