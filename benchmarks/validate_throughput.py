@@ -49,7 +49,7 @@ from pathlib import Path
 from benchmarks.flaky_detection import flaky_table, print_flaky
 from benchmarks.harbor_trials import HarborRun, find_harbor, oracle_trials
 from benchmarks.sandbox_overhead import busy_cpu_s
-from envfactory.core.models import StateKind
+from benchmarks.verifier_cost import oracle_state
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 from sandboxes import DockerEngine
@@ -58,7 +58,6 @@ from verifiers.formats import context_tar, load_task
 from verifiers.gates import GateInput
 from verifiers.probes import by_name
 from verifiers.runner import verifier_tar, verify_prepared
-from verifiers.states import produce_chain
 from verifiers.validate import validate_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,16 +154,7 @@ def one_verification(
     inp, _ = gate_input(
         engine, spec=spec, verifier=loaded.verifier, files=artifacts.get, image=image
     )
-    steps = spec.reference_solution
-    (oracle,) = produce_chain(
-        engine,
-        image,
-        spec,
-        steps,
-        names=[None] * (len(steps) - 1) + ["oracle"],
-        kinds=[StateKind.ORACLE] * len(steps),
-        want_diff=False,
-    )
+    oracle = oracle_state(engine, image, spec)
     prepared = replace(oracle.prepared, image=inp.verify_image or image)
     vfiles = verifier_tar(loaded.verifier, artifacts.get)
     cpu, t0 = busy_cpu_s(), time.monotonic()

@@ -37,7 +37,7 @@ from sandboxes import DockerEngine
 from sandboxes.protocol import Sandbox
 from verifiers.formats import context_tar, load_task
 from verifiers.runner import _read_reward_file, verifier_tar, verify_prepared
-from verifiers.states import produce_chain
+from verifiers.states import ProducedState, produce_chain
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = "/usr/local/bin/python3"
@@ -174,16 +174,7 @@ def measure(engine: DockerEngine, image: str, task, artifacts: ArtifactStore, n:
         run["reward file read by a second exec (the runner before)"] = lambda: reward_read_s(
             engine, image, spec, vdir, verifier.entry, verifier.reward_dir or ""
         )
-    steps = spec.reference_solution
-    (oracle,) = produce_chain(
-        engine,
-        image,
-        spec,
-        steps,
-        names=[None] * (len(steps) - 1) + ["oracle"],
-        kinds=[StateKind.ORACLE] * len(steps),
-        want_diff=False,
-    )
+    oracle = oracle_state(engine, image, spec)
     # The runner around an entry that does nothing but write the reward: its own cost.
     trivial = verifier.model_copy(
         update={
@@ -206,6 +197,21 @@ def measure(engine: DockerEngine, image: str, task, artifacts: ArtifactStore, n:
             )
             results[TRIVIAL].append(bare.command_s)
     return results
+
+
+def oracle_state(engine: DockerEngine, image: str, spec: EnvironmentSpec) -> ProducedState:
+    """The reference solution's final state, produced without a diff (benchmarks only)."""
+    steps = spec.reference_solution
+    (oracle,) = produce_chain(
+        engine,
+        image,
+        spec,
+        steps,
+        names=[None] * (len(steps) - 1) + ["oracle"],
+        kinds=[StateKind.ORACLE] * len(steps),
+        want_diff=False,
+    )
+    return oracle
 
 
 if __name__ == "__main__":
