@@ -634,10 +634,12 @@ class _GateRunner:
 
     def _pristine_twin(self, check: _Check) -> bool:
         """A harbor-runtime probe row whose recipe ends every process: when its replay
-        changes no file, its state is the no-op's own (`runner.ReplayLeftNothing`)."""
+        changes no file, its state is the no-op's own (`runner.ReplayLeftNothing`). Not
+        with services: a replay may change a service's state, which no diff here shows."""
         p = check.prepared
         return (
             check.kind == CheckKind.PROBE
+            and not self.spec.services
             and p is not None
             and p.semantics == "harbor"
             and p.replay[-1:] == (kill_replay(),)
