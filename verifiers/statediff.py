@@ -133,7 +133,7 @@ def live_diff(
     """The changes of a live sandbox against the pristine image (None: unknown): every
     path it changed, read from its overlay upper directory where this process can (ms, and
     exact: a file rewritten with a forged time shows too); else the sensitive paths, by
-    comparing listings (~0.5 s of CPU on this engine, see the module docstring)."""
+    comparing listings (~0.2 s of CPU on this engine: benchmarks/sandbox_overhead.py)."""
     local = box.local_diff()  # against the image `box` started from: `pristine`
     if local is not None:
         return tuple(c for c in local if c.path not in _RUNTIME)
