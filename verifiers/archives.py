@@ -69,32 +69,72 @@ def _safe_name(name: str, root_name: str) -> bool:
     return norm == root_name or norm.startswith(root_name + "/")
 
 
-def sanitize(raw: bytes, *, root_name: str) -> bytes:
-    """Re-pack a tar from `get_archive`, dropping anything that could escape `root_name`."""
+#: A member of a tar read into memory: its header and, for a regular file, its bytes.
+Member = tuple[tarfile.TarInfo, bytes | None]
+
+
+def members(raw: bytes) -> list[Member]:
+    """Every member of a tar, in its order, with the regular files' bytes."""
     if len(raw) > MAX_WORKSPACE_BYTES:
         raise InvalidInput(
             f"workspace archive of {len(raw)} bytes exceeds {MAX_WORKSPACE_BYTES}",
             hint="declare a narrower workspace_paths in the environment spec",
         )
-    kept: list[tuple[tarfile.TarInfo, bytes | None]] = []
+    out: list[Member] = []
     with tarfile.open(fileobj=io.BytesIO(raw), mode="r:*") as src:
         for m in src:
-            if not _safe_name(m.name, root_name):
-                continue
-            if m.islnk() and not _safe_name(m.linkname, root_name):
-                continue
-            if not (m.isreg() or m.isdir() or m.issym() or m.islnk()):
-                continue
             f = src.extractfile(m) if m.isreg() else None
-            kept.append((m, f.read() if f else None))
-    # Canonical order (hard links after everything they may point to), so two copies of
-    # the same tree — whatever their directory order — pack to the same bytes.
-    kept.sort(key=lambda mb: (mb[0].islnk(), mb[0].name))
+            out.append((m, f.read() if f else None))
+    return out
+
+
+def sanitize(raw: bytes, *, root_name: str) -> bytes:
+    """Re-pack a tar from `get_archive`, dropping anything that could escape `root_name`."""
+    return repack(members(raw), root_name=root_name)
+
+
+def repack(items: Sequence[Member], *, root_name: str) -> bytes:
+    """The canonical tar of `items` under `root_name`: only regular files, directories and
+    links that stay under it, in name order, names encoded by this writer. Two copies of
+    the same tree pack to the same bytes whatever their directory order or the names they
+    were read under (`regroup`)."""
+    kept = [
+        (m, data)
+        for m, data in items
+        if _safe_name(m.name, root_name)
+        and not (m.islnk() and not _safe_name(m.linkname, root_name))
+        and (m.isreg() or m.isdir() or m.issym() or m.islnk())
+    ]
+    kept.sort(key=lambda mb: (mb[0].islnk(), mb[0].name))  # hard links after their targets
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as dst:
         for m, data in kept:
+            # The name records follow the name (a long one gets its record back here).
+            m.pax_headers = {k: v for k, v in m.pax_headers.items() if k not in _NAME_RECORDS}
             dst.addfile(m, io.BytesIO(data) if data is not None else None)
     return out.getvalue()
+
+
+_NAME_RECORDS = ("path", "linkpath")
+
+
+def regroup(items: Sequence[Member], depth: int) -> dict[str, list[Member]]:
+    """The members `depth` directories below the tar's top, grouped by those directories
+    ("top/a/b/x" → group "a/b", member "x" for depth 2; a hard link's target likewise);
+    members not that deep are left out."""
+    groups: dict[str, list[Member]] = {}
+    for m, data in items:
+        parts = m.name.split("/")
+        if len(parts) < depth + 2:
+            continue
+        key, head = "/".join(parts[1 : depth + 1]), "/".join(parts[: depth + 1]) + "/"
+        m.name = "/".join(parts[depth + 1 :])
+        if m.islnk():
+            if not m.linkname.startswith(head):
+                continue  # a hard link to another group's file: not this tree's
+            m.linkname = m.linkname[len(head) :]
+        groups.setdefault(key, []).append((m, data))
+    return groups
 
 
 def read_members(raw: bytes) -> dict[str, bytes]:

@@ -1,0 +1,154 @@
+"""Probes batched in one exec leave exactly the workspaces one exec each would leave, and a
+batch cut short hands its unfinished probes to their own execs."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+
+import pytest
+
+from envfactory.core.models import EnvironmentSpec, StateKind, VerifyScope
+from verifiers import archives, states
+from verifiers.probes import Probe
+from verifiers.runner import PreparedState, Replay
+
+from .sumtask import SPEC
+
+LONG = "d" * 60 + "/" + "f" * 70 + ".txt"  # a path past the 100 bytes a tar name field holds
+
+#: a base whose workspace has what tars encode specially: a long name, a symlink, a hard
+#: link, an executable and an empty directory
+BASE_SCRIPT = (
+    f"cd /workspace && mkdir -p {LONG.split('/')[0]} empty && echo long > {LONG} && "
+    "echo target > t.txt && ln -s t.txt link && ln t.txt hard && "
+    "printf '#!/bin/sh\\n' > run.sh && chmod 755 run.sh"
+)
+
+
+class Shell(Probe):
+    """A probe written inline for these tests."""
+
+    name = "shell"
+
+    def __init__(self, name: str, script: str) -> None:
+        self.name = name  # type: ignore[misc]
+        self._script = script
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        return self._script
+
+
+PINNED = "touch -h -d @1700000000"
+PROBES = (
+    Shell("unchanged", "true"),
+    # python, not shell; a file written and every time it moved pinned back
+    Shell(
+        "python-writer",
+        "python3 - <<'EOF'\nimport os\n"
+        "p = '/workspace/out/total.txt'\nos.makedirs(os.path.dirname(p), exist_ok=True)\n"
+        "open(p, 'w').write('6\\n')\n"
+        "for q in (p, os.path.dirname(p), '/workspace'):\n    os.utime(q, (1700000000, 1700000000))\n"
+        "EOF",
+    ),
+    Shell("gone", "rm -rf /workspace"),
+    Shell("fails", "echo boom >&2; exit 3"),
+    # leaves a writer behind: it must be dead before the workspace is taken
+    Shell(
+        "stray",
+        f"(sleep 0.3; echo late > /workspace/late.txt) & {PINNED} /workspace; exit 0",
+    ),
+)
+
+
+def _base(spec: EnvironmentSpec) -> states.ProducedState:
+    prepared = PreparedState("unused", VerifyScope.WORKSPACE)
+    recipe = (Replay(("/bin/sh", "-c", BASE_SCRIPT), workdir="/"),)
+    return states.ProducedState("base", StateKind.PARTIAL, prepared, recipe)
+
+
+@pytest.mark.docker
+def test_batched_probes_leave_what_one_exec_each_leaves(docker_engine, sum_image) -> None:  # type: ignore[no-untyped-def]
+    spec = SPEC
+    with docker_engine.sandbox(sum_image, limits=spec.limits, purpose="test") as box:
+        states.run_recipe(box, spec, _base(spec).recipe, ["base"])
+        keep, kib = states._keep_workspace(box, spec)
+        assert kib is not None and states._batchable(spec, kib, len(PROBES))
+        batched = states._run_quiet(box, spec, keep, PROBES)
+        alone = {p.name: states._run_alone(box, spec, keep, p) for p in PROBES}
+    assert set(batched) == {p.name for p in PROBES}
+    for p in PROBES:
+        assert batched[p.name] == alone[p.name], p.name
+    ws = dict(batched["unchanged"][0])["/workspace"]
+    assert ws is not None
+    got = archives.read_members(ws)
+    assert got[f"workspace/{LONG}"] == b"long\n"
+    assert dict(batched["gone"][0]) == {"/workspace": None}
+    assert batched["fails"][1] == ("probe fails exited 3: boom",)
+    assert "workspace/late.txt" not in archives.read_members(
+        dict(batched["stray"][0])["/workspace"]
+    )
+
+
+@pytest.mark.docker
+def test_a_batch_cut_short_leaves_the_rest_to_their_own_execs(docker_engine, sum_image) -> None:  # type: ignore[no-untyped-def]
+    # The batch gets one exec's time limit; two slow probes overrun it, so the second one
+    # and the one after it are produced by execs of their own, and nothing the cut batch
+    # left running (the second probe's writer) reaches their workspaces.
+    spec = SPEC.model_copy(update={"limits": SPEC.limits.model_copy(update={"exec_timeout_s": 4})})
+    slow = "sleep 2.5; echo {0} > /workspace/{0}.txt; " + PINNED + " /workspace/{0}.txt /workspace"
+    probes = (
+        Shell("first", slow.format("first")),
+        Shell("second", "(" + slow.format("second") + ") & sleep 2.5; wait"),
+        Shell(
+            "third", f"echo third > /workspace/third.txt; {PINNED} /workspace/third.txt /workspace"
+        ),
+    )
+    produced = list(states.produce_probe_batch(docker_engine, sum_image, spec, _base(spec), probes))
+    assert [s.name for s in produced] == [f"probe:{p.name}@base" for p in probes]
+    for st, mine in zip(produced, ("first", "second", "third"), strict=True):
+        members = archives.read_members(dict(st.prepared.workspace)["/workspace"])
+        written = {
+            n.rsplit("/", 1)[1]
+            for n in members
+            if n.endswith(("first.txt", "second.txt", "third.txt"))
+        }
+        assert written == {f"{mine}.txt"}, st.name
+        assert st.log == ()
+
+
+def _tar(entries: list[tuple[str, str, str]]) -> bytes:
+    """A tar of (name, kind, payload): kind f (file), d (directory), h (hard link)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tf:
+        for name, kind, payload in entries:
+            info = tarfile.TarInfo(name)
+            info.mtime = 1700000000
+            if kind == "d":
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tf.addfile(info)
+            elif kind == "h":
+                info.type, info.linkname = tarfile.LNKTYPE, payload
+                tf.addfile(info)
+            else:
+                info.size = len(payload)
+                tf.addfile(info, io.BytesIO(payload.encode()))
+    return buf.getvalue()
+
+
+def test_regrouped_trees_pack_as_the_trees_archived_alone() -> None:
+    tree = [
+        ("app", "d", ""),
+        (f"app/{LONG}", "f", "x"),
+        ("app/a", "f", "a"),
+        ("app/b", "h", "app/a"),
+    ]
+    alone = archives.sanitize(_tar(tree), root_name="app")
+    nested = [("out", "d", ""), ("out/0", "d", ""), ("out/0/rc", "f", "0")]
+    for i in ("0", "1"):
+        nested += [(f"out/{i}/0/{n}", k, f"out/{i}/0/{p}" if k == "h" else p) for n, k, p in tree]
+    nested.append(("out/1/0/app/c", "h", "out/0/0/app/a"))  # into another group: dropped
+    groups = archives.regroup(archives.members(_tar(nested)), 2)
+    assert sorted(groups) == ["0/0", "1/0"]
+    for key in groups:
+        assert archives.repack(groups[key], root_name="app") == alone, key
