@@ -14,11 +14,16 @@ that cannot run a verification (`SandboxBroken`) is retried once in a fresh one,
 raised as the engine's failure naming the check — never recorded as a reward 0, which
 would pass the rows that expect 0.
 
-Repeats: the states (oracle, no-op, unsolved and regression states) run R times: they are
-few, and a verifier that checks some things only in some runs (random spot checks, the
-clock, set order, load) shows it on them. Probe rows, the many, run once, and R times when
-their first result is unexpected or once the verifier has disagreed with itself anywhere
-(then every row is brought up to R). Secondary (harbor) rows run once.
+Repeats: the oracle, the no-op and every state no probe will run on (omission and
+regression states; unsolved states when the battery has no probes) run R times: a verifier
+that checks some things only in some runs (random spot checks, the clock, set order,
+load) shows it on them. An unsolved state that probes will run on runs once: each of its
+probe rows is the same state plus a change, so the verifier is asked about it again a
+dozen times, and a run that lets part of the work go unchecked shows there as an
+unexpected 1 (benchmarks/flaky_detection.py measures that detection does not drop).
+Probe rows, the many, run once. Any row runs R times when its first result is unexpected,
+and once the verifier has disagreed with itself anywhere every row is brought up to R.
+Secondary (harbor) rows run once.
 
 Order and early verdicts: the oracle settles first. A reference step that fails stops
 its chain at once (`GateReport.reference_failure`, verdict ``reference-failed``); an
@@ -564,7 +569,8 @@ class _GateRunner:
                     "(nothing for it to attack): not checked"
                 )
                 return
-            check.repeats = runs = self._first_repeats(kind, secondary)
+            resampled = queue_probes and kind == CheckKind.UNSOLVED and self._probes_follow()
+            check.repeats = runs = self._first_repeats(kind, secondary, resampled)
             self.checks.append(check)
             if twin is None:
                 self.by_input.setdefault(key, check.name)
@@ -658,18 +664,23 @@ class _GateRunner:
 
     # -- repeats where they tell something --------------------------------------------------
 
-    def _first_repeats(self, kind: CheckKind, secondary: bool) -> int:
-        """How often a new row runs at first: the states (oracle, no-op, unsolved and
-        regression states: few, and where a verifier that checks some things only some of
-        the time shows it) `repeats` times; probe rows once, unless the verifier has already
-        disagreed with itself; secondary rows once."""
+    def _first_repeats(self, kind: CheckKind, secondary: bool, resampled: bool = False) -> int:
+        """How often a new row runs at first: the states R times (`repeats`: they are few,
+        and where a verifier that checks some things only some of the time shows it),
+        except an unsolved state its probe rows will resample (`resampled`); probe rows
+        once; every row R times once the verifier has disagreed with itself; secondary
+        rows once."""
         if secondary:
             return 1
-        if kind != CheckKind.PROBE or self.disagreed:
+        if self.disagreed or not self.inp.adaptive_repeats:  # R times from the start
             return self.inp.repeats
-        if not self.inp.adaptive_repeats:  # every row R times from the start
-            return self.inp.repeats
-        return 1
+        if kind == CheckKind.PROBE or resampled:
+            return 1
+        return self.inp.repeats
+
+    def _probes_follow(self) -> bool:
+        """Whether probes will run on the unsolved states (the battery has some)."""
+        return bool(self.probes) or self.inp.traced_probes is not None
 
     def _escalate(self, check: _Check, done: Sequence[VerifyResult]) -> list[tuple[_Check, int]]:
         """Rows to run up to `repeats` times now that `check` has its first results (under

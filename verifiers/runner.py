@@ -52,6 +52,7 @@ from __future__ import annotations
 import base64
 import json
 import secrets
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -104,6 +105,11 @@ class Replay:
 
     argv: tuple[str, ...]
     workdir: str = "/"
+
+
+#: The recipe entry that ends every process the entries before it left running. Run in
+#: the same exec as the entry before it (`_replay`), unless that one timed out.
+KILLS_ALL = Replay(argv=("/bin/sh", "-c", KILL_STRAYS), workdir="/")
 
 
 @dataclass(frozen=True)
@@ -436,10 +442,14 @@ def _replay(
 ) -> tuple[PathChange, ...] | None:
     """Re-create a gate state by its recipe, end every process it left (restart), and
     return the tamper evidence of exactly this filesystem (None: unknown)."""
-    for entry in prepared.replay:
-        box.exec(
-            list(entry.argv), timeout=spec.limits.exec_timeout_s, workdir=entry.workdir, user="root"
-        )
+    replay = prepared.replay
+    while replay:
+        entry, ends_all = replay[0], replay[1:2] == (KILLS_ALL,)
+        argv = list(entry.argv)
+        if ends_all:  # one exec: the entry, then the kill in the exec's own shell
+            argv = ["/bin/sh", "-c", f"{shlex.join(argv)} </dev/null\n{KILL_STRAYS}"]
+        res = box.exec(argv, timeout=spec.limits.exec_timeout_s, workdir=entry.workdir, user="root")
+        replay = replay[2:] if ends_all and not res.timed_out else replay[1:]
     if prepared.semantics == "harbor":
         return ()  # the solver's own container: its processes live on, nothing is vetoed
     box.restart()

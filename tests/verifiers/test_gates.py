@@ -57,6 +57,10 @@ def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> 
     assert {c.name: c.observed for c in own if c.observed != (0,)} == {}
     rows = {c.name: c for c in report.checks}
     assert rows["oracle"].observed == (1, 1) and rows["no-op"].observed == (0, 0)
+    # unsolved states the probes resample run once; the omission state, probed by
+    # nothing, R times
+    assert rows["prefix-1"].observed == rows["partial:wrong-total"].observed == (0,)
+    assert rows["without-step-1"].observed == (0, 0)
     assert seen and seen[-1][0] == seen[-1][1] == len(report.checks)
     assert findings_from_report(report) == ()
 
@@ -98,6 +102,22 @@ def test_a_verifier_that_accepts_a_partial_state_fails_the_unsolved_gate(
     v = make_verifier(files, 'test "$(cat /workspace/out/total.txt)" = 100')
     report = run_gates(_gate(docker_engine, sum_image, files, v, probes=()))
     assert report.reasons == ("unsolved prefix-1: expected 0, got [1, 1]",)
+
+
+def test_an_unsolved_state_run_once_is_run_again_when_the_verifier_accepts_it(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    # With probes to resample it, prefix-1 runs once at first; accepted, it runs R times.
+    v = make_verifier(files, 'test "$(cat /workspace/out/total.txt)" = 100')
+    report = run_gates(
+        _gate(docker_engine, sum_image, files, v, probes=(by_name("reward-file"),), repeats=3)
+    )
+    rows = {c.name: c for c in report.checks}
+    assert rows["prefix-1"].observed == (1, 1, 1)
+    assert rows["partial:wrong-total"].observed == (0,)
+    assert report.reasons == (
+        "unsolved prefix-1: expected 0, got [1, 1, 1] (and 1 probe rows on it)",
+    )
 
 
 def test_a_probe_that_fools_the_verifier_fails_its_gate_and_becomes_a_finding(

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from envfactory.core.models import StateKind
-from verifiers.runner import verify_state
+from envfactory.core.models import StateKind, VerifyScope
+from verifiers.runner import (
+    KILLS_ALL,
+    PreparedState,
+    Replay,
+    verifier_tar,
+    verify_prepared,
+    verify_state,
+)
 from verifiers.tamper import FIXED_PATH, VERIFIER_DIR_PREFIX
 
 from .sumtask import SPEC, make_verifier, sound_verifier
@@ -206,3 +213,22 @@ def test_a_workspace_too_big_for_the_exec_arguments_is_copied_by_archive(
         assert _verify(docker_engine, sum_image, ref, SPEC, v, files).reward == 1
     finally:
         docker_engine.remove_image(ref.image)
+
+
+@pytest.mark.parametrize("ended", [True, False])
+def test_a_harbor_replay_ends_what_it_left_running_before_the_verifier_runs(
+    docker_engine, sum_image, files, ended
+) -> None:  # type: ignore[no-untyped-def]
+    # The kill entry runs in the same exec as the entry before it: a writer the probe left
+    # behind must be dead before the verifier starts (the control, without the kill entry,
+    # shows the writer would reach the verifier).
+    writer = Replay(
+        ("/bin/sh", "-c", "(sleep 1; echo late > /workspace/late.txt) >/dev/null 2>&1 &"), "/"
+    )
+    replay = (writer, KILLS_ALL) if ended else (writer,)
+    prepared = PreparedState(sum_image, VerifyScope.FULL_STATE, replay=replay, semantics="harbor")
+    v = make_verifier(files, "sleep 2.5; test ! -e /workspace/late.txt")
+    res = verify_prepared(
+        docker_engine, prepared, spec=SPEC, verifier=v, verifier_files=verifier_tar(v, files)
+    )
+    assert res.reward == (1 if ended else 0)
