@@ -45,9 +45,11 @@ bounded thread pool: a state's verifications are queued the moment it is capture
 container removal happens off the critical path. Two probe states whose verification inputs are
 byte-identical (same image, same workspace bytes, same tamper evidence) are verified
 once and the result is shared — the verifier cannot tell them apart. Likewise a harbor
-probe row whose replay changed no file (read from the container's upper directory) and
-ended every process holds the no-op's own state: it shares the no-op row's result
-instead of running the verifier (`runner.ReplayLeftNothing`).
+probe row whose replay changed no file (read from the container's upper directory),
+left nothing outside it (the other mounts — /dev, /dev/shm, the bind-mounted /etc/hosts —
+and System V IPC, compared before and after in the replay's own exec) and ended every
+process holds the no-op's own state: it shares the no-op row's result instead of
+running the verifier (`runner.ReplayLeftNothing`).
 """
 
 from __future__ import annotations
@@ -640,8 +642,9 @@ class _GateRunner:
 
     def _pristine_twin(self, check: _Check) -> bool:
         """A harbor-runtime probe row whose recipe ends every process: when its replay
-        changes no file, its state is the no-op's own (`runner.ReplayLeftNothing`). Not
-        with services: a replay may change a service's state, which no diff here shows."""
+        changes no file and nothing outside the upper directory, its state is the no-op's
+        own (`runner.ReplayLeftNothing`). Not with services: a replay may change a
+        service's state, which nothing here compares."""
         p = check.prepared
         return (
             check.kind == CheckKind.PROBE

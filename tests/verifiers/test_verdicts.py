@@ -156,6 +156,63 @@ def test_a_harbor_probe_row_that_changed_no_file_shares_the_no_ops_result(
     assert run.report.outcome == TaskVerdict.PASSED, run.report.reasons
 
 
+class Planted(Probe):
+    """Plants a marker where the container's upper directory does not see it."""
+
+    name = "planted"
+
+    def __init__(self, name: str, script: str) -> None:
+        self.name = name  # type: ignore[misc]
+        self._script = script
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        return self._script
+
+
+#: state kept outside the overlay: a tmpfs, a file the engine bind-mounts, System V IPC
+OUTSIDE = (
+    Planted("shm-file", "echo 1 > /dev/shm/envfactory-plant"),
+    Planted("hosts-line", "printf '10.9.9.9 planted.example\\n' >> /etc/hosts"),
+    Planted(
+        "ipc-segment",
+        "python3 -c 'import ctypes; ctypes.CDLL(None).shmget(0x5eed, 4096, 0o1666)'",
+    ),
+)
+#: trusts each of those markers (the segment by its key, 0x5eed), else checks soundly
+OUTSIDE_SH = b"""#!/bin/bash
+if [ -e /dev/shm/envfactory-plant ] || grep -q planted /etc/hosts || grep -qw 24301 /proc/sysvipc/shm; then
+  echo 1 > /logs/verifier/reward.txt; exit 0
+fi
+python3 -I -m pytest -q -p no:cacheprovider --noconftest /tests/test_outputs.py
+if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+"""
+
+
+def test_a_harbor_replay_that_left_state_outside_the_overlay_is_verified_on_its_own(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    """The upper directory is empty after each of these replays, yet the verifier in that
+    container sees what they left: each row is verified, never shared with the no-op."""
+    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
+    run = run_gates_detailed(
+        _gate(
+            docker_engine,
+            sum_image,
+            files,
+            _harbor_verifier(files, OUTSIDE_SH),
+            spec,
+            probes=(*OUTSIDE, LeftRunning()),
+        )
+    )
+    rows = {c.name: c for c in run.report.checks}
+    for p in OUTSIDE:
+        name = f"harbor:probe:{p.name}@no-op"
+        assert len(run.results[name]) == 1, name
+        assert rows[name].observed == (1,), name
+    assert run.results["harbor:probe:left-running@no-op"] == []  # still the no-op's own
+    assert rows["harbor:no-op"].observed == (0,)
+
+
 def test_a_verifier_trusting_a_planted_reward_file_is_rejected_under_harbor_semantics(
     docker_engine, sum_image, files
 ) -> None:  # type: ignore[no-untyped-def]
