@@ -232,3 +232,50 @@ def test_a_harbor_replay_ends_what_it_left_running_before_the_verifier_runs(
         docker_engine, prepared, spec=SPEC, verifier=v, verifier_files=verifier_tar(v, files)
     )
     assert res.reward == (1 if ended else 0)
+
+
+def test_an_image_without_base64_gets_the_verifier_by_archive(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    # The small-state path unpacks the files from the exec's arguments with base64 and tar;
+    # an image lacking one gets them by the engine's archive instead, and still verifies.
+    with docker_engine.sandbox(sum_image, purpose="test") as box:
+        assert box.exec("rm -f /usr/bin/base64 && ! command -v base64").ok
+        ref = box.snapshot(StateKind.SOLVER, label="no-base64")
+    try:
+        v = make_verifier(files, "test -s test_outputs.py && test -d /workspace/data")
+        res = verify_prepared(
+            docker_engine,
+            PreparedState(ref.image, VerifyScope.WORKSPACE),
+            spec=SPEC,
+            verifier=v,
+            verifier_files=verifier_tar(v, files),
+        )
+        assert res.reward == 1, (res.stderr, res.notes)
+    finally:
+        docker_engine.remove_image(ref.image)
+
+
+@pytest.mark.parametrize("mount_path", ["/tests", "/workspace/tests"])
+def test_the_verifier_directory_holds_the_verifiers_files_alone_wherever_it_is_mounted(
+    docker_engine, sum_image, files, mount_path
+) -> None:  # type: ignore[no-untyped-def]
+    # /tests is unpacked in place beside the workspace; /workspace/tests lies inside the
+    # workspace, whose own tests/ the state brings: placed after it, the verifier's
+    # files replace it. Either way the reward directory starts empty.
+    with docker_engine.sandbox(sum_image, purpose="test") as box:
+        assert box.exec(
+            f"mkdir -p {mount_path} /logs/verifier && echo planted > {mount_path}/planted.py"
+            " && echo 1 > /logs/verifier/reward.txt"
+        ).ok
+        ref = box.snapshot(StateKind.SOLVER, label="planted")
+    try:
+        v = make_verifier(
+            files,
+            'test "$(ls -A | sort | tr "\\n" " ")" = "pytest.ini test_outputs.py " '
+            "&& test -s /workspace/data/nums.txt && ! ls -A /logs/verifier | grep -q .",
+        ).model_copy(update={"mount_path": mount_path})
+        res = _verify(docker_engine, sum_image, ref, SPEC, v, files)
+        assert res.reward == 1, (res.stdout, res.stderr, res.notes)
+    finally:
+        docker_engine.remove_image(ref.image)
