@@ -2,7 +2,7 @@
 
     python -m benchmarks.validate_throughput [--tasks DIR ...] [--repeats 3]
         [--concurrency 4] [--standby 4] [--harbor PATH] [--harbor-trials 8]
-        [--flaky-runs 8] [--first-battery]
+        [--flaky-runs 4] [--first-battery]
 
 With `--first-battery`, a third mode gates the same tasks with the battery the gates had
 when the integrity issue was filed (the 12 first probes, every row `repeats` times, no
@@ -239,7 +239,7 @@ def main() -> int:
     ap.add_argument("--harbor", default=None, help="the harbor executable (default: on PATH)")
     ap.add_argument("--harbor-trials", type=int, default=8, help="oracle trials per task; 0: skip")
     ap.add_argument(
-        "--flaky-runs", type=int, default=8, help="gate runs per flaky verifier and mode"
+        "--flaky-runs", type=int, default=4, help="gate runs per flaky verifier and mode"
     )
     ap.add_argument(
         "--first-battery",
