@@ -310,10 +310,11 @@ def produce_probe_batch(
     hijack the tools other probes use run last, so each probe's workspace is what it
     would leave on a clean copy of `base` — at a fraction of a container per probe.
 
-    The others run in one exec, each copying its workspace aside, and one archive brings
-    every workspace out (`_run_quiet`: an exec and an archive cost the engine ~0.04 s of
-    CPU each, more than most probes). A probe that exec did not finish, and each
-    disruptive one, runs in its own exec with its workspace archived by the engine.
+    They run in one exec, each copying its workspace aside, and one archive brings every
+    workspace out (`_run_batch`: an exec and an archive cost the engine ~0.04 s of CPU
+    each, more than most probes). The probes that exec did not finish (it stops at the
+    first whose workspace it could not copy, so they are the last ones) run in an exec
+    of their own each, in the same order, their workspaces archived by the engine.
     """
     assert spec.verify_scope == VerifyScope.WORKSPACE
     t0 = time.monotonic()
@@ -329,8 +330,7 @@ def produce_probe_batch(
         base_log = run_recipe(box, spec, base.recipe, names)
         keep, kib = _keep_workspace(box, spec)
         ordered = sorted(probes, key=lambda p: p.name in _DISRUPTIVE)
-        quiet = [p for p in ordered if p.name not in _DISRUPTIVE]
-        done = _run_quiet(box, spec, keep, quiet) if _batchable(spec, kib, len(quiet)) else {}
+        done = _run_batch(box, spec, keep, ordered) if _batchable(spec, kib, len(ordered)) else {}
         per_probe = (time.monotonic() - t0) / len(done) if done else 0.0
         if done:
             t0 = time.monotonic()
@@ -386,30 +386,33 @@ def _batchable(spec: EnvironmentSpec, kib: int | None, n: int) -> bool:
     return not any(a != b and b.startswith(a) for a in paths for b in paths)
 
 
-def _run_quiet(
+def _run_batch(
     box: Sandbox, spec: EnvironmentSpec, keep: str, probes: Sequence[Probe]
 ) -> dict[str, _Captured]:
     """Each probe in turn in one exec: restore the base workspace, run the probe as its
     own shell (`cd /`, as its recipe entry), kill every process it left, copy each
     workspace path under `_OUT/<i>/<k>/` (`cp -a`: modes, owners, times and hard links
     as they are; `mv` would be cheaper, but fuse-overlayfs moves a directory by copying
-    it and then fails to remove it) and write the probe's exit status last; then one
-    archive of `_OUT`. Returns the probes whose status is there."""
-    lines = [f"cd / && rm -rf {_OUT} && mkdir -m 0700 {_OUT} || exit 125"]
+    it and then fails to remove it) and write the probe's exit status last — or stop
+    there when the copy failed; then one archive of `_OUT`. The batch's own tools are
+    named by absolute path and the stray-killing is shell builtins, so a probe that
+    plants tools in PATH directories (run last) cannot change what is copied. Returns
+    the probes whose status is there."""
+    lines = [f"cd / && /bin/rm -rf {_OUT} && /bin/mkdir -m 0700 {_OUT} || exit 125"]
     for i, probe in enumerate(probes):
         here = f"{_OUT}/{i}"
-        moves = " && ".join(
+        copies = " && ".join(
             f"{{ ! [ -e {shlex.quote(ws)} ] && ! [ -L {shlex.quote(ws)} ] || "
-            f"{{ mkdir -p {here}/{k} && cp -a -- {shlex.quote(ws)} {here}/{k}/; }}; }}"
+            f"{{ /bin/mkdir -p {here}/{k} && /bin/cp -a -- {shlex.quote(ws)} {here}/{k}/; }}; }}"
             for k, ws in enumerate(spec.workspace_paths)
         )
         lines += [
             keep,
-            f"mkdir {here}",
+            f"/bin/mkdir {here}",
             f"/bin/sh -c {shlex.quote(probe.script(spec))} >{here}/log 2>&1 </dev/null",
             "rc=$?",
             KILL_STRAYS,
-            f"{moves} && echo $rc >{here}/rc",
+            f"{copies} && echo $rc >{here}/rc || exit 0",
         ]
     script = "\n".join([*lines, "exit 0"])
     if len(script) > _BATCH_MAX_SCRIPT:
@@ -431,7 +434,7 @@ def _run_quiet(
     for i, probe in enumerate(probes):
         rc = status.get(f"{i}/rc")
         if rc is None:
-            continue  # the exec ended before this probe did
+            break  # the exec ended before this probe was copied: it and the rest run alone
         workspace = tuple(
             (path, _repacked(trees.get(f"{i}/{k}", []), path))
             for k, path in enumerate(spec.workspace_paths)
@@ -455,13 +458,14 @@ def _repacked(items: list[archives.Member], path: str) -> bytes | None:
 
 
 def _keep_workspace(box: Sandbox, spec: EnvironmentSpec) -> tuple[str, int | None]:
-    """Copy the workspace aside; return the shell that restores it before each probe,
-    and the copy's size in KiB (None when the image cannot say)."""
-    save, restore = [f"rm -rf {_KEEP}; mkdir -p {_KEEP}"], []
+    """Copy the workspace aside; return the shell that restores it before each probe
+    (its tools by absolute path, as `_run_batch`'s), and the copy's size in KiB (None
+    when the image cannot say)."""
+    save, restore = [f"/bin/rm -rf {_KEEP}; /bin/mkdir -p {_KEEP}"], []
     for i, ws in enumerate(spec.workspace_paths):
         src, copy = shlex.quote(ws), shlex.quote(f"{_KEEP}/{i}")
-        save.append(f"if [ -e {src} ]; then cp -a {src} {copy}; fi")
-        restore.append(f"rm -rf {src}; if [ -e {copy} ]; then cp -a {copy} {src}; fi")
+        save.append(f"if [ -e {src} ]; then /bin/cp -a {src} {copy}; fi")
+        restore.append(f"/bin/rm -rf {src}; if [ -e {copy} ]; then /bin/cp -a {copy} {src}; fi")
     save.append(f'set -- $(du -sk {_KEEP} 2>/dev/null); echo "envfactory-kib ${{1:-}}"')
     res = box.exec(["/bin/sh", "-c", "\n".join(save)], timeout=120, user="root", workdir="/")
     m = re.search(r"envfactory-kib (\d+)", res.stdout)

@@ -22,7 +22,10 @@ LONG = "d" * 60 + "/" + "f" * 70 + ".txt"  # a path past the 100 bytes a tar nam
 BASE_SCRIPT = (
     f"cd /workspace && mkdir -p {LONG.split('/')[0]} empty && echo long > {LONG} && "
     "echo target > t.txt && ln -s t.txt link && ln t.txt hard && "
-    "printf '#!/bin/sh\\n' > run.sh && chmod 755 run.sh"
+    "printf '#!/bin/sh\\n' > run.sh && chmod 755 run.sh && "
+    # two sandboxes, the same base: every time pinned (twice: the first pass copies the
+    # image's files up, which sets their directories' times)
+    "for pass in 1 2; do find /workspace -exec touch -h -d @1700000000 {} +; done"
 )
 
 
@@ -58,6 +61,13 @@ PROBES = (
         "stray",
         f"(sleep 0.3; echo late > /workspace/late.txt) & {PINNED} /workspace; exit 0",
     ),
+    # last, as the tool-hijacking probes run: the tools copying workspaces, shadowed in
+    # a PATH directory searched first, must not be the ones used
+    Shell(
+        "hijacker",
+        "for t in cp mkdir rm; do printf '#!/bin/sh\\nexit 0\\n' > /usr/local/bin/$t; "
+        f"chmod 755 /usr/local/bin/$t; done; echo x > /workspace/x; {PINNED} /workspace/x /workspace",
+    ),
 )
 
 
@@ -74,7 +84,10 @@ def test_batched_probes_leave_what_one_exec_each_leaves(docker_engine, sum_image
         states.run_recipe(box, spec, _base(spec).recipe, ["base"])
         keep, kib = states._keep_workspace(box, spec)
         assert kib is not None and states._batchable(spec, kib, len(PROBES))
-        batched = states._run_quiet(box, spec, keep, PROBES)
+        batched = states._run_batch(box, spec, keep, PROBES)
+    with docker_engine.sandbox(sum_image, limits=spec.limits, purpose="test") as box:
+        states.run_recipe(box, spec, _base(spec).recipe, ["base"])
+        keep, _ = states._keep_workspace(box, spec)
         alone = {p.name: states._run_alone(box, spec, keep, p) for p in PROBES}
     assert set(batched) == {p.name for p in PROBES}
     for p in PROBES:
