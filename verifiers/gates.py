@@ -44,12 +44,10 @@ fresh container (`verifiers.runner`), handed out by the engine's standby
 bounded thread pool: a state's verifications are queued the moment it is captured, and
 container removal happens off the critical path. Two probe states whose verification inputs are
 byte-identical (same image, same workspace bytes, same tamper evidence) are verified
-once and the result is shared — the verifier cannot tell them apart. Likewise a harbor
-probe row whose replay changed no file (read from the container's upper directory),
-left nothing outside it (the other mounts — /dev, /dev/shm, the bind-mounted /etc/hosts —
-and System V IPC, compared before and after in the replay's own exec) and ended every
-process holds the no-op's own state: it shares the no-op row's result instead of
-running the verifier (`runner.ReplayLeftNothing`).
+once and the result is shared — the verifier cannot tell them apart. (Session 8 also let a
+harbor probe row whose replay changed no file share the no-op's result; session 9 removed
+that: a root process in the verifier's own container can leave state no listing covers —
+kernel tables, sockets, cgroup files, directory metadata — so the row is verified.)
 """
 
 from __future__ import annotations
@@ -90,7 +88,6 @@ from .probes.numbers import CandidateFlood, perturbed_numbers
 from .runner import (
     PreparedState,
     Replay,
-    ReplayLeftNothing,
     VerifyResult,
     verifier_tar,
     verify_prepared,
@@ -620,11 +617,7 @@ class _GateRunner:
     def _verify(self, check: _Check) -> None:
         if self._settled_badly() and check.kind != CheckKind.ORACLE:
             return  # listed as skipped in the report
-        try:
-            res = self._verify_once_more_if_broken(check)
-        except ReplayLeftNothing:
-            self._share_with_noop(check)
-            return
+        res = self._verify_once_more_if_broken(check)
         with self.lock:
             self.results[check.name].append(res)
             done = list(self.results[check.name])
@@ -639,31 +632,6 @@ class _GateRunner:
             self._tick(check.name)
             if check.kind == CheckKind.ORACLE and check.semantics == self.primary:
                 self._oracle_verified(done)
-
-    def _pristine_twin(self, check: _Check) -> bool:
-        """A harbor-runtime probe row whose recipe ends every process: when its replay
-        changes no file and nothing outside the upper directory, its state is the no-op's
-        own (`runner.ReplayLeftNothing`). Not with services: a replay may change a
-        service's state, which nothing here compares."""
-        p = check.prepared
-        return (
-            check.kind == CheckKind.PROBE
-            and not self.spec.services
-            and p is not None
-            and p.semantics == "harbor"
-            and p.replay[-1:] == (kill_replay(),)
-        )
-
-    def _share_with_noop(self, check: _Check) -> None:
-        """The replay left the image as it was: the row's result is the no-op row's under
-        the same semantics (verified once, result shared, as for identical inputs)."""
-        twin = f"{check.semantics}:no-op" if check.secondary else "no-op"
-        with self.lock:
-            self.shared[check.name] = twin
-            first = check.name not in self.ticked
-            self.ticked.add(check.name)
-        if first:
-            self._tick(check.name)
 
     # -- repeats where they tell something --------------------------------------------------
 
@@ -726,7 +694,6 @@ class _GateRunner:
             verifier=self.inp.verifier,
             verifier_files=self.vfiles,
             remove=self._remove_later,
-            pristine_twin=self._pristine_twin(check),
         )
         try:
             return run()

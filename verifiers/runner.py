@@ -188,14 +188,6 @@ def workspace_from(box: Sandbox, paths: Sequence[str]) -> list[tuple[str, bytes 
     return out
 
 
-class ReplayLeftNothing(Exception):
-    """The replayed recipe left the container exactly as its image: no file changed in
-    its upper directory or outside it (`_replay_watching_outside`), and the recipe's last
-    entry ended every process. Raised instead of running the verifier
-    when the caller asked (`verify_prepared(pristine_twin=True)`): the state is the
-    image's own, which the caller verifies once for every such row."""
-
-
 def verify_prepared(
     engine: SandboxEngine,
     prepared: PreparedState,
@@ -204,13 +196,8 @@ def verify_prepared(
     verifier: Verifier,
     verifier_files: dict[str, tuple[bytes, int]],
     remove: Remover | None = None,
-    pristine_twin: bool = False,
 ) -> VerifyResult:
-    """One verification of a prepared state, in its own fresh container.
-
-    `pristine_twin`: for a harbor state whose recipe ends every process, raise
-    `ReplayLeftNothing` when the replay changed no file (read from the container's upper
-    directory; never assumed where that cannot be read)."""
+    """One verification of a prepared state, in its own fresh container."""
     t0 = time.monotonic()
     harbor = prepared.semantics == "harbor"
     if (
@@ -240,7 +227,7 @@ def verify_prepared(
         services=spec.services,
     )
     try:
-        return _verify_in(box, engine, prepared, spec, verifier, verifier_files, t0, pristine_twin)
+        return _verify_in(box, engine, prepared, spec, verifier, verifier_files, t0)
     except SandboxBroken as exc:
         if exc.reason != "disk_exceeded":
             raise
@@ -263,18 +250,11 @@ def _verify_in(
     verifier: Verifier,
     verifier_files: dict[str, tuple[bytes, int]],
     t0: float,
-    pristine_twin: bool = False,
 ) -> VerifyResult:
     """The verification proper, in the fresh container `box`."""
     harbor = prepared.semantics == "harbor"
     if prepared.replay:
-        if pristine_twin and harbor and _twin_shaped(prepared.replay):
-            outside_same = _replay_watching_outside(box, spec, prepared.replay[0])
-            if outside_same and box.local_diff() == []:
-                raise ReplayLeftNothing
-            tamper: tuple[PathChange, ...] | None = ()
-        else:
-            tamper = _replay(engine, box, spec, prepared)
+        tamper = _replay(engine, box, spec, prepared)
         if not harbor and (tamper is None or tamper):
             why = "replayed state: tamper evidence " + ("unknown" if tamper is None else "present")
             return _zero(t0, prepared, f"full-state scope: {why}, reward is 0 (verifier not run)")
@@ -460,52 +440,6 @@ def _replay(
     if diff is None:
         return None
     return tamper_changes(diff, spec.workspace_paths, expected=prepared.expected)
-
-
-def _twin_shaped(replay: tuple[Replay, ...]) -> bool:
-    """One entry, then the kill: what `_replay_watching_outside` replays."""
-    return len(replay) == 2 and replay[1] == KILLS_ALL
-
-
-def _replay_watching_outside(box: Sandbox, spec: EnvironmentSpec, entry: Replay) -> bool:
-    """Replay `entry`, then end every process, in one exec; True when nothing the
-    container keeps outside its upper directory changed meanwhile (`OUTSIDE_FINGERPRINT`:
-    every other mount but /proc and /sys — /dev, /dev/shm, the files the engine binds
-    in, such as /etc/hosts — and System V IPC). False too when that could not be read."""
-    token = secrets.token_hex(8)
-    script = (
-        f"{OUTSIDE_FINGERPRINT}\n"
-        "envfactory_before=$(envfactory_outside) || envfactory_before=-\n"
-        f"{shlex.join(entry.argv)} </dev/null\n{KILL_STRAYS}\n"
-        'envfactory_after=$(envfactory_outside) && [ "$envfactory_before" != - ] && '
-        f'[ "$envfactory_before" = "$envfactory_after" ] && echo outside-same-{token}'
-    )
-    res = box.exec(
-        ["/bin/sh", "-c", script],
-        timeout=spec.limits.exec_timeout_s,
-        workdir=entry.workdir,
-        user="root",
-    )
-    if res.timed_out:  # the kill may not have run
-        box.exec(list(KILLS_ALL.argv), timeout=spec.limits.exec_timeout_s, user="root")
-        return False
-    return f"outside-same-{token}" in res.stdout
-
-
-#: A shell function printing what a container keeps outside its overlay's upper
-#: directory: a recursive listing (names, modes, owners, sizes, times to the nanosecond)
-#: of every mount but /, /proc and /sys, a checksum of each mounted file, and the
-#: System V IPC tables. Fails (non-zero) when a listing or checksum fails.
-OUTSIDE_FINGERPRINT = r"""envfactory_outside() {
-  while read -r _ _ _ _ m _; do
-    case "$m" in /|/proc|/proc/*|/sys|/sys/*) continue ;; esac
-    if [ -d "$m" ]; then ls -lanR --full-time -- "$m" || return 1
-    else ls -lan --full-time -- "$m" && cksum < "$m" || return 1; fi
-  done < /proc/self/mountinfo || return 1
-  for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do
-    [ ! -e "$f" ] || cat "$f" || return 1
-  done
-}"""
 
 
 def _staged_tar(

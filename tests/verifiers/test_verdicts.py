@@ -122,40 +122,6 @@ def test_harbors_reward_file_decides_and_a_planted_one_is_never_read(
     assert noop.observed == (0,)  # exit 0, reward.txt says 0: the file decides
 
 
-class LeftRunning(Probe):
-    """Leaves a process running and no file changed (what a probe that finds nothing to
-    attack amounts to in Harbor's runtime, once every process is ended)."""
-
-    name = "left-running"
-
-    def script(self, spec: EnvironmentSpec) -> str:
-        return "nohup sleep 1000 >/dev/null 2>&1 &"
-
-
-def test_a_harbor_probe_row_that_changed_no_file_shares_the_no_ops_result(
-    docker_engine, sum_image, files
-) -> None:  # type: ignore[no-untyped-def]
-    """In Harbor's runtime a replay that changed no file and whose processes were ended is
-    the no-op's own state: the verifier does not run again for it. reward-file writes
-    outside the workspace: verified on its own."""
-    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
-    probes = (LeftRunning(), by_name("reward-file"))
-    run = run_gates_detailed(
-        _gate(
-            docker_engine, sum_image, files, _harbor_verifier(files, HARBOR_SH), spec, probes=probes
-        )
-    )
-    rows = {c.name: c for c in run.report.checks}
-    twin = rows["harbor:probe:left-running@no-op"]
-    alone = rows["harbor:probe:reward-file@no-op"]
-    assert run.results["harbor:probe:left-running@no-op"] == []  # no verification of its own
-    assert twin.observed == rows["harbor:no-op"].observed == (0,)
-    assert any("identical to harbor:no-op" in line for line in twin.evidence)
-    assert len(run.results["harbor:probe:reward-file@no-op"]) == 1
-    assert not any("identical to" in line for line in alone.evidence)
-    assert run.report.outcome == TaskVerdict.PASSED, run.report.reasons
-
-
 class Planted(Probe):
     """Plants a marker where the container's upper directory does not see it."""
 
@@ -188,11 +154,12 @@ if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/ve
 """
 
 
-def test_a_harbor_replay_that_left_state_outside_the_overlay_is_verified_on_its_own(
+def test_every_harbor_probe_row_is_verified_in_the_container_its_replay_left(
     docker_engine, sum_image, files
 ) -> None:  # type: ignore[no-untyped-def]
-    """The upper directory is empty after each of these replays, yet the verifier in that
-    container sees what they left: each row is verified, never shared with the no-op."""
+    """The container's upper directory is empty after each of these replays, yet the
+    verifier there sees what they left: each harbor row runs the verifier (none is taken
+    for the no-op's), and the verifier trusting those markers is caught under harbor."""
     spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
     run = run_gates_detailed(
         _gate(
@@ -201,7 +168,7 @@ def test_a_harbor_replay_that_left_state_outside_the_overlay_is_verified_on_its_
             files,
             _harbor_verifier(files, OUTSIDE_SH),
             spec,
-            probes=(*OUTSIDE, LeftRunning()),
+            probes=OUTSIDE,
         )
     )
     rows = {c.name: c for c in run.report.checks}
@@ -209,8 +176,9 @@ def test_a_harbor_replay_that_left_state_outside_the_overlay_is_verified_on_its_
         name = f"harbor:probe:{p.name}@no-op"
         assert len(run.results[name]) == 1, name
         assert rows[name].observed == (1,), name
-    assert run.results["harbor:probe:left-running@no-op"] == []  # still the no-op's own
+        assert not any("identical to" in line for line in rows[name].evidence)
     assert rows["harbor:no-op"].observed == (0,)
+    assert not run.report.safe_under("harbor")
 
 
 def test_a_verifier_trusting_a_planted_reward_file_is_rejected_under_harbor_semantics(
