@@ -40,7 +40,7 @@ def combine(
     dirs: Sequence[tuple[str, int]] = (),
 ) -> bytes:
     """One tar: `dirs` (name, mode), `files` (name, bytes, mode) and every member of each
-    tree tar re-rooted under its prefix (hard-link targets too; "" keeps the names)."""
+    tree tar re-rooted under its prefix (hard-link targets too)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as out:
         for name, mode in dirs:
@@ -55,8 +55,8 @@ def combine(
             with tarfile.open(fileobj=io.BytesIO(raw), mode="r:*") as src:
                 for m in src:
                     member = src.extractfile(m) if m.isreg() else None
-                    m.name = f"{prefix}/{m.name}" if prefix else m.name
-                    if m.islnk() and prefix:
+                    m.name = f"{prefix}/{m.name}"
+                    if m.islnk():
                         m.linkname = f"{prefix}/{m.linkname}"
                     out.addfile(m, member)
     return buf.getvalue()

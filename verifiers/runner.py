@@ -465,27 +465,16 @@ def _stage_and_run(
     stage: str,
     verifier_files: dict[str, tuple[bytes, int]],
 ) -> ExecResult:
-    """Get the verifier and the state's workspace in and run the entry, in one exec.
-
-    Small, and the image has base64 and tar: the tar rides in the exec's own arguments
-    (no `put_archive`, which costs a process in the daemon), its members at their final
-    places when no two of those places nest (`_direct`: the setup clears them, then
-    unpacks), else under the stage directory. Otherwise, or when the image lacks either
-    tool, the engine's archive brings the staged tar in before the setup runs."""
-    direct = _direct(prepared, verifier, vdir)
-    tar = (
-        _placed_tar(prepared, vdir, verifier_files)
-        if direct
-        else _staged_tar(prepared, stage, verifier_files)
-    )
-    chunks = _inline_chunks(tar)
+    """Get the staged tar in and run the entry, in one exec: the tar rides in the exec's
+    own arguments when small and the image has base64 and tar (no `put_archive`, which
+    costs a process in the daemon), else the engine's archive brings it in first."""
+    staged = _staged_tar(prepared, stage, verifier_files)
+    chunks = _inline_chunks(staged)
     if chunks is not None:
-        res = _run_setup(box, prepared, verifier, vdir, stage, chunks, direct=direct)
+        res = _run_setup(box, prepared, verifier, vdir, stage, chunks)
         if not (res.exit_code == _SETUP_FAILED and _NO_INLINE in res.stderr):
             return res
-    if direct:
-        tar = _staged_tar(prepared, stage, verifier_files)
-    box.put_archive("/", tar)  # staged: it lands before the setup clears anything
+    box.put_archive("/", staged)
     return _run_setup(box, prepared, verifier, vdir, stage, None)
 
 
@@ -496,8 +485,6 @@ def _run_setup(
     vdir: str,
     stage: str,
     chunks: list[str] | None,
-    *,
-    direct: bool = False,
 ) -> ExecResult:
     script = _setup_script(
         prepared,
@@ -507,37 +494,10 @@ def _run_setup(
         verifier.timeout_s,
         inline=chunks is not None,
         reward_dir=verifier.reward_dir,
-        direct=direct,
     )
     argv = ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry, *(chunks or [])]
     # The entry has its own `timeout` inside; the exec's is a backstop for the setup.
     return box.exec(argv, timeout=verifier.timeout_s + 15, workdir="/", user="root")
-
-
-def _direct(prepared: PreparedState, verifier: Verifier, vdir: str) -> bool:
-    """Whether the files can be unpacked at their final places: envfactory semantics
-    (Harbor's copies the verifier over what is there) and no workspace path, the verifier
-    directory or the reward directory inside another (the order of placing them matters
-    then)."""
-    if prepared.semantics == "harbor":
-        return False
-    places = [p for p, _ in prepared.workspace] + [vdir]
-    places += [verifier.reward_dir] if verifier.reward_dir else []
-    norm = [p.rstrip("/") + "/" for p in places]
-    return len(set(norm)) == len(norm) and not any(
-        a != b and b.startswith(a) for a in norm for b in norm
-    )
-
-
-def _placed_tar(
-    prepared: PreparedState, vdir: str, verifier_files: dict[str, tuple[bytes, int]]
-) -> bytes:
-    """One tar for `/` with everything at its final place: the verifier under `vdir`
-    (mode 0700, as staged), each workspace copy under its path's parent."""
-    root = vdir.strip("/")
-    members = [(f"{root}/{name}", data, mode) for name, (data, mode) in verifier_files.items()]
-    trees = [(_parent(path).strip("/"), tar) for path, tar in prepared.workspace if tar is not None]
-    return archives.combine(members, trees, dirs=[(root, 0o700)])
 
 
 def _inline_chunks(staged: bytes) -> list[str] | None:
@@ -592,7 +552,6 @@ def _setup_script(
     inline: bool,
     wrap: str = "",
     reward_dir: str | None = None,
-    direct: bool = False,
 ) -> str:
     """Unpack the staged files (inline: from "$@"), swap the state's workspace in, place the
     verifier, then exec the entry under a clean environment. Runs as
@@ -600,34 +559,19 @@ def _setup_script(
     `wrap` (shell words, already quoted) goes between the timeout and the clean environment:
     `verifiers.surface` puts its tracer there, so a traced run is staged exactly like a real one.
     With `reward_dir`, the entry runs as a child and the script ends with the reward tail
-    (`_reward_tail`), so the reward file is read without a second exec. `direct` (inline
-    only, `_direct`): the tar holds the files at their final places; one `rm` clears the
-    places, the tar fills them (two processes where staging takes six)."""
+    (`_reward_tail`), so the reward file is read without a second exec."""
     lines = [
         'fail() { echo envfactory-setup-failed: "$1" >&2; exit 125; }',
         f"PATH={FIXED_PATH}; export PATH; entry=$1; shift",
     ]
-    if direct:
-        places = [p for p, _ in prepared.workspace] + [vdir]
-        places += [reward_dir] if reward_dir else []
-        lines += [
-            _INLINE_TOOLS,
-            f"rm -rf -- {' '.join(_q(p) for p in places)} || fail 'clearing the places'",
-            _UNPACK,
-        ]
-        if reward_dir:
-            lines.append(
-                f"mkdir -p -m 0755 -- {_q(reward_dir)} || fail 'preparing the reward directory'"
-            )
-    else:
-        lines += [_INLINE_TOOLS, _UNPACK] if inline else []
-        for i, (path, tar) in enumerate(prepared.workspace):
-            q = _q(path)
-            lines.append(f"rm -rf -- {q} || fail 'removing {path}'")
-            if tar is not None:
-                src = _q(f"{stage}/ws/{i}/{_base(path)}")
-                lines.append(f"{_mkdir_parent(path)}mv -- {src} {q} || fail 'placing {path}'")
-        lines += _place_verifier(prepared, verifier, vdir, stage)
+    lines += [_INLINE_TOOLS, _UNPACK] if inline else []
+    for i, (path, tar) in enumerate(prepared.workspace):
+        q = _q(path)
+        lines.append(f"rm -rf -- {q} || fail 'removing {path}'")
+        if tar is not None:
+            src = _q(f"{stage}/ws/{i}/{_base(path)}")
+            lines.append(f"{_mkdir_parent(path)}mv -- {src} {q} || fail 'placing {path}'")
+    lines += _place_verifier(prepared, verifier, vdir, stage)
     lines.append(f"cd -- {_q(vdir)} || fail 'no verifier dir'")
     if verifier.cwd:  # the harness's convention; a state without that directory gets `/`
         lines.append(f"cd -- {_q(verifier.cwd)} 2>/dev/null || cd /")
