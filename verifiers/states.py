@@ -334,8 +334,8 @@ def produce_probe_batch(
         per_probe = (time.monotonic() - t0) / len(done) if done else 0.0
         if done:
             t0 = time.monotonic()
-        for probe in ordered:
-            got = done.get(probe.name)
+        for i, probe in enumerate(ordered):
+            got = done.get(i)
             if got is None:
                 got = _run_alone(box, spec, keep, probe)
             workspace, log = got
@@ -349,10 +349,10 @@ def produce_probe_batch(
                 recipe,
                 (),
                 None,
-                per_probe if probe.name in done else now - t0,
+                per_probe if i in done else now - t0,
                 (*base_log, *log),
             )
-            if probe.name not in done:
+            if i not in done:
                 t0 = now
     finally:
         box.remove()
@@ -363,9 +363,13 @@ _Captured = tuple[tuple[tuple[str, bytes | None], ...], tuple[str, ...]]
 
 
 def _run_alone(box: Sandbox, spec: EnvironmentSpec, keep: str, probe: Probe) -> _Captured:
-    """One exec: restore the base workspace, run the probe in a subshell (its `exit`
-    ends only the subshell), kill every process it left behind; then archive."""
-    script = f"{keep}\n(\n{probe.script(spec)}\n)\nrc=$?\n{KILL_STRAYS}\nexit $rc"
+    """One exec: restore the base workspace, run the probe as its own shell (as in a
+    batch: its `exit`, `$$` and syntax are its own), kill every process it left behind;
+    then archive."""
+    script = (
+        f"{keep}\ncd / && /bin/sh -c {shlex.quote(probe.script(spec))} </dev/null\nrc=$?\n"
+        f"{KILL_STRAYS}\nexit $rc"
+    )
     res = box.exec(
         ["/bin/sh", "-c", script], timeout=spec.limits.exec_timeout_s, user="root", workdir="/"
     )
@@ -388,7 +392,7 @@ def _batchable(spec: EnvironmentSpec, kib: int | None, n: int) -> bool:
 
 def _run_batch(
     box: Sandbox, spec: EnvironmentSpec, keep: str, probes: Sequence[Probe]
-) -> dict[str, _Captured]:
+) -> dict[int, _Captured]:
     """Each probe in turn in one exec: restore the base workspace, run the probe as its
     own shell (`cd /`, as its recipe entry), kill every process it left, copy each
     workspace path under `_OUT/<i>/<k>/` (`cp -a`: modes, owners, times and hard links
@@ -397,7 +401,10 @@ def _run_batch(
     there when the copy failed; then one archive of `_OUT`. The batch's own tools are
     named by absolute path and the stray-killing is shell builtins, so a probe that
     plants tools in PATH directories (run last) cannot change what is copied. Returns
-    the probes whose status is there."""
+    what each probe left, by its position, for those whose status is there (a probe that
+    writes outside the workspace into this batch's own directories could still reach
+    the copies made before it: the library's probes stay in the workspace and the usual
+    tool and result places)."""
     lines = [f"cd / && /bin/rm -rf {_OUT} && /bin/mkdir -m 0700 {_OUT} || exit 125"]
     for i, probe in enumerate(probes):
         here = f"{_OUT}/{i}"
@@ -408,11 +415,11 @@ def _run_batch(
         )
         lines += [
             keep,
-            f"/bin/mkdir {here}",
-            f"/bin/sh -c {shlex.quote(probe.script(spec))} >{here}/log 2>&1 </dev/null",
+            f"/bin/sh -c {shlex.quote(probe.script(spec))} >{_OUT}/log-{i} 2>&1 </dev/null",
             "rc=$?",
             KILL_STRAYS,
-            f"{copies} && echo $rc >{here}/rc || exit 0",
+            # made now: nothing a probe wrote there beforehand is taken for its copy
+            f"/bin/rm -rf {here} && /bin/mkdir {here} && {copies} && echo $rc >{here}/rc || exit 0",
         ]
     script = "\n".join([*lines, "exit 0"])
     if len(script) > _BATCH_MAX_SCRIPT:
@@ -424,13 +431,13 @@ def _run_batch(
         items = archives.members(box.get_archive(_OUT))
     except SandboxFileNotFound:
         return {}
-    status = {  # "<i>/rc", "<i>/log": each probe's exit status and output
+    status = {  # "<i>/rc", "log-<i>": each probe's exit status and output
         m.name.split("/", 1)[1]: data or b""
         for m, data in items
-        if m.isreg() and m.name.count("/") == 2
+        if m.isreg() and m.name.count("/") in (1, 2)
     }
     trees = archives.regroup(items, 2)  # "<i>/<k>": workspace path k after probe i
-    out: dict[str, _Captured] = {}
+    out: dict[int, _Captured] = {}
     for i, probe in enumerate(probes):
         rc = status.get(f"{i}/rc")
         if rc is None:
@@ -440,8 +447,8 @@ def _run_batch(
             for k, path in enumerate(spec.workspace_paths)
         )
         code = rc.decode(errors="replace").strip()
-        tail = status.get(f"{i}/log", b"").decode("utf-8", "replace").strip()[-300:]
-        out[probe.name] = (
+        tail = status.get(f"log-{i}", b"").decode("utf-8", "replace").strip()[-300:]
+        out[i] = (
             workspace,
             (() if code == "0" else (f"probe {probe.name} exited {code}: {tail}",)),
         )

@@ -61,6 +61,16 @@ PROBES = (
         "stray",
         f"(sleep 0.3; echo late > /workspace/late.txt) & {PINNED} /workspace; exit 0",
     ),
+    # its own shell, whatever it does to itself: killed, a strays' writer still dies; a
+    # here-document left open or a stray parenthesis is its own syntax
+    Shell("kills-itself", "(sleep 0.3; echo late > /workspace/late2.txt) & kill -9 $$"),
+    # writes where the next probe's copy goes: that copy is made afresh
+    Shell(
+        "plants-ahead",
+        "d=/.envfactory-probes/8/0/workspace; mkdir -p $d && echo 1 > $d/planted",
+    ),
+    Shell("open-heredoc", "echo start; cat <<EOF\nx"),
+    Shell("stray-paren", "echo p > /workspace/p.txt )"),
     # last, as the tool-hijacking probes run: the tools copying workspaces, shadowed in
     # a PATH directory searched first, must not be the ones used
     Shell(
@@ -89,18 +99,22 @@ def test_batched_probes_leave_what_one_exec_each_leaves(docker_engine, sum_image
         states.run_recipe(box, spec, _base(spec).recipe, ["base"])
         keep, _ = states._keep_workspace(box, spec)
         alone = {p.name: states._run_alone(box, spec, keep, p) for p in PROBES}
-    assert set(batched) == {p.name for p in PROBES}
+    by_name = {p.name: batched[i] for i, p in enumerate(PROBES)}
+    assert sorted(batched) == list(range(len(PROBES)))
     for p in PROBES:
-        assert batched[p.name] == alone[p.name], p.name
-    ws = dict(batched["unchanged"][0])["/workspace"]
+        assert by_name[p.name] == alone[p.name], p.name
+    ws = dict(by_name["unchanged"][0])["/workspace"]
     assert ws is not None
     got = archives.read_members(ws)
     assert got[f"workspace/{LONG}"] == b"long\n"
-    assert dict(batched["gone"][0]) == {"/workspace": None}
-    assert batched["fails"][1] == ("probe fails exited 3: boom",)
-    assert "workspace/late.txt" not in archives.read_members(
-        dict(batched["stray"][0])["/workspace"]
-    )
+    assert dict(by_name["gone"][0]) == {"/workspace": None}
+    assert by_name["fails"][1] == ("probe fails exited 3: boom",)
+    for name in ("stray", "kills-itself"):
+        members = archives.read_members(dict(by_name[name][0])["/workspace"])
+        assert not {"workspace/late.txt", "workspace/late2.txt"} & set(members), name
+    assert by_name["kills-itself"][1][0].startswith("probe kills-itself exited 137")
+    after = archives.read_members(dict(by_name["stray-paren"][0])["/workspace"])  # probe 8
+    assert "workspace/planted" not in after
 
 
 @pytest.mark.docker
