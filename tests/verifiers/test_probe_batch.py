@@ -10,9 +10,9 @@ import pytest
 
 from envfactory.core.models import EnvironmentSpec, StateKind, VerifyScope
 from verifiers import archives, states
-from verifiers.probes import Probe
 from verifiers.runner import PreparedState, Replay
 
+from .inline import InlineProbe
 from .sumtask import SPEC
 
 LONG = "d" * 60 + "/" + "f" * 70 + ".txt"  # a path past the 100 bytes a tar name field holds
@@ -29,24 +29,11 @@ BASE_SCRIPT = (
 )
 
 
-class Shell(Probe):
-    """A probe written inline for these tests."""
-
-    name = "shell"
-
-    def __init__(self, name: str, script: str) -> None:
-        self.name = name  # type: ignore[misc]
-        self._script = script
-
-    def script(self, spec: EnvironmentSpec) -> str:
-        return self._script
-
-
 PINNED = "touch -h -d @1700000000"
 PROBES = (
-    Shell("unchanged", "true"),
+    InlineProbe("unchanged", "true"),
     # python, not shell; a file written and every time it moved pinned back
-    Shell(
+    InlineProbe(
         "python-writer",
         "python3 - <<'EOF'\nimport os\n"
         "p = '/workspace/out/total.txt'\nos.makedirs(os.path.dirname(p), exist_ok=True)\n"
@@ -54,26 +41,26 @@ PROBES = (
         "for q in (p, os.path.dirname(p), '/workspace'):\n    os.utime(q, (1700000000, 1700000000))\n"
         "EOF",
     ),
-    Shell("gone", "rm -rf /workspace"),
-    Shell("fails", "echo boom >&2; exit 3"),
+    InlineProbe("gone", "rm -rf /workspace"),
+    InlineProbe("fails", "echo boom >&2; exit 3"),
     # leaves a writer behind: it must be dead before the workspace is taken
-    Shell(
+    InlineProbe(
         "stray",
         f"(sleep 0.3; echo late > /workspace/late.txt) & {PINNED} /workspace; exit 0",
     ),
     # its own shell, whatever it does to itself: killed, a strays' writer still dies; a
     # here-document left open or a stray parenthesis is its own syntax
-    Shell("kills-itself", "(sleep 0.3; echo late > /workspace/late2.txt) & kill -9 $$"),
+    InlineProbe("kills-itself", "(sleep 0.3; echo late > /workspace/late2.txt) & kill -9 $$"),
     # writes where the next probe's copy goes: that copy is made afresh
-    Shell(
+    InlineProbe(
         "plants-ahead",
         "d=/.envfactory-probes/8/0/workspace; mkdir -p $d && echo 1 > $d/planted",
     ),
-    Shell("open-heredoc", "echo start; cat <<EOF\nx"),
-    Shell("stray-paren", "echo p > /workspace/p.txt )"),
+    InlineProbe("open-heredoc", "echo start; cat <<EOF\nx"),
+    InlineProbe("stray-paren", "echo p > /workspace/p.txt )"),
     # last, as the tool-hijacking probes run: the tools copying workspaces, shadowed in
     # a PATH directory searched first, must not be the ones used
-    Shell(
+    InlineProbe(
         "hijacker",
         "for t in cp mkdir rm; do printf '#!/bin/sh\\nexit 0\\n' > /usr/local/bin/$t; "
         f"chmod 755 /usr/local/bin/$t; done; echo x > /workspace/x; {PINNED} /workspace/x /workspace",
@@ -125,9 +112,9 @@ def test_a_batch_cut_short_leaves_the_rest_to_their_own_execs(docker_engine, sum
     spec = SPEC.model_copy(update={"limits": SPEC.limits.model_copy(update={"exec_timeout_s": 4})})
     slow = "sleep 2.5; echo {0} > /workspace/{0}.txt; " + PINNED + " /workspace/{0}.txt /workspace"
     probes = (
-        Shell("first", slow.format("first")),
-        Shell("second", "(" + slow.format("second") + ") & sleep 2.5; wait"),
-        Shell(
+        InlineProbe("first", slow.format("first")),
+        InlineProbe("second", "(" + slow.format("second") + ") & sleep 2.5; wait"),
+        InlineProbe(
             "third", f"echo third > /workspace/third.txt; {PINNED} /workspace/third.txt /workspace"
         ),
     )

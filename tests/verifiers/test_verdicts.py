@@ -7,10 +7,11 @@ import re
 
 import pytest
 
-from envfactory.core.models import CheckKind, EnvironmentSpec, Step, TaskVerdict
+from envfactory.core.models import CheckKind, Step, TaskVerdict
 from verifiers.gates import GateInput, run_gates, run_gates_detailed
-from verifiers.probes import Probe, by_name
+from verifiers.probes import by_name
 
+from .inline import InlineProbe
 from .sumtask import SPEC, make_verifier, sound_verifier
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -122,24 +123,11 @@ def test_harbors_reward_file_decides_and_a_planted_one_is_never_read(
     assert noop.observed == (0,)  # exit 0, reward.txt says 0: the file decides
 
 
-class Planted(Probe):
-    """Plants a marker where the container's upper directory does not see it."""
-
-    name = "planted"
-
-    def __init__(self, name: str, script: str) -> None:
-        self.name = name  # type: ignore[misc]
-        self._script = script
-
-    def script(self, spec: EnvironmentSpec) -> str:
-        return self._script
-
-
 #: state kept outside the overlay: a tmpfs, a file the engine bind-mounts, System V IPC
 OUTSIDE = (
-    Planted("shm-file", "echo 1 > /dev/shm/envfactory-plant"),
-    Planted("hosts-line", "printf '10.9.9.9 planted.example\\n' >> /etc/hosts"),
-    Planted(
+    InlineProbe("shm-file", "echo 1 > /dev/shm/envfactory-plant"),
+    InlineProbe("hosts-line", "printf '10.9.9.9 planted.example\\n' >> /etc/hosts"),
+    InlineProbe(
         "ipc-segment",
         "python3 -c 'import ctypes; ctypes.CDLL(None).shmget(0x5eed, 4096, 0o1666)'",
     ),
