@@ -62,6 +62,19 @@ def reachable(settings: TemporalSettings, timeout: float = 0.5) -> bool:
         return False
 
 
+def _refused(target: str, timeout: float = 2.0) -> bool:
+    """Whether a TCP connect to `target` is refused outright (nothing listens there); a
+    timeout or any other failure is left to the SDK's own connect to report."""
+    host, _, port = target.rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except (OSError, ValueError):
+        return False
+
+
 #: How long `connect` waits for a server that answers but is still starting.
 STARTING_WAIT_S = 30.0
 
@@ -70,6 +83,12 @@ async def connect(settings: TemporalSettings, target: str | None = None) -> Clie
     """A client of `target`; a server still starting ("not healthy yet") is waited for up
     to `STARTING_WAIT_S`, anything else unreachable is a `ConfigError` at once."""
     target = target or address(settings)
+    if _refused(target):  # said without starting the SDK's runtime, whose threads can
+        # abort a process that exits right after a failed connect (seen under load)
+        raise ConfigError(
+            f"cannot reach Temporal at {target}: connection refused",
+            hint="run `envfactory up` (embedded server) or set ENVFACTORY_TEMPORAL__ADDRESS",
+        )
     deadline = asyncio.get_running_loop().time() + STARTING_WAIT_S
     while True:
         try:
