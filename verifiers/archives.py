@@ -121,7 +121,7 @@ _NAME_RECORDS = ("path", "linkpath")
 def regroup(items: Sequence[Member], depth: int) -> dict[str, list[Member]]:
     """The members `depth` directories below the tar's top, grouped by those directories
     ("top/a/b/x" → group "a/b", member "x" for depth 2; a hard link's target likewise);
-    members not that deep are left out."""
+    members not that deep are left out. The members are renamed in place."""
     groups: dict[str, list[Member]] = {}
     for m, data in items:
         parts = m.name.split("/")

@@ -86,6 +86,7 @@ from .probes import PROBES, FieldsDropped, Probe, TruncatedOutputs, by_name
 from .probes.inputs import RECOMPUTED, changed_outputs, recomputed_steps
 from .probes.numbers import CandidateFlood, perturbed_numbers
 from .runner import (
+    KILLS_ALL,
     PreparedState,
     Replay,
     VerifyResult,
@@ -95,7 +96,6 @@ from .runner import (
 from .states import (
     ProducedState,
     ReferenceStepFailed,
-    kill_replay,
     pristine_state,
     probe_replay,
     produce_chain,
@@ -539,7 +539,7 @@ class _GateRunner:
 
     def _harbor_prepared(self, recipe: tuple[Replay, ...], *, kill: bool = False) -> PreparedState:
         image = self.inp.verify_image or self.inp.image
-        replay = (*recipe, kill_replay()) if kill and recipe else recipe
+        replay = (*recipe, KILLS_ALL) if kill and recipe else recipe
         return PreparedState(image, VerifyScope.FULL_STATE, replay=replay, semantics="harbor")
 
     # -- scheduling -----------------------------------------------------------------------

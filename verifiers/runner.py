@@ -184,7 +184,7 @@ def workspace_from(box: Sandbox, paths: Sequence[str]) -> list[tuple[str, bytes 
         except SandboxFileNotFound:
             out.append((path, None))
             continue
-        out.append((path, archives.sanitize(raw, root_name=_base(path))))
+        out.append((path, archives.sanitize(raw, root_name=archive_root(path))))
     return out
 
 
@@ -564,12 +564,19 @@ def _setup_script(
         'fail() { echo envfactory-setup-failed: "$1" >&2; exit 125; }',
         f"PATH={FIXED_PATH}; export PATH; entry=$1; shift",
     ]
-    lines += [_INLINE_TOOLS, _UNPACK] if inline else []
+    if inline:
+        lines.append(
+            "command -v base64 >/dev/null 2>&1 && command -v tar >/dev/null 2>&1 || "
+            f"{{ echo {_NO_INLINE} >&2; exit 125; }}"
+        )
+        lines.append(
+            "printf %s \"$@\" | base64 -d | tar -x -f - -C / || fail 'unpacking the staged files'"
+        )
     for i, (path, tar) in enumerate(prepared.workspace):
         q = _q(path)
         lines.append(f"rm -rf -- {q} || fail 'removing {path}'")
         if tar is not None:
-            src = _q(f"{stage}/ws/{i}/{_base(path)}")
+            src = _q(f"{stage}/ws/{i}/{archive_root(path)}")
             lines.append(f"{_mkdir_parent(path)}mv -- {src} {q} || fail 'placing {path}'")
     lines += _place_verifier(prepared, verifier, vdir, stage)
     lines.append(f"cd -- {_q(vdir)} || fail 'no verifier dir'")
@@ -594,13 +601,6 @@ def _setup_script(
     else:  # the entry as a child: this shell then reads the reward file (one exec in all)
         lines += [run, "rc=$?", _reward_tail(reward_dir, "$rc")]
     return "\n".join(lines)
-
-
-_INLINE_TOOLS = (
-    "command -v base64 >/dev/null 2>&1 && command -v tar >/dev/null 2>&1 || "
-    f"{{ echo {_NO_INLINE} >&2; exit 125; }}"
-)
-_UNPACK = "printf %s \"$@\" | base64 -d | tar -x -f - -C / || fail 'unpacking the staged files'"
 
 
 def _zero(
@@ -631,7 +631,8 @@ def _parent(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[0] or "/"
 
 
-def _base(path: str) -> str:
+def archive_root(path: str) -> str:
+    """The name a path's own archive gives it: its last component."""
     return path.rstrip("/").rsplit("/", 1)[-1]
 
 

@@ -42,9 +42,9 @@ from . import archives
 from .probes import Probe
 from .processes import KILL_STRAYS
 from .runner import (
-    KILLS_ALL,
     PreparedState,
     Replay,
+    archive_root,
     extract_workspace,
     prepare_state,
     workspace_from,
@@ -73,11 +73,6 @@ class ReferenceStepFailed(Exception):
     def __init__(self, failure: StepFailure) -> None:
         super().__init__(f"step {failure.step} failed")
         self.failure = failure
-
-
-def kill_replay() -> Replay:
-    """A recipe entry that ends every process the entries before it left running."""
-    return KILLS_ALL
 
 
 def pristine_state(engine: SandboxEngine, image: str, spec: EnvironmentSpec) -> ProducedState:
@@ -459,7 +454,7 @@ def _run_batch(
 
 def _repacked(items: list[archives.Member], path: str) -> bytes | None:
     """A workspace path copied aside, packed as `workspace_from` packs it (None: absent)."""
-    root = path.rstrip("/").rsplit("/", 1)[-1]  # the name `get_archive` gives it
+    root = archive_root(path)
     tree = [(m, d) for m, d in items if m.name.split("/", 1)[0] == root]
     return archives.repack(tree, root_name=root) if tree else None
 

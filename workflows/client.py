@@ -54,25 +54,23 @@ def address(settings: TemporalSettings) -> str:
 
 def reachable(settings: TemporalSettings, timeout: float = 0.5) -> bool:
     """A cheap TCP check, so `seed submit` can say "stored, not started" without waiting."""
-    host, _, port = address(settings).rpartition(":")
-    try:
-        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout):
-            return True
-    except (OSError, ValueError):
-        return False
+    return _tcp_connect(address(settings), timeout) is None
 
 
 def _refused(target: str, timeout: float = 2.0) -> bool:
     """Whether a TCP connect to `target` is refused outright (nothing listens there); a
     timeout or any other failure is left to the SDK's own connect to report."""
+    return isinstance(_tcp_connect(target, timeout), ConnectionRefusedError)
+
+
+def _tcp_connect(target: str, timeout: float) -> Exception | None:
+    """Open and close a TCP connection to `host:port`; the error, or None when it opened."""
     host, _, port = target.rpartition(":")
     try:
         with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout):
-            return False
-    except ConnectionRefusedError:
-        return True
-    except (OSError, ValueError):
-        return False
+            return None
+    except (OSError, ValueError) as exc:
+        return exc
 
 
 #: How long `connect` waits for a server that answers but is still starting.
