@@ -1,8 +1,13 @@
-"""Gate throughput on small tasks: standby containers off and on in one run, against Harbor.
+"""Gate throughput on small tasks: two engine settings side by side in one run, against Harbor.
 
     python -m benchmarks.validate_throughput [--tasks DIR ...] [--repeats 3]
-        [--concurrency 4] [--standby 4] [--harbor PATH] [--harbor-trials 8]
-        [--flaky-runs 4] [--first-battery]
+        [--concurrency 4] [--compare native-usr|standby] [--standby 4] [--harbor PATH]
+        [--harbor-trials 8] [--flaky-runs 4] [--first-battery]
+
+`--compare native-usr` (default): verification containers with the storage driver's own
+/usr/lib and /usr/local, then with kernel overlays of the same layers
+(`sandboxes/native_usr.py`, the default). `--compare standby`: standby containers off
+and on (`--standby` deep).
 
 With `--first-battery`, a third mode gates the same tasks with the battery the gates had
 when the integrity issue was filed (the 12 first probes, every row `repeats` times, no
@@ -13,7 +18,7 @@ side under the same load.
 Prints, from one run on the same tasks (default: the two small Harbor tasks in
 benchmarks/tasks/), each task gated once per mode, the modes interleaved so that load
 from other processes hits both alike:
-- per task and mode (standby off / on): gate seconds (the `run_gates` wall, after the
+- per task and mode: gate seconds (the `run_gates` wall, after the
   build and the verification layer), gate rows (checks) and fresh verification
   containers (each repeat of a row is one; rows with byte-identical inputs share one);
 - per mode: seconds per task, verifications/min, checks/min and the machine's busy CPU
@@ -24,8 +29,8 @@ from other processes hits both alike:
   when Harbor is installed, else n/a; and our verifications/min over Harbor's;
 - per mode, where the time goes: engine calls by kind, summed over threads;
 - the floor of one verification here: a bare `docker run --rm IMAGE true`, an exec, and
-  one whole verification of each task's oracle state run alone (wall and CPU); from
-  it, per mode, the floor of seconds per task: verifications × that CPU ÷ cores;
+  one whole verification of each task's oracle state run alone, per mode (wall and CPU);
+  from it, per mode, the floor of seconds per task: verifications × that CPU ÷ cores;
 - the flaky-verifier table (benchmarks/flaky_detection.py) unless `--flaky-runs 0`.
 A benchmark prints numbers; it asserts nothing.
 """
@@ -61,7 +66,11 @@ from verifiers.runner import verifier_tar, verify_prepared
 from verifiers.validate import validate_task
 
 ROOT = Path(__file__).resolve().parents[1]
-MODES = ("standby off", "standby on")
+#: per comparison, its two modes: a name and the engine settings it changes
+COMPARE = {
+    "native-usr": (("kernel /usr off", {"native_usr": False}), ("kernel /usr on", {})),
+    "standby": (("standby off", {"standby": 0}), ("standby on", {"standby": None})),
+}
 FIRST = "first battery"
 #: the probes the gates had when the integrity issue (13) was filed
 FIRST_PROBES = (
@@ -233,6 +242,7 @@ def main() -> int:
     )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--compare", choices=sorted(COMPARE), default="native-usr")
     ap.add_argument(
         "--standby", type=int, default=None, help="standby depth (default: concurrency)"
     )
@@ -251,10 +261,10 @@ def main() -> int:
     run_id = f"bench-{uuid.uuid4().hex[:8]}"
     base = load_settings().sandbox.model_copy(update={"pool_size": args.concurrency})
     depth = args.standby if args.standby is not None else args.concurrency
-    modes = [
-        Mode(name, DockerEngine(base.model_copy(update={"standby": d}), run_id=run_id))
-        for name, d in zip(MODES, (0, depth), strict=True)
-    ]
+    modes = []
+    for name, change in COMPARE[args.compare]:
+        change = {k: depth if v is None else v for k, v in change.items()}
+        modes.append(Mode(name, DockerEngine(base.model_copy(update=change), run_id=run_id)))
     if args.first_battery:
         modes.append(Mode(FIRST, modes[0].engine, adjust=first_battery))
     engine = modes[1].engine
@@ -266,7 +276,10 @@ def main() -> int:
             artifacts = ArtifactStore(Path(tmp) / "artifacts")
             images = [_build(engine, t, artifacts) for t in tasks]  # the timed part is the gates
             bare, exec_over = bare_container_s(images[0]), exec_overhead_s(engine, images[0])
-            one = {t.name: one_verification(modes[0].engine, t, artifacts) for t in tasks}
+            one = {
+                m.name: {t.name: one_verification(m.engine, t, artifacts) for t in tasks}
+                for m in modes[:2]
+            }
             gate_all(modes, tasks, artifacts, args)
             sb = engine.prestarted
             modes[1].standby = (sb.handed_out, sb.started, sb.discarded)
@@ -312,7 +325,7 @@ def report(
     tasks: list[Path],
     harbor: list[HarborRun],
     harbor_note: str,
-    floors: tuple[float, float, dict[str, tuple[float, float]]],
+    floors: tuple[float, float, dict[str, dict[str, tuple[float, float]]]],
     args,
 ) -> None:  # type: ignore[no-untyped-def]
     bare, exec_over, one = floors
@@ -320,7 +333,8 @@ def report(
     print()
     print(
         f"tasks: {len(tasks)}   repeats: {args.repeats}   concurrency: {args.concurrency}   "
-        f"standby depth: {modes[1].engine.settings.standby}   {harbor_note}"
+        f"modes: {args.compare}   standby depth: {modes[1].engine.settings.standby}   "
+        f"{harbor_note}"
     )
     hb = {h.task: h for h in harbor}
     cols = [*(m.name for m in modes), "Harbor oracle trials"]
@@ -342,8 +356,9 @@ def report(
         "busy CPU s per task": [f"{sum(m.cpu_s.values()) / len(tasks):.1f}" for m in modes]
         + ["n/a"],
         f"floor s per task ({cores} cores)": [
-            f"{sum(v * one[t][0] for t, v in m.verifications.items()) / len(tasks) / cores:.1f}"
+            f"{sum(v * alone[t][0] for t, v in m.verifications.items()) / len(tasks) / cores:.1f}"
             for m in modes
+            for alone in [one.get(m.name, one[modes[0].name])]
         ]
         + ["n/a"],
         "verifications/min ÷ Harbor": [
@@ -371,22 +386,27 @@ def report(
     first = next((m for m in modes if m.name == FIRST), None)
     if first is not None and first.wall:
         print(
-            f"  today's battery ÷ the first (standby off): seconds per task "
+            f"  today's battery ÷ the first ({modes[0].name}): seconds per task "
             f"{modes[0].wall / first.wall:.2f}x, verifications "
             f"{sum(modes[0].verifications.values()) / max(1, sum(first.verifications.values())):.2f}x"
         )
     handed, started, unused = modes[1].standby
-    print(
-        f"standby: {handed} containers handed out ready ({sum(modes[1].verifications.values())} "
-        "verifications, the rest replays that changed nothing), "
-        f"{started} started ahead, {unused} removed unused at the runs' ends"
-    )
+    if started:
+        print(
+            f"standby: {handed} containers handed out ready "
+            f"({sum(modes[1].verifications.values())} verifications, the rest replays that "
+            f"changed nothing), {started} started ahead, {unused} removed unused at the runs' ends"
+        )
     print(
         f"floor here: bare container (docker run --rm IMAGE true) {bare:.3f}s   "
         f"exec {exec_over:.3f}s"
     )
-    for t, (cpu, wall) in one.items():
-        print(f"  one verification of {t}'s oracle, alone: {wall:.3f}s wall, {cpu:.3f}s busy CPU")
+    for mode, alone in one.items():
+        for t, (cpu, wall) in alone.items():
+            print(
+                f"  one verification of {t}'s oracle, alone, {mode}: {wall:.3f}s wall, "
+                f"{cpu:.3f}s busy CPU"
+            )
     print(
         "  floor s per task: the task's verifications x one verification's CPU / cores -- "
         "the gate wall if nothing but the verifications ran and the cores never idled"

@@ -33,7 +33,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,19 +80,24 @@ def usage_bytes(paths: list[str]) -> int:
     return total
 
 
-def local_paths(inspect: dict[str, Any]) -> list[str] | None:
+def local_paths(
+    inspect: dict[str, Any], uppers: Mapping[str, str] | None = None
+) -> list[str] | None:
     """The host paths holding a container's writes (upper directory and volumes), or None
-    when they are not readable from here."""
+    when they are not readable from here. `uppers`: volumes that are overlays (mount
+    point → the overlay's upper directory, which holds their writes; their source is the
+    whole merged view)."""
     graph = inspect.get("GraphDriver") or {}
     upper = (graph.get("Data") or {}).get("UpperDir")
     if graph.get("Name") not in OVERLAY_DRIVERS or not upper or not os.access(upper, os.R_OK):
         return None
+    uppers = uppers or {}
     volumes = [
-        m["Source"]
+        uppers.get(m.get("Destination", ""), m.get("Source"))
         for m in inspect.get("Mounts") or []
-        if m.get("Type") == "volume" and m.get("Source") and os.access(m["Source"], os.R_OK)
+        if m.get("Type") == "volume" and m.get("Source")
     ]
-    return [upper, *volumes]
+    return [upper, *(v for v in volumes if v and os.access(v, os.R_OK))]
 
 
 def daemon_size_rw(api: docker.APIClient, container_id: str) -> int:
@@ -145,11 +150,16 @@ class DiskWatchdog:
         self.last_error: BaseException | None = None
 
     def watch(
-        self, inspect: dict[str, Any], disk_mb: int, on_exceeded: Callable[[int], None]
+        self,
+        inspect: dict[str, Any],
+        disk_mb: int,
+        on_exceeded: Callable[[int], None],
+        uppers: Mapping[str, str] | None = None,
     ) -> None:
-        """Watch the container `inspect` describes (the engine's inspect right after start)."""
+        """Watch the container `inspect` describes (the engine's inspect right after start);
+        `uppers` as in `local_paths`."""
         container_id = str(inspect["Id"])
-        w = Watched(container_id, disk_mb * MIB, local_paths(inspect), on_exceeded)
+        w = Watched(container_id, disk_mb * MIB, local_paths(inspect, uppers), on_exceeded)
         with self._lock:
             self._watched[container_id] = w
             if self._thread is None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import tempfile
 import threading
 import time
 import uuid
@@ -42,6 +43,7 @@ from . import builds as BL
 from . import capabilities as C
 from . import disk as D
 from . import labels as L
+from . import native_usr as NU
 from .disk import DiskWatchdog
 from .sandbox import DockerSandbox
 from .services import ServiceGroup, start_services
@@ -98,6 +100,11 @@ class DockerEngine:
         self._watchdog_lock = threading.Lock()
         #: containers started ahead of demand for the kinds callers declared (`standby()`)
         self.prestarted = Standby(self._launch, self._discard, depth=self.settings.standby)
+        scratch = self.settings.scratch_dir or Path(tempfile.gettempdir()) / "envfactory-usr"
+        #: the kernel-overlay volumes of verification containers (`native_usr.py`)
+        self.native = NU.NativeUsr(scratch, enabled=self.settings.native_usr)
+        self._scratch: dict[str, Path] = {}  # container id → its volumes' scratch directory
+        self._scratch_lock = threading.Lock()
 
     # -- images -------------------------------------------------------------------------
 
@@ -229,12 +236,17 @@ class DockerEngine:
         run_id: str | None = None,
         network: bool | None = None,
         services: Sequence[ServiceSpec] = (),
+        native_usr: bool = False,
     ) -> DockerSandbox:
         """A sandbox from `image`; with `services`, fresh service containers on a private
-        network of its own, removed with it (`services.py`)."""
+        network of its own, removed with it (`services.py`). `native_usr`: its /usr/lib and
+        /usr/local through the kernel's overlayfs where that shows the image's own files
+        (`native_usr.py`) — only for containers whose writable layer nothing reads
+        afterwards."""
         if not self._pool.acquire(timeout=self.pool_wait_s):
             raise self._pool_exhausted()
-        return self._start_in_slot(image, limits, purpose, run_id, network, services)
+        kind = self._kind(image, limits, purpose, run_id, network, native_usr)
+        return self._start_in_slot(kind, services)
 
     def _pool_exhausted(self) -> SandboxError:
         return SandboxError(
@@ -243,18 +255,9 @@ class DockerEngine:
             hint="raise ENVFACTORY_SANDBOX__POOL_SIZE",
         )
 
-    def _start_in_slot(
-        self,
-        image: str,
-        limits: Limits | None,
-        purpose: str,
-        run_id: str | None,
-        network: bool | None,
-        services: Sequence[ServiceSpec] = (),
-    ) -> DockerSandbox:
+    def _start_in_slot(self, kind: Kind, services: Sequence[ServiceSpec] = ()) -> DockerSandbox:
         """Start holding a pool slot already; the slot goes back on failure or remove().
         A container of this kind waiting on standby is handed out instead of a new one."""
-        kind = self._kind(image, limits, purpose, run_id, network)
         group: ServiceGroup | None = None
         try:
             if services:
@@ -266,7 +269,7 @@ class DockerEngine:
             self._pool.release()
             if group is not None:
                 group.remove()
-            raise_as(_start_error(image, exc), exc)
+            raise_as(_start_error(kind.image, exc), exc)
         return self._adopt(kind, launched, group)
 
     def _kind(
@@ -276,28 +279,37 @@ class DockerEngine:
         purpose: str,
         run_id: str | None,
         network: bool | None,
+        native_usr: bool = False,
     ) -> Kind:
         """What `start` decides a container by, defaults filled in (the standby key)."""
         limits = limits or Limits()
         net = limits.network if network is None else network
-        return Kind(image, limits, bool(net), purpose, run_id or self.run_id)
+        return Kind(image, limits, bool(net), purpose, run_id or self.run_id, native_usr=native_usr)
 
     def _launch(self, kind: Kind) -> Launched:
         """Create and start a container of `kind` and inspect it (no slot involved): the
         one path every sandbox's container takes, started on demand or on standby."""
-        cid, name = self._create_and_start(
-            kind.image, kind.limits, kind.purpose, kind.run_id, kind.network, kind.join
-        )
+        cid, name, usr = self._create_and_start(kind)
         try:
             info = self.client.api.inspect_container(cid)
         except BaseException:
             self._discard(cid)
             raise
-        return Launched(cid, name, info)
+        return Launched(cid, name, info, {} if usr is None else usr.uppers)
 
     def _discard(self, container_id: str) -> None:
-        with contextlib.suppress(docker.errors.NotFound):
-            self.client.api.remove_container(container_id, force=True, v=True)
+        try:
+            with contextlib.suppress(docker.errors.NotFound):
+                self.client.api.remove_container(container_id, force=True, v=True)
+        finally:
+            self._release_usr(container_id)
+
+    def _release_usr(self, container_id: str) -> None:
+        """Remove a removed container's scratch directory, if it had one."""
+        with self._scratch_lock:
+            scratch = self._scratch.pop(container_id, None)
+        if scratch is not None:
+            self.native.release(scratch)
 
     def _adopt(
         self, kind: Kind, launched: Launched, group: ServiceGroup | None = None
@@ -318,7 +330,8 @@ class DockerEngine:
         )
         sb.graph_driver = launched.info.get("GraphDriver") or {}  # spares diff() an inspect
         try:
-            self._disk_watchdog().watch(launched.info, limits.disk_mb, sb.stop_for_disk)
+            watchdog = self._disk_watchdog()
+            watchdog.watch(launched.info, limits.disk_mb, sb.stop_for_disk, launched.uppers)
         except BaseException:
             sb.remove()
             raise
@@ -332,10 +345,12 @@ class DockerEngine:
         purpose: str = "episode",
         run_id: str | None = None,
         network: bool | None = None,
+        native_usr: bool = False,
     ) -> contextlib.AbstractContextManager[None]:
         """While the block runs, keep `settings.standby` containers of this kind started
         ahead of demand; `start` with the same arguments hands one out (`standby.py`)."""
-        return self.prestarted.keep(self._kind(image, limits, purpose, run_id, network))
+        kind = self._kind(image, limits, purpose, run_id, network, native_usr)
+        return self.prestarted.keep(kind)
 
     def close(self) -> None:
         """Remove every container waiting on standby (sandboxes handed out stay theirs)."""
@@ -347,6 +362,7 @@ class DockerEngine:
         if self._watchdog is not None:
             self._watchdog.unwatch(container_id)
         try:
+            self._release_usr(container_id)
             if group is not None:
                 group.remove()
         finally:
@@ -358,56 +374,69 @@ class DockerEngine:
                 self._watchdog = DiskWatchdog(self.client, self.settings.disk_poll_s)
             return self._watchdog
 
-    def _create_and_start(
-        self,
-        image: str,
-        limits: Limits,
-        purpose: str,
-        run_id: str | None,
-        network: bool | None,
-        join: str | None = None,
-    ) -> tuple[str, str]:
-        """Low-level create + start, returning the id and name: `containers.run` adds an
-        inspect of its own. `join`: the services' network, instead of none (and besides
-        the default bridge when the sandbox has network)."""
-        api = self.client.api
-        name = f"envfactory-{purpose}-{uuid.uuid4().hex[:10]}"
-        cid = self._create(image, name, limits, purpose, run_id, network, join)
+    def _create_and_start(self, kind: Kind) -> tuple[str, str, NU.Planned | None]:
+        """Low-level create + start, returning the id, name and overlay volumes: `containers.run`
+        adds an inspect of its own. `kind.join`: the services' network, instead of none
+        (and besides the default bridge when the sandbox has network). A container whose
+        overlay volumes the engine refuses is started again without them, and the image
+        keeps the storage driver's view from then on (`NativeUsr.refuse`)."""
+        native = kind.native_usr and self.runtime() == "runc"
+        image = self.client.api.inspect_image(kind.image) if native else {}
+        name = f"envfactory-{kind.purpose}-{uuid.uuid4().hex[:10]}"
+        labels = L.ownership(kind.purpose, kind.run_id, sandbox=name)
+        usr = self.native.plan(image, name, labels) if native else None
+        if usr is None:
+            return self._create_and_start_as(kind, name, labels, None)
         try:
-            if join and (limits.network if network is None else network):
+            return self._create_and_start_as(kind, name, labels, usr)
+        except docker.errors.NotFound:
+            raise
+        except docker.errors.APIError as exc:
+            self.native.refuse(image, exc)
+        name = f"envfactory-{kind.purpose}-{uuid.uuid4().hex[:10]}"
+        labels = L.ownership(kind.purpose, kind.run_id, sandbox=name)
+        return self._create_and_start_as(kind, name, labels, None)
+
+    def _create_and_start_as(
+        self, kind: Kind, name: str, labels: dict[str, str], usr: NU.Planned | None
+    ) -> tuple[str, str, NU.Planned | None]:
+        api = self.client.api
+        try:
+            cid = self._create(kind, name, labels, usr)
+        except BaseException:
+            if usr is not None:
+                self.native.release(usr.scratch)
+            raise
+        if usr is not None:
+            with self._scratch_lock:
+                self._scratch[cid] = usr.scratch
+        try:
+            if kind.join and kind.network:
                 api.connect_container_to_network(cid, "bridge")
             api.start(cid)
         except BaseException:
             with contextlib.suppress(docker.errors.APIError):
-                api.remove_container(cid, force=True)
+                api.remove_container(cid, force=True, v=True)
+            self._release_usr(cid)
             raise
-        return cid, name
+        return cid, name, usr
 
-    def _create(
-        self,
-        image: str,
-        name: str,
-        limits: Limits,
-        purpose: str,
-        run_id: str | None,
-        network: bool | None,
-        join: str | None = None,
-    ) -> str:
+    def _create(self, kind: Kind, name: str, labels: dict[str, str], usr: NU.Planned | None) -> str:
         """Create the container; the first create also learns whether the engine's storage
         driver takes a size (`storage_opt`): if it refuses, the disk watchdog alone
         enforces `limits.disk_mb` from then on (`disk.py`)."""
-        net = limits.network if network is None else network
+        net, join = kind.network, kind.join
         while True:
             sized = self.storage_opt is not False
-            host = self._host_config(limits, network, sized, join)
+            host = self._host_config(kind.limits, net, sized, join, usr)
             try:
                 cid = self.client.api.create_container(
-                    image,
+                    kind.image,
                     command=[],
                     entrypoint=["sleep", "infinity"],
                     name=name,
                     host_config=host,
-                    labels=L.ownership(purpose, run_id, sandbox=name),
+                    labels=labels,
                     stop_signal="SIGKILL",
                     # No network at all: a private namespace with loopback only, as with
                     # network mode "none", but the engine skips its network hooks (a
@@ -425,9 +454,13 @@ class DockerEngine:
             return str(cid)
 
     def _host_config(
-        self, limits: Limits, network: bool | None, sized: bool, join: str | None = None
+        self,
+        limits: Limits,
+        net: bool,
+        sized: bool,
+        join: str | None = None,
+        usr: NU.Planned | None = None,
     ) -> dict[str, Any]:
-        net = limits.network if network is None else network
         return self.client.api.create_host_config(
             init=True,
             network_mode=join or ("bridge" if net else "none"),
@@ -440,6 +473,7 @@ class DockerEngine:
             pids_limit=limits.pids,
             runtime=None if self.runtime() == "runc" else self.runtime(),
             storage_opt={"size": D.storage_opt_size(limits.disk_mb)} if sized else None,
+            mounts=None if usr is None else list(usr.mounts),
         )
 
     def runtime(self) -> str:
@@ -492,11 +526,8 @@ class DockerEngine:
             if time.monotonic() >= deadline:
                 raise self._pool_exhausted()
             await asyncio.sleep(0.05)
-        task = asyncio.ensure_future(
-            asyncio.to_thread(
-                self._start_in_slot, image, limits, purpose, run_id, network, services
-            )
-        )
+        kind = self._kind(image, limits, purpose, run_id, network)
+        task = asyncio.ensure_future(asyncio.to_thread(self._start_in_slot, kind, services))
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -522,7 +553,7 @@ class DockerEngine:
         our owner label. Returns what was removed."""
         from .gc import collect
 
-        return collect(
+        removed = collect(
             self.client,
             older_than_s=older_than_s,
             run_id=run_id,
@@ -530,6 +561,8 @@ class DockerEngine:
             images=images,
             foreign_ttl_s=foreign_ttl_s,
         )
+        live = [n.lstrip("/") for c in self.client.api.containers(all=True) for n in c["Names"]]
+        return removed + self.native.sweep(live)
 
 
 def _start_error(image: str, exc: BaseException) -> BaseException:

@@ -136,6 +136,7 @@ class SandboxEngine(Protocol):
         run_id: str | None = None,
         network: bool | None = None,
         services: Sequence[ServiceSpec] = (),
+        native_usr: bool = False,
     ) -> Sandbox: ...
 
     def standby(
@@ -146,6 +147,7 @@ class SandboxEngine(Protocol):
         purpose: str = "episode",
         run_id: str | None = None,
         network: bool | None = None,
+        native_usr: bool = False,
     ) -> AbstractContextManager[None]:
         """While the block runs, keep containers of this kind started ahead of demand:
         `start` with the same arguments hands one out at once — fresh, never handed out

@@ -53,6 +53,8 @@ class Kind:
     run_id: str | None
     #: the private network of the sandbox's services (`services.py`); never on standby
     join: str | None = None
+    #: /usr/lib and /usr/local through the kernel's overlayfs (`native_usr.py`)
+    native_usr: bool = False
 
 
 @dataclass
@@ -62,6 +64,9 @@ class Launched:
     id: str
     name: str
     info: dict[str, Any] = field(repr=False)
+    #: its kernel-overlay volumes' writable directories on this host (`native_usr.py`):
+    #: mount point → upper directory
+    uppers: dict[str, str] = field(default_factory=dict)
 
 
 Launch = Callable[[Kind], Launched]

@@ -241,17 +241,20 @@ class _GateRunner:
         """Verification containers started ahead of demand (`sandboxes.standby`), one kind
         per network setting the rows verify under; removed when the run ends."""
         image = self.inp.verify_image or self.inp.image
-        nets = {self.spec.limits.network if self.primary == "harbor" else False}
+        # (network, native /usr) of the rows' verification containers (`runner.native_usr`)
+        primary = self.primary != "harbor" and self.spec.verify_scope == VerifyScope.WORKSPACE
+        kinds = {(self.spec.limits.network if self.primary == "harbor" else False, primary)}
         if self._harbor_rows():
-            nets.add(self.spec.limits.network)
+            kinds.add((self.spec.limits.network, False))
         with contextlib.ExitStack() as stack:
-            for net in sorted(nets):
+            for net, native in sorted(kinds):
                 stack.enter_context(
                     self.inp.engine.standby(
                         image,
                         limits=self.spec.limits,
                         purpose="verify",
                         network=net,
+                        native_usr=native,
                     )
                 )
             yield

@@ -129,6 +129,18 @@ class PreparedState:
     expected: frozenset[str] = frozenset()
 
 
+def native_usr(prepared: PreparedState) -> bool:
+    """Whether a verification of `prepared` may see the image's /usr/lib and /usr/local
+    through the kernel's overlayfs (`sandboxes/native_usr.py`: the same files, cheaper
+    lookups): only where nothing reads its container's writable layer — workspace scope,
+    no replayed recipe, envfactory's runtime."""
+    return (
+        prepared.scope == VerifyScope.WORKSPACE
+        and not prepared.replay
+        and prepared.semantics == "envfactory"
+    )
+
+
 def verifier_tar(verifier: Verifier, files: FileSource) -> dict[str, tuple[bytes, int]]:
     """The verifier's files, {relative path: (bytes, mode)}."""
     return {f.path: (files(f.key), f.mode) for f in verifier.files}
@@ -225,6 +237,7 @@ def verify_prepared(
         purpose="verify",
         network=network,
         services=spec.services,
+        native_usr=native_usr(prepared),
     )
     try:
         return _verify_in(box, engine, prepared, spec, verifier, verifier_files, t0)

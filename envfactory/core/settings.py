@@ -43,6 +43,13 @@ class SandboxSettings(_Sub):
     #: sandboxes owned by another host are removed only once this old (their owner's
     #: liveness cannot be checked from here)
     janitor_foreign_ttl_s: float = Field(default=86_400.0, gt=0)
+    #: verification containers see the image's /usr/lib and /usr/local through the
+    #: kernel's overlayfs where the storage driver is fuse-overlayfs and the view is the
+    #: same files (`sandboxes/native_usr.py`); false: always the storage driver's view
+    native_usr: bool = True
+    #: where those containers' writes there go (one directory each, removed with it);
+    #: None: `envfactory-usr` in the system's temporary directory
+    scratch_dir: Path | None = None
 
 
 class TemporalSettings(_Sub):

@@ -100,6 +100,7 @@ class FakeEngine:
         run_id=None,
         network=None,
         services=(),
+        native_usr=False,
     ) -> FakeSandbox:
         assert network is False, "episodes must run with the network off"
         with self._lock:

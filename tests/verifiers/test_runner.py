@@ -279,3 +279,23 @@ def test_the_verifier_directory_holds_the_verifiers_files_alone_wherever_it_is_m
         assert res.reward == 1, (res.stdout, res.stderr, res.notes)
     finally:
         docker_engine.remove_image(ref.image)
+
+
+def test_workspace_verifications_read_usr_through_kernel_overlays_full_state_ones_do_not(
+    docker_engine, sum_image, solver_state, files
+):  # type: ignore[no-untyped-def]
+    """sandboxes/native_usr.py: only where nothing reads the container's writable layer."""
+    if docker_engine.client.info().get("Driver") != "fuse-overlayfs":
+        pytest.skip("the storage driver is not fuse-overlayfs")
+    if not docker_engine.native.enabled:
+        pytest.skip("not root: kernel-overlay volumes are off")
+    native = (
+        "grep -q ' /usr/local overlay ' /proc/mounts && grep -q ' /usr/lib overlay ' /proc/mounts"
+    )
+    paths = {"workspace_paths": ("/workspace", "/logs", "/run")}
+    for spec, expected in ((SPEC, 1), (FULL, 0)):
+        v = make_verifier(files, native)
+        res = _verify(
+            docker_engine, sum_image, solver_state, spec.model_copy(update=paths), v, files
+        )
+        assert (res.reward, res.notes) == (expected, ()), res
