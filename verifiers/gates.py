@@ -90,6 +90,7 @@ from .runner import (
     PreparedState,
     Replay,
     VerifyResult,
+    native_usr_places,
     verifier_tar,
     verify_prepared,
 )
@@ -242,7 +243,11 @@ class _GateRunner:
         per network setting the rows verify under; removed when the run ends."""
         image = self.inp.verify_image or self.inp.image
         # (network, native /usr) of the rows' verification containers (`runner.native_usr`)
-        primary = self.primary != "harbor" and self.spec.verify_scope == VerifyScope.WORKSPACE
+        primary = (
+            self.primary != "harbor"
+            and self.spec.verify_scope == VerifyScope.WORKSPACE
+            and native_usr_places(self.spec, self.inp.verifier)
+        )
         kinds = {(self.spec.limits.network if self.primary == "harbor" else False, primary)}
         if self._harbor_rows():
             kinds.add((self.spec.limits.network, False))

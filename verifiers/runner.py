@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import base64
 import json
+import posixpath
 import secrets
 import shlex
 import time
@@ -67,6 +68,7 @@ from envfactory.core.models import (
     VerifyScope,
 )
 from envfactory.core.models.base import Model
+from sandboxes.native_usr import TARGETS as NATIVE_TARGETS
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from . import archives
@@ -129,16 +131,31 @@ class PreparedState:
     expected: frozenset[str] = frozenset()
 
 
-def native_usr(prepared: PreparedState) -> bool:
+def native_usr(prepared: PreparedState, spec: EnvironmentSpec, verifier: Verifier) -> bool:
     """Whether a verification of `prepared` may see the image's /usr/lib and /usr/local
     through the kernel's overlayfs (`sandboxes/native_usr.py`: the same files, cheaper
     lookups): only where nothing reads its container's writable layer — workspace scope,
-    no replayed recipe, envfactory's runtime."""
+    no replayed recipe, envfactory's runtime — and nothing is copied in there."""
     return (
         prepared.scope == VerifyScope.WORKSPACE
         and not prepared.replay
         and prepared.semantics == "envfactory"
+        and native_usr_places(spec, verifier)
     )
+
+
+def native_usr_places(spec: EnvironmentSpec, verifier: Verifier) -> bool:
+    """No workspace path, verifier directory or reward directory overlaps those mount
+    points: what the runner copies in moves within one filesystem, as without them."""
+    places = [*spec.workspace_paths, verifier.mount_path or "", verifier.reward_dir or ""]
+    return not any(
+        _overlap(posixpath.normpath(p), target) for p in places if p for target in NATIVE_TARGETS
+    )
+
+
+def _overlap(a: str, b: str) -> bool:
+    a, b = a.rstrip("/") + "/", b.rstrip("/") + "/"
+    return a.startswith(b) or b.startswith(a)
 
 
 def verifier_tar(verifier: Verifier, files: FileSource) -> dict[str, tuple[bytes, int]]:
@@ -237,7 +254,7 @@ def verify_prepared(
         purpose="verify",
         network=network,
         services=spec.services,
-        native_usr=native_usr(prepared),
+        native_usr=native_usr(prepared, spec, verifier),
     )
     try:
         return _verify_in(box, engine, prepared, spec, verifier, verifier_files, t0)

@@ -9,6 +9,7 @@ from verifiers.runner import (
     KILLS_ALL,
     PreparedState,
     Replay,
+    native_usr_places,
     verifier_tar,
     verify_prepared,
     verify_state,
@@ -299,3 +300,18 @@ def test_workspace_verifications_read_usr_through_kernel_overlays_full_state_one
             docker_engine, sum_image, solver_state, spec.model_copy(update=paths), v, files
         )
         assert (res.reward, res.notes) == (expected, ()), res
+
+
+def test_no_kernel_overlay_where_the_runner_copies_something_in(
+    docker_engine, sum_image, solver_state, files
+):  # type: ignore[no-untyped-def]
+    """A workspace (or verifier, or reward) directory under /usr/local or /usr/lib, or
+    over them, keeps the storage driver's view: what is copied in moves as without it."""
+    v = make_verifier(files, "! grep -q ' /usr/local overlay ' /proc/mounts")
+    for paths in (("/workspace", "/usr/local/share/ws"), ("/workspace", "/usr/local")):
+        spec = SPEC.model_copy(update={"workspace_paths": paths})
+        assert not native_usr_places(spec, v)
+        assert _verify(docker_engine, sum_image, solver_state, spec, v, files).reward == 1
+    for where in ({"mount_path": "/usr/lib/tests"}, {"reward_dir": "/usr/local/reward"}):
+        assert not native_usr_places(SPEC, v.model_copy(update=where))
+    assert native_usr_places(SPEC.model_copy(update={"workspace_paths": ("/usr/libexec",)}), v)
