@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import tempfile
 import threading
 import time
 import uuid
@@ -100,7 +99,7 @@ class DockerEngine:
         self._watchdog_lock = threading.Lock()
         #: containers started ahead of demand for the kinds callers declared (`standby()`)
         self.prestarted = Standby(self._launch, self._discard, depth=self.settings.standby)
-        scratch = self.settings.scratch_dir or Path(tempfile.gettempdir()) / "envfactory-usr"
+        scratch = self.settings.scratch_dir or NU.DEFAULT_SCRATCH
         #: the kernel-overlay volumes of verification containers (`native_usr.py`)
         self.native = NU.NativeUsr(scratch, enabled=self.settings.native_usr)
         self._scratch: dict[str, Path] = {}  # container id → its volumes' scratch directory

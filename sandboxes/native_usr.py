@@ -10,13 +10,23 @@ directories it reads are kernel overlays of the same layers (`benchmarks/native_
 What: for each of `TARGETS`, a volume of Docker's local driver, type overlay, mounted
 there: its lower directories are that directory in each image layer (top layer first),
 its upper and work directories fresh per container under the engine's scratch
-directory, removed with the container. Same files, modes, owners and times (the upper
-directory takes the top layer's mode, owner and times, so even the mount point lists the
-same); writes go to the fresh upper directory, which the disk watchdog counts
-(`disk.local_paths`). What differs: device and inode numbers, the mount table, renames
-across the mount point (EXDEV, as across any mount), and link counts: 1 for a directory
-more than one layer holds (overlayfs's "not counted"), and a file whose hard-link partner
-a later layer replaced still counts it (tests/sandboxes/test_native_usr.py).
+directory (root's, mode 0700: `NativeUsr`), removed with the container. Same names,
+contents, modes, owners, sizes and modification times (the upper directory takes the
+top layer's, so even the mount point lists the same); writes go to the fresh upper
+directory, which the disk watchdog counts (`disk.local_paths`). What differs is what differs between fuse-overlayfs and Docker's
+usual overlay2 driver, which is the kernel's overlayfs too, plus what any mount point
+changes (an attacker pass listed it; tests/sandboxes/test_native_usr.py):
+- directory listing order (the kernel lists the top layer's entries first; fuse-overlayfs
+  in hash order): code that takes the first of two same-named entry points or of two
+  `.dist-info` directories a later `pip install --ignore-installed` left can pick the
+  other one — order-dependent code that already differs between engines;
+- link counts (1 for a directory more than one layer holds; a file keeps counting a
+  hard-link partner a later layer replaced) and hard links broken on copy-up (writing
+  to a lower file through one name leaves the other as it was, as on overlay2);
+- the mount point: device and inode numbers, `/proc/mounts`, `os.path.ismount`, the
+  mount points' own ctime, atime not updated on reads, `find -xdev` not descending, and
+  hard links or renames across it failing with EXDEV (`os.replace` from /tmp into
+  /usr/local; `shutil.move`, `mv` and pip copy instead).
 
 When the view would not be the image's, a target keeps the storage driver's view
 (`layer_dirs` returns None): a storage driver other than fuse-overlayfs (overlay2
@@ -55,6 +65,8 @@ DRIVER = "fuse-overlayfs"
 WHITEOUT = ".wh."
 OPAQUE = WHITEOUT + WHITEOUT + ".opq"
 MAX_OPTIONS = 3800  # mount(2) takes one page of options; keep room to spare
+#: only root may create it (/var/lib is root's); made mode 0700 (`NativeUsr`)
+DEFAULT_SCRATCH = Path("/var/lib/envfactory/scratch")
 
 
 def layer_dirs(graph_driver: dict[str, Any], target: str) -> tuple[str, ...] | None:
@@ -135,7 +147,14 @@ class Planned:
 
 class NativeUsr:
     """Plans the overlay volumes of an engine's verification containers; knows each
-    image's layers (cached by image id, which names fixed content) and removes scratch
+    image's layers and removes scratch directories.
+
+    The scratch root must be a real directory (not a link), owned by this (root) process
+    and closed to everyone else (mode 0700): a host user who could reach it could read
+    what a verification writes, plant files in a running one, or swap an upper directory
+    for a link to anywhere. It is made so when absent; one that is not so turns the
+    volumes off (`why_off` says why). The layer cache is keyed by the image's id *and*
+    its layer directories: an image removed and loaded again keeps its id, not its
     directories."""
 
     def __init__(
@@ -144,19 +163,33 @@ class NativeUsr:
         self.scratch_root = scratch_root
         self.targets = targets
         self.enabled = enabled and hasattr(os, "geteuid") and os.geteuid() == 0
-        self._layers: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._layers: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {}
         self._lock = threading.Lock()
+        #: why the volumes are off (None: on, or turned off by settings or not root)
+        self.why_off: str | None = None
         #: why the engine last refused an image's volumes (that image has none since)
         self.last_refusal: str | None = None
 
     def plan(self, image_info: dict[str, Any], name: str, labels: dict[str, str]) -> Planned | None:
         """The volumes for container `name` of the image `image_info` describes (an
         `inspect_image`), their directories made; None: the storage driver's view."""
-        usable = self.enabled and "," not in str(self.scratch_root)
-        layers = self._target_layers(image_info) if usable else {}
+        if not self.enabled or not self._root_is_private():
+            return None
+        layers = self._target_layers(image_info)
         if not layers:
             return None
         scratch = self.scratch_root / name
+        try:
+            return self._make(scratch, layers, labels)
+        except OSError as exc:  # a layer gone meanwhile, a full disk: the plain view
+            self.release(scratch)
+            self.last_refusal = f"{image_info.get('Id', '?')}: {exc}"
+            return None
+
+    def _make(
+        self, scratch: Path, layers: dict[str, tuple[str, ...]], labels: dict[str, str]
+    ) -> Planned:
+        scratch.mkdir(mode=0o700)
         mounts, uppers = [], {}
         for target, dirs in layers.items():
             upper, work = (scratch / target.strip("/").replace("/", "-") / d for d in ("u", "w"))
@@ -168,27 +201,61 @@ class NativeUsr:
             uppers[target] = str(upper)
         return Planned(tuple(mounts), scratch, uppers)
 
+    def _root_is_private(self) -> bool:
+        """Make the scratch root if absent; True iff it is a directory of ours, mode 0700."""
+        root = self.scratch_root
+        try:
+            root.parent.mkdir(parents=True, exist_ok=True)
+            root.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            return self._off(f"scratch directory {root}: {exc}")
+        try:
+            st = os.lstat(root)
+        except OSError as exc:
+            return self._off(f"scratch directory {root}: {exc}")
+        if not stat.S_ISDIR(st.st_mode):
+            return self._off(f"scratch directory {root} is not a directory (or is a link)")
+        if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o077:
+            return self._off(
+                f"scratch directory {root} is not private (owner {st.st_uid}, mode "
+                f"{stat.S_IMODE(st.st_mode):o}): make it root's, mode 0700, or set "
+                "ENVFACTORY_SANDBOX__SCRATCH_DIR"
+            )
+        if "," in str(root) or ":" in str(root):
+            return self._off(f"scratch directory {root}: a comma or colon breaks mount options")
+        self.why_off = None
+        return True
+
+    def _off(self, why: str) -> bool:
+        self.why_off = why
+        return False
+
     def _target_layers(self, image_info: dict[str, Any]) -> dict[str, tuple[str, ...]]:
-        image_id = str(image_info.get("Id") or "")
-        with self._lock:
-            if image_id in self._layers:
-                return self._layers[image_id]
         graph = image_info.get("GraphDriver") or {}
+        data = graph.get("Data") or {}
+        key = (str(image_info.get("Id") or ""), f"{data.get('UpperDir')}:{data.get('LowerDir')}")
+        with self._lock:
+            if key in self._layers:
+                return self._layers[key]
         room = MAX_OPTIONS - 2 * (len(str(self.scratch_root)) + 80)  # upper, work and keys
         layers = {}
         for target in self.targets:
             dirs = layer_dirs(graph, target)
-            if dirs and len(":".join(dirs)) < room and "," not in "".join(dirs):
+            if dirs and len(":".join(dirs)) < room and not {",", "="} & set("".join(dirs)):
                 layers[target] = dirs
         with self._lock:
-            self._layers[image_id] = layers
+            self._layers[key] = layers
         return layers
 
     def refuse(self, image_info: dict[str, Any], error: BaseException) -> None:
-        """The engine would not start a container with this image's volumes: the image
-        keeps the storage driver's view from now on."""
+        """The engine would not start a container with this image's volumes: these layers
+        keep the storage driver's view from now on."""
+        data = (image_info.get("GraphDriver") or {}).get("Data") or {}
+        key = (str(image_info.get("Id") or ""), f"{data.get('UpperDir')}:{data.get('LowerDir')}")
         with self._lock:
-            self._layers[str(image_info.get("Id") or "")] = {}
+            self._layers[key] = {}
         self.last_refusal = f"{image_info.get('Id', '?')}: {error}"
 
     def release(self, scratch: Path) -> None:
@@ -197,16 +264,23 @@ class NativeUsr:
 
     def sweep(self, live: Iterable[str], older_than_s: float = 60.0) -> list[str]:
         """Remove the scratch directories of containers that no longer exist (their owner
-        died before removing them); younger ones may belong to a container being created."""
+        died before removing them); younger ones may belong to a container being created.
+        Only in a private scratch root, and only directories (never through a link)."""
+        if not self.enabled or not os.path.isdir(self.scratch_root) or not self._root_is_private():
+            return []
         keep = set(live)
         removed: list[str] = []
-        with contextlib.suppress(FileNotFoundError):
-            for entry in os.scandir(self.scratch_root):
-                with contextlib.suppress(OSError):
-                    age = time.time() - entry.stat(follow_symlinks=False).st_mtime
-                    if entry.name not in keep and age >= older_than_s:
-                        self.release(Path(entry.path))
-                        removed.append(f"scratch:{entry.name}")
+        try:
+            entries = list(os.scandir(self.scratch_root))
+        except OSError:
+            return []
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                st = entry.stat(follow_symlinks=False)
+                stale = time.time() - st.st_mtime >= older_than_s
+                if stat.S_ISDIR(st.st_mode) and entry.name not in keep and stale:
+                    self.release(Path(entry.path))
+                    removed.append(f"scratch:{entry.name}")
         return removed
 
 

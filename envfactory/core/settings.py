@@ -47,8 +47,8 @@ class SandboxSettings(_Sub):
     #: kernel's overlayfs where the storage driver is fuse-overlayfs and the view is the
     #: same files (`sandboxes/native_usr.py`); false: always the storage driver's view
     native_usr: bool = True
-    #: where those containers' writes there go (one directory each, removed with it);
-    #: None: `envfactory-usr` in the system's temporary directory
+    #: where those containers' writes there go (one directory each, removed with it): a
+    #: directory of root's, mode 0700 (made so when absent); None: /var/lib/envfactory/scratch
     scratch_dir: Path | None = None
 
 

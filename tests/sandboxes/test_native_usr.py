@@ -11,6 +11,7 @@ here (no engine).
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -163,6 +164,7 @@ def test_a_scratch_directory_whose_container_is_gone_is_swept_by_gc(
 def _layers(tmp: Path, *trees: dict[str, str | None]) -> dict[str, object]:
     """A fuse-overlayfs GraphDriver section over layer directories (top first): each tree
     maps a path to file content, or None for a directory."""
+    tmp.mkdir(parents=True, exist_ok=True)
     dirs = []
     for i, tree in enumerate(trees):
         root = tmp / f"layer{i}"
@@ -286,4 +288,72 @@ def test_volumes_the_engine_refuses_fall_back_to_the_drivers_view(
     assert _run(engine, base_image, "echo ran", native=True).strip() == "ran"
     assert engine.native.last_refusal is not None
     assert _run(engine, base_image, NATIVE, native=True) == ""  # the image keeps the plain view
+    assert list((tmp_path / "scratch").iterdir()) == []
+
+
+# -- the scratch root and the layer cache (an attacker pass found each) -------------------
+
+
+def _native(root: Path) -> NativeUsr:
+    native = NativeUsr(root)
+    if not native.enabled:
+        pytest.skip("not root")
+    return native
+
+
+def _info(g: dict[str, object], image_id: str = "sha256:x") -> dict[str, object]:
+    return {"Id": image_id, "GraphDriver": g}
+
+
+def test_a_scratch_root_made_here_is_private(tmp_path: Path) -> None:
+    native = _native(tmp_path / "deep" / "scratch")
+    plan = native.plan(_info(_layers(tmp_path, {"usr/lib/x": "1"})), "box", {})
+    assert plan is not None
+    st = os.lstat(tmp_path / "deep" / "scratch")
+    assert (st.st_uid, st.st_mode & 0o777) == (0, 0o700)
+
+
+@pytest.mark.parametrize("kind", ["link", "open", "foreign", "file"])
+def test_a_scratch_root_others_could_reach_turns_the_volumes_off(tmp_path: Path, kind: str) -> None:
+    """A host user who can reach it could read a verification's writes, plant files in a
+    running one, or swap an upper directory for a link; gc must not delete through it."""
+    root, victim = tmp_path / "scratch", tmp_path / "victim"
+    (victim / "data").mkdir(parents=True)
+    old = time.time() - 3600
+    os.utime(victim / "data", (old, old))
+    if kind == "link":
+        root.symlink_to(victim)
+    elif kind == "file":
+        root.write_text("")
+    else:
+        root.mkdir(mode=0o755 if kind == "open" else 0o700)
+        os.chmod(root, 0o755 if kind == "open" else 0o700)
+        if kind == "foreign":
+            os.chown(root, 65534, 65534)
+    native = _native(root)
+    assert native.plan(_info(_layers(tmp_path, {"usr/lib/x": "1"})), "box", {}) is None
+    assert native.why_off and str(root) in native.why_off
+    assert native.sweep([]) == [] and (victim / "data").is_dir()
+
+
+def test_the_layer_cache_follows_the_layer_directories_not_only_the_image_id(
+    tmp_path: Path,
+) -> None:
+    """`docker save`, `rmi`, `load`: the same id, new layer directories."""
+    native = _native(tmp_path / "scratch")
+    first = _layers(tmp_path / "a", {"usr/lib/x": "1"})
+    plan = native.plan(_info(first), "one", {})
+    assert plan is not None
+    native.release(plan.scratch)
+    again = _layers(tmp_path / "b", {"usr/lib/x": "1"})
+    plan = native.plan(_info(again), "two", {})
+    assert (
+        plan is not None
+        and str(tmp_path / "b") in plan.mounts[0]["VolumeOptions"]["DriverConfig"]["Options"]["o"]
+    )
+    native.release(plan.scratch)
+    data = first["Data"]
+    assert isinstance(data, dict)
+    shutil.rmtree(data["UpperDir"])  # cached, then gone: the plain view, nothing left
+    assert native.plan(_info(first), "three", {}) is None
     assert list((tmp_path / "scratch").iterdir()) == []
