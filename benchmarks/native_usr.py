@@ -20,15 +20,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchmarks.sandbox_overhead import busy_cpu_s
+from benchmarks.validate_throughput import build_task, small_tasks
 from benchmarks.verifier_cost import oracle_state
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 from sandboxes import DockerEngine
 from verifiers.battery import gate_input
-from verifiers.formats import context_tar, load_task
+from verifiers.formats import load_task
 from verifiers.runner import verifier_tar, verify_prepared
 
-ROOT = Path(__file__).resolve().parents[1]
 MODES = (False, True)
 
 
@@ -38,9 +38,7 @@ def measure(
     """(busy CPU, wall) of each verification of `task`'s oracle, per mode."""
     loaded = load_task(task, artifacts)
     spec, engine = loaded.spec, engines[False]
-    image = engine.build(
-        context_tar(spec.build, artifacts.get), dockerfile=spec.build.dockerfile
-    ).image
+    image = build_task(engine, task, artifacts)
     inp, _ = gate_input(
         engine, spec=spec, verifier=loaded.verifier, files=artifacts.get, image=image
     )
@@ -72,7 +70,7 @@ def main() -> int:
         "--tasks",
         nargs="*",
         type=Path,
-        default=sorted(p for p in (ROOT / "benchmarks/tasks").iterdir() if p.is_dir()),
+        default=small_tasks(),
     )
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()

@@ -150,6 +150,11 @@ class Mode:
         return sum(counts.values()) / self.wall * 60 if self.wall else 0.0
 
 
+def small_tasks() -> list[Path]:
+    """The small Harbor tasks the gate benchmarks run by default (benchmarks/tasks/)."""
+    return sorted(p for p in (ROOT / "benchmarks/tasks").iterdir() if p.is_dir())
+
+
 def one_verification(
     engine: DockerEngine, task: Path, artifacts: ArtifactStore, n: int = 5
 ) -> tuple[float, float]:
@@ -159,7 +164,7 @@ def one_verification(
     go below on this machine however the rest is arranged."""
     loaded = load_task(task, artifacts)
     spec = loaded.spec
-    image = _build(engine, task, artifacts)
+    image = build_task(engine, task, artifacts)
     inp, _ = gate_input(
         engine, spec=spec, verifier=loaded.verifier, files=artifacts.get, image=image
     )
@@ -238,7 +243,7 @@ def main() -> int:
         "--tasks",
         nargs="*",
         type=Path,
-        default=sorted(p for p in (ROOT / "benchmarks/tasks").iterdir() if p.is_dir()),
+        default=small_tasks(),
     )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=4)
@@ -274,7 +279,9 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             artifacts = ArtifactStore(Path(tmp) / "artifacts")
-            images = [_build(engine, t, artifacts) for t in tasks]  # the timed part is the gates
+            images = [
+                build_task(engine, t, artifacts) for t in tasks
+            ]  # the timed part is the gates
             bare, exec_over = bare_container_s(images[0]), exec_overhead_s(engine, images[0])
             one = {
                 m.name: {t.name: one_verification(m.engine, t, artifacts) for t in tasks}
@@ -313,7 +320,7 @@ def main() -> int:
     return 0
 
 
-def _build(engine: DockerEngine, task: Path, artifacts: ArtifactStore) -> str:
+def build_task(engine: DockerEngine, task: Path, artifacts: ArtifactStore) -> str:
     spec = load_task(task, artifacts).spec
     return engine.build(
         context_tar(spec.build, artifacts.get), dockerfile=spec.build.dockerfile
