@@ -25,6 +25,7 @@ from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 from sandboxes import native_usr as NU
 from sandboxes.native_usr import NativeUsr, layer_dirs
+from tests.native_view import skip_unless_native
 
 #: names, types, modes, owners, sizes, times, link targets; contents. Not link counts:
 #: overlayfs reports 1 for a directory more than one layer holds ("not counted") and a
@@ -80,13 +81,7 @@ def _run(engine: DockerEngine, image: str, script: str, *, native: bool) -> str:
 
 
 def _fuse(engine: DockerEngine) -> None:
-    """Skip where the volumes cannot be: another storage driver, or the engine's layer
-    directories out of this process's reach (a remote daemon, a test run in a container)."""
-    if engine.client.info().get("Driver") != "fuse-overlayfs":
-        pytest.skip("the storage driver is not fuse-overlayfs: nothing to replace")
-    base = engine.client.api.inspect_image(engine.ensure_base_image("python"))
-    if layer_dirs(base["GraphDriver"], "/usr/lib") is None:
-        pytest.skip("the engine's layer directories are not readable here")
+    skip_unless_native(engine)
 
 
 @pytest.mark.docker

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from envfactory.core.models import StateKind, VerifyScope
-from sandboxes.native_usr import layer_dirs
+from tests.native_view import skip_unless_native
 from verifiers.runner import (
     KILLS_ALL,
     PreparedState,
@@ -287,15 +287,7 @@ def test_workspace_verifications_read_usr_through_kernel_overlays_full_state_one
     docker_engine, sum_image, solver_state, files
 ):  # type: ignore[no-untyped-def]
     """sandboxes/native_usr.py: only where nothing reads the container's writable layer."""
-    if docker_engine.client.info().get("Driver") != "fuse-overlayfs":
-        pytest.skip("the storage driver is not fuse-overlayfs")
-    if not docker_engine.native.enabled:
-        pytest.skip("not root: kernel-overlay volumes are off")
-    if (
-        layer_dirs(docker_engine.client.api.inspect_image(sum_image)["GraphDriver"], "/usr/lib")
-        is None
-    ):
-        pytest.skip("the engine's layer directories are not readable here")
+    skip_unless_native(docker_engine)
     native = (
         "grep -q ' /usr/local overlay ' /proc/mounts && grep -q ' /usr/lib overlay ' /proc/mounts"
     )
