@@ -14,6 +14,10 @@ Invariants:
   (`standby()`) wait started and untouched; `start` hands one out instead of starting
   one, never twice (`standby.py`);
 - everything created is labelled (`labels.ownership`); `gc` only ever selects by label;
+- a container started with `native_usr` reads /usr/lib and /usr/local through kernel
+  overlays of its own image's layers where that view is the image's (`native_usr.py`);
+  their writes go to a per-container directory, removed with it and counted by the
+  disk watchdog;
 - settings come in as `SandboxSettings`; nothing here reads the environment.
 """
 
