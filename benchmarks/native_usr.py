@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchmarks.sandbox_overhead import busy_cpu_s
-from benchmarks.validate_throughput import build_task, small_tasks
+from benchmarks.validate_throughput import add_tasks_argument, build_task
 from benchmarks.verifier_cost import oracle_state
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
@@ -66,12 +66,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument(
-        "--tasks",
-        nargs="*",
-        type=Path,
-        default=small_tasks(),
-    )
+    add_tasks_argument(ap)
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()
     base = load_settings().sandbox

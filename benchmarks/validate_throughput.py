@@ -155,6 +155,11 @@ def small_tasks() -> list[Path]:
     return sorted(p for p in (ROOT / "benchmarks/tasks").iterdir() if p.is_dir())
 
 
+def add_tasks_argument(ap: argparse.ArgumentParser) -> None:
+    """`--tasks DIR ...`, the small tasks by default."""
+    ap.add_argument("--tasks", nargs="*", type=Path, default=small_tasks())
+
+
 def one_verification(
     engine: DockerEngine, task: Path, artifacts: ArtifactStore, n: int = 5
 ) -> tuple[float, float]:
@@ -239,12 +244,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument(
-        "--tasks",
-        nargs="*",
-        type=Path,
-        default=small_tasks(),
-    )
+    add_tasks_argument(ap)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--compare", choices=sorted(COMPARE), default="native-usr")

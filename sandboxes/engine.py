@@ -385,8 +385,7 @@ class DockerEngine:
         keeps the storage driver's view from then on (`NativeUsr.refuse`)."""
         native = kind.native_usr and self.runtime() == "runc"
         image = self.client.api.inspect_image(kind.image) if native else {}
-        name = f"envfactory-{kind.purpose}-{uuid.uuid4().hex[:10]}"
-        labels = L.ownership(kind.purpose, kind.run_id, sandbox=name)
+        name, labels = _named(kind)
         usr = self.native.plan(image, name, labels) if native else None
         if usr is None:
             return self._create_and_start_as(kind, name, labels, None)
@@ -396,8 +395,7 @@ class DockerEngine:
             raise
         except docker.errors.APIError as exc:
             self.native.refuse(image, exc)
-        name = f"envfactory-{kind.purpose}-{uuid.uuid4().hex[:10]}"
-        labels = L.ownership(kind.purpose, kind.run_id, sandbox=name)
+        name, labels = _named(kind)
         return self._create_and_start_as(kind, name, labels, None)
 
     def _create_and_start_as(
@@ -566,6 +564,12 @@ class DockerEngine:
         )
         live = [n.lstrip("/") for c in self.client.api.containers(all=True) for n in c["Names"]]
         return removed + self.native.sweep(live)
+
+
+def _named(kind: Kind) -> tuple[str, dict[str, str]]:
+    """A new container's name and its ownership labels."""
+    name = f"envfactory-{kind.purpose}-{uuid.uuid4().hex[:10]}"
+    return name, L.ownership(kind.purpose, kind.run_id, sandbox=name)
 
 
 def _start_error(image: str, exc: BaseException) -> BaseException:

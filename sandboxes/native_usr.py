@@ -57,13 +57,13 @@ from typing import Any
 
 import docker.types
 
+from .overlay_diff import OPAQUE_MARKERS, WH, is_whiteout
+
 #: where a verifier's interpreter spends its lookups: Debian's Python and the shared
 #: libraries (/usr/lib), pip's and venvs' site-packages (/usr/local). Not /usr itself: the
 #: engine's init binary is mounted at /sbin/docker-init, which leads into /usr/sbin.
 TARGETS = ("/usr/lib", "/usr/local")
 DRIVER = "fuse-overlayfs"
-WHITEOUT = ".wh."
-OPAQUE = WHITEOUT + WHITEOUT + ".opq"
 MAX_OPTIONS = 3800  # mount(2) takes one page of options; keep room to spare
 #: only root may create it (/var/lib is root's); made mode 0700 (`NativeUsr`)
 DEFAULT_SCRATCH = Path("/var/lib/envfactory/scratch")
@@ -106,7 +106,7 @@ def _hidden(root: str, parts: list[str]) -> bool:
             return False  # the layer does not reach down here
         if not stat.S_ISDIR(st.st_mode) or _overlay_record(here, st):
             return True
-        if {WHITEOUT + part, OPAQUE} & set(os.listdir(here)):
+        if {WH + part, *OPAQUE_MARKERS} & set(os.listdir(here)):
             return True
         here = os.path.join(here, part)
     return False
@@ -120,7 +120,7 @@ def _records_under(top: str) -> bool:
         with os.scandir(stack.pop()) as entries:
             for entry in entries:
                 st = entry.stat(follow_symlinks=False)
-                if entry.name.startswith(WHITEOUT) or _overlay_record(entry.path, st):
+                if entry.name.startswith(WH) or _overlay_record(entry.path, st):
                     return True
                 if stat.S_ISDIR(st.st_mode):
                     stack.append(entry.path)
@@ -128,7 +128,7 @@ def _records_under(top: str) -> bool:
 
 
 def _overlay_record(path: str, st: os.stat_result) -> bool:
-    if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
+    if is_whiteout(st):
         return True
     if stat.S_ISLNK(st.st_mode):
         return False
@@ -234,8 +234,7 @@ class NativeUsr:
 
     def _target_layers(self, image_info: dict[str, Any]) -> dict[str, tuple[str, ...]]:
         graph = image_info.get("GraphDriver") or {}
-        data = graph.get("Data") or {}
-        key = (str(image_info.get("Id") or ""), f"{data.get('UpperDir')}:{data.get('LowerDir')}")
+        key = _cache_key(image_info)
         with self._lock:
             if key in self._layers:
                 return self._layers[key]
@@ -252,10 +251,8 @@ class NativeUsr:
     def refuse(self, image_info: dict[str, Any], error: BaseException) -> None:
         """The engine would not start a container with this image's volumes: these layers
         keep the storage driver's view from now on."""
-        data = (image_info.get("GraphDriver") or {}).get("Data") or {}
-        key = (str(image_info.get("Id") or ""), f"{data.get('UpperDir')}:{data.get('LowerDir')}")
         with self._lock:
-            self._layers[key] = {}
+            self._layers[_cache_key(image_info)] = {}
         self.last_refusal = f"{image_info.get('Id', '?')}: {error}"
 
     def release(self, scratch: Path) -> None:
@@ -282,6 +279,12 @@ class NativeUsr:
                     self.release(Path(entry.path))
                     removed.append(f"scratch:{entry.name}")
         return removed
+
+
+def _cache_key(image_info: dict[str, Any]) -> tuple[str, str]:
+    """An image's id and its layer directories (a reloaded image keeps only the id)."""
+    data = (image_info.get("GraphDriver") or {}).get("Data") or {}
+    return str(image_info.get("Id") or ""), f"{data.get('UpperDir')}:{data.get('LowerDir')}"
 
 
 def _volume(target: str, options: str, labels: dict[str, str]) -> docker.types.Mount:

@@ -44,7 +44,7 @@ def upper_diff(graph_driver: dict[str, Any]) -> list[tuple[str, str]] | None:
         return None
 
 
-def _is_whiteout(st: os.stat_result) -> bool:
+def is_whiteout(st: os.stat_result) -> bool:
     return stat.S_ISCHR(st.st_mode) and st.st_rdev == 0
 
 
@@ -62,7 +62,7 @@ def _walk(upper: Path, lowers: list[Path]) -> list[tuple[str, str]]:
             st = os.lstat(full)
             if name.startswith(WH):
                 _record(changes, _join(rel_dir, name[len(WH) :]), "D")
-            elif _is_whiteout(st):
+            elif is_whiteout(st):
                 _record(changes, _join(rel_dir, name), "D")
             else:
                 path = _join(rel_dir, name)
@@ -127,6 +127,6 @@ def _opaque(dirpath: str, names: list[str]) -> bool:
 
 def _whiteout_at(p: Path) -> bool:
     try:
-        return _is_whiteout(os.lstat(p))
+        return is_whiteout(os.lstat(p))
     except FileNotFoundError:
         return False
