@@ -124,6 +124,8 @@ class Timed:
             finally:
                 with self._lock:
                     self._totals[name].append(time.monotonic() - t0)
+            if name == "run":  # (result, the stopped sandbox): its removal is timed too
+                return out[0], Timed(out[1], self._totals, self._lock)
             return Timed(out, self._totals, self._lock) if name == "start" else out
 
         return call

@@ -18,6 +18,9 @@ Invariants:
   overlays of its own image's layers where that view is the image's (`native_usr.py`);
   their writes go to a per-container directory, removed with it and counted by the
   disk watchdog;
+- `run` is a sandbox whose own command is the work: attached before its start, read to
+  its end under exec's deadline and cap, never exec'd into, never on standby; it is
+  `SandboxBroken` (never an exit status) when the container ended before the command;
 - settings come in as `SandboxSettings`; nothing here reads the environment.
 """
 
@@ -36,15 +39,17 @@ from typing import Any
 
 import docker
 import docker.errors
+from docker.types import LogConfig
 
 from envfactory.core.errors import ConfigError, ImageBuildFailed, SandboxError, raise_as
-from envfactory.core.models import BuildResult, Limits, ServiceSpec
+from envfactory.core.models import BuildResult, ExecResult, Limits, ServiceSpec
 from envfactory.core.settings import SandboxSettings
 
 from . import base_image as B
 from . import builds as BL
 from . import capabilities as C
 from . import disk as D
+from . import execution as X
 from . import labels as L
 from . import native_usr as NU
 from .disk import DiskWatchdog
@@ -108,6 +113,7 @@ class DockerEngine:
         self.native = NU.NativeUsr(scratch, enabled=self.settings.native_usr)
         self._scratch: dict[str, Path] = {}  # container id → its volumes' scratch directory
         self._scratch_lock = threading.Lock()
+        self._image_info: dict[str, dict[str, Any]] = {}  # image id → its inspect
 
     # -- images -------------------------------------------------------------------------
 
@@ -251,6 +257,45 @@ class DockerEngine:
         kind = self._kind(image, limits, purpose, run_id, network, native_usr)
         return self._start_in_slot(kind, services)
 
+    def run(
+        self,
+        image: str,
+        argv: Sequence[str],
+        *,
+        limits: Limits | None = None,
+        purpose: str = "verify",
+        run_id: str | None = None,
+        network: bool | None = None,
+        services: Sequence[ServiceSpec] = (),
+        native_usr: bool = False,
+        timeout: float | None = None,
+    ) -> tuple[ExecResult, DockerSandbox]:
+        """Run `argv` once as a fresh container's own command (as root, in `/`, under the
+        same `timeout` wrapper, deadline and output cap as `exec`) and read it to its end:
+        no exec, which costs a runtime process, a seccomp filter and three engine calls
+        (~45 ms of CPU here; benchmarks/sandbox_overhead.py). Returns the result and the
+        stopped sandbox: its files stay readable, `remove()` returns the slot. Every
+        process has ended when this returns (the container's init exited). A container
+        that ended before its command did (killed under it: the runtime, the host) raises
+        `SandboxBroken`, never an exit status: a shell around the command prints a mark
+        of this run's own when the command has ended (`execution.marking_end`)."""
+        if not self._pool.acquire(timeout=self.pool_wait_s):
+            raise self._pool_exhausted()
+        limits = limits or Limits()
+        timeout_s = float(timeout if timeout is not None else limits.exec_timeout_s)
+        end = X.end_mark()
+        kind = dataclasses.replace(
+            self._kind(image, limits, purpose, run_id, network, native_usr),
+            command=tuple(X.wrap_command(X.marking_end(argv, end), timeout_s)),
+        )
+        stream: list[Any] = []
+        sb = self._start_in_slot(kind, services, stream)
+        try:
+            return sb.finish(stream[0], timeout_s, end), sb
+        except BaseException:
+            sb.remove()
+            raise
+
     def _pool_exhausted(self) -> SandboxError:
         return SandboxError(
             f"no sandbox slot free after {self.pool_wait_s:.0f}s (pool_size="
@@ -258,14 +303,19 @@ class DockerEngine:
             hint="raise ENVFACTORY_SANDBOX__POOL_SIZE",
         )
 
-    def _start_in_slot(self, kind: Kind, services: Sequence[ServiceSpec] = ()) -> DockerSandbox:
+    def _start_in_slot(
+        self, kind: Kind, services: Sequence[ServiceSpec] = (), stream: list[Any] | None = None
+    ) -> DockerSandbox:
         """Start holding a pool slot already; the slot goes back on failure or remove().
-        A container of this kind waiting on standby is handed out instead of a new one."""
+        A container of this kind waiting on standby is handed out instead of a new one.
+        A `kind.command` container's attached output goes into `stream`."""
         group: ServiceGroup | None = None
         try:
             if services:
                 group = start_services(self.client, services, run_id=kind.run_id)
                 launched = self._launch(dataclasses.replace(kind, join=group.network))
+            elif kind.command:
+                launched = self._launch(kind)
             else:
                 launched = self.prestarted.take(kind) or self._launch(kind)
         except BaseException as exc:
@@ -273,6 +323,8 @@ class DockerEngine:
             if group is not None:
                 group.remove()
             raise_as(_start_error(kind.image, exc), exc)
+        if stream is not None:
+            stream.append(launched.stream)
         return self._adopt(kind, launched, group)
 
     def _kind(
@@ -292,13 +344,14 @@ class DockerEngine:
     def _launch(self, kind: Kind) -> Launched:
         """Create and start a container of `kind` and inspect it (no slot involved): the
         one path every sandbox's container takes, started on demand or on standby."""
-        cid, name, usr = self._create_and_start(kind)
+        cid, name, usr, stream = self._create_and_start(kind)
         try:
             info = self.client.api.inspect_container(cid)
         except BaseException:
+            _hang_up(stream)
             self._discard(cid)
             raise
-        return Launched(cid, name, info, {} if usr is None else usr.uppers)
+        return Launched(cid, name, info, {} if usr is None else usr.uppers, stream)
 
     def _discard(self, container_id: str) -> None:
         try:
@@ -377,14 +430,16 @@ class DockerEngine:
                 self._watchdog = DiskWatchdog(self.client, self.settings.disk_poll_s)
             return self._watchdog
 
-    def _create_and_start(self, kind: Kind) -> tuple[str, str, NU.Planned | None]:
+    def _create_and_start(self, kind: Kind) -> tuple[str, str, NU.Planned | None, Any]:
         """Low-level create + start, returning the id, name and overlay volumes: `containers.run`
         adds an inspect of its own. `kind.join`: the services' network, instead of none
         (and besides the default bridge when the sandbox has network). A container whose
         overlay volumes the engine refuses is started again without them, and the image
-        keeps the storage driver's view from then on (`NativeUsr.refuse`)."""
+        keeps the storage driver's view from then on (`NativeUsr.refuse`). A `kind.command`
+        container's output is attached before its start (nothing it prints is missed) and
+        returned last."""
         native = kind.native_usr and self.runtime() == "runc"
-        image = self.client.api.inspect_image(kind.image) if native else {}
+        image = self._inspect_image(kind.image) if native else {}
         name, labels = _named(kind)
         usr = self.native.plan(image, name, labels) if native else None
         if usr is None:
@@ -398,9 +453,21 @@ class DockerEngine:
         name, labels = _named(kind)
         return self._create_and_start_as(kind, name, labels, None)
 
+    def _inspect_image(self, ref: str) -> dict[str, Any]:
+        """An image's inspect; kept for an image id (content-addressed: it never changes),
+        which is what gates verify on, so a verification does not ask again."""
+        info = self._image_info.get(ref)
+        if info is None:
+            info = self.client.api.inspect_image(ref)
+            if ref.startswith("sha256:"):
+                if len(self._image_info) >= 256:
+                    self._image_info.clear()
+                self._image_info[ref] = info
+        return info
+
     def _create_and_start_as(
         self, kind: Kind, name: str, labels: dict[str, str], usr: NU.Planned | None
-    ) -> tuple[str, str, NU.Planned | None]:
+    ) -> tuple[str, str, NU.Planned | None, Any]:
         api = self.client.api
         try:
             cid = self._create(kind, name, labels, usr)
@@ -411,16 +478,20 @@ class DockerEngine:
         if usr is not None:
             with self._scratch_lock:
                 self._scratch[cid] = usr.scratch
+        stream = None
         try:
             if kind.join and kind.network:
                 api.connect_container_to_network(cid, "bridge")
+            if kind.command:
+                stream = api.attach_socket(cid, params={"stdout": 1, "stderr": 1, "stream": 1})
             api.start(cid)
         except BaseException:
+            _hang_up(stream)
             with contextlib.suppress(docker.errors.APIError):
                 api.remove_container(cid, force=True, v=True)
             self._release_usr(cid)
             raise
-        return cid, name, usr
+        return cid, name, usr, stream
 
     def _create(self, kind: Kind, name: str, labels: dict[str, str], usr: NU.Planned | None) -> str:
         """Create the container; the first create also learns whether the engine's storage
@@ -429,12 +500,14 @@ class DockerEngine:
         net, join = kind.network, kind.join
         while True:
             sized = self.storage_opt is not False
-            host = self._host_config(kind.limits, net, sized, join, usr)
+            host = self._host_config(kind.limits, net, sized, join, usr, bool(kind.command))
             try:
                 cid = self.client.api.create_container(
                     kind.image,
                     command=[],
-                    entrypoint=["sleep", "infinity"],
+                    entrypoint=list(kind.command) or ["sleep", "infinity"],
+                    user="0" if kind.command else None,
+                    working_dir="/" if kind.command else None,
                     name=name,
                     host_config=host,
                     labels=labels,
@@ -461,9 +534,12 @@ class DockerEngine:
         sized: bool,
         join: str | None = None,
         usr: NU.Planned | None = None,
+        attached: bool = False,
     ) -> dict[str, Any]:
         return self.client.api.create_host_config(
             init=True,
+            # An attached container's output is read from its stream, never from a log.
+            log_config=LogConfig(type="none") if attached else None,
             network_mode=join or ("bridge" if net else "none"),
             cap_drop=["ALL"],
             cap_add=C.cap_add(limits.capabilities),
@@ -582,6 +658,11 @@ def _start_error(image: str, exc: BaseException) -> BaseException:
     if isinstance(exc, docker.errors.APIError):
         return SandboxError(f"starting a sandbox from {image} failed: {exc}")
     return exc
+
+
+def _hang_up(stream: Any) -> None:
+    if stream is not None:
+        X.hang_up(X.raw_socket(stream), stream)
 
 
 def _remove_when_started(task: asyncio.Future[DockerSandbox]) -> None:

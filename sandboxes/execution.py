@@ -18,6 +18,7 @@ import shlex
 import socket
 import struct
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -38,6 +39,28 @@ def wrap_command(cmd: str | Sequence[str], timeout_s: float) -> list[str]:
     argv = ["sh", "-c", SHELL, cmd] if isinstance(cmd, str) else list(cmd)
     secs = f"{max(timeout_s, 0.1):.3f}"
     return ["timeout", "-s", "KILL", "-k", str(KILL_GRACE_S), secs, *argv]
+
+
+def end_mark() -> str:
+    """A mark nobody else can print: what `marking_end` prints once its command ended."""
+    return f"envfactory-command-ended-{uuid.uuid4().hex}"
+
+
+def marking_end(argv: Sequence[str], mark: str) -> list[str]:
+    """`argv` run as the child of a shell that prints `mark` on stderr, on a line of its
+    own, once the command has ended, whatever its status (kept as the shell's own): a
+    stream without the mark ended because the command's container was killed under it."""
+    trap = 'trap \'printf "\\n%s\\n" "$0" >&2\' EXIT; "$@"'
+    return ["/bin/sh", "-c", trap, mark, *argv]
+
+
+def split_end_mark(stderr: bytearray, mark: str) -> tuple[bytearray, bool]:
+    """stderr without the mark's line, and whether the mark was there."""
+    line = f"\n{mark}\n".encode()
+    at = stderr.rfind(line)
+    if at < 0:
+        return stderr, False
+    return stderr[:at] + stderr[at + len(line) :], True
 
 
 def kill_marked_command(marker: str) -> list[str]:

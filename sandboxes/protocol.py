@@ -139,6 +139,24 @@ class SandboxEngine(Protocol):
         native_usr: bool = False,
     ) -> Sandbox: ...
 
+    def run(
+        self,
+        image: str,
+        argv: Sequence[str],
+        *,
+        limits: Limits | None = None,
+        purpose: str = "verify",
+        run_id: str | None = None,
+        network: bool | None = None,
+        services: Sequence[ServiceSpec] = (),
+        native_usr: bool = False,
+        timeout: float | None = None,
+    ) -> tuple[ExecResult, Sandbox]:
+        """Run `argv` once as a fresh sandbox's own command (root, in `/`), bounded in time
+        and output as `Sandbox.exec` is, and return its result with the sandbox, stopped:
+        every process has ended, its files stay readable until `remove()`."""
+        ...
+
     def standby(
         self,
         image: str,

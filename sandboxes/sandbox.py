@@ -149,6 +149,55 @@ class DockerSandbox:
             duration_s=duration,
         )
 
+    def finish(self, stream: Any, timeout_s: float, end: str) -> ExecResult:
+        """The result of the command this container was started with (`DockerEngine.run`),
+        read from `stream` (attached before the start) under the same deadline and cap as
+        `exec`. Past either, the container is killed: every process ends with it. A stream
+        that ended without the `end` mark (`execution.marking_end`), in time and uncut:
+        the container was killed under its command, `SandboxBroken`."""
+        start = time.monotonic()
+        sock = X.raw_socket(stream)
+        deadline = start + timeout_s + X.KILL_GRACE_S + X.CLIENT_GRACE_S
+        try:
+            out = X.read_stream(sock, deadline=deadline, cap=self.output_cap)
+        finally:
+            X.hang_up(sock, stream)
+        if self._disk_used is not None:
+            return self._disk_result(out, start)
+        api = self._client.api
+        try:
+            if not out.eof:  # cut or past the deadline: the command goes with its container
+                with contextlib.suppress(docker.errors.APIError):
+                    api.kill(self.id)
+            status = api.wait(self.id, timeout=30).get("StatusCode")
+            oom = status == 137 and not out.deadline_hit and self._killed_for_memory()
+        except docker.errors.NotFound as exc:
+            if self._disk_used is not None:
+                return self._disk_result(out, start)
+            raise H.broken(self.id, "container_dead", f"the container is gone: {exc}") from exc
+        if self._disk_used is not None:
+            return self._disk_result(out, start)
+        duration = X.elapsed_since(start)
+        exit_code = status if out.eof else None
+        timed_out = out.deadline_hit or (exit_code in (124, 137) and duration >= timeout_s)
+        out.stderr, ended = X.split_end_mark(out.stderr, end)
+        if out.eof and not ended and not timed_out:
+            why = f"it ended before its command did (exit {status}{', out of memory' * oom})"
+            raise H.broken(self.id, "container_dead", why)
+        return ExecResult(
+            exit_code=exit_code,
+            stdout=out.stdout.decode("utf-8", "replace"),
+            stderr=out.stderr.decode("utf-8", "replace"),
+            truncated=out.truncated,
+            timed_out=timed_out,
+            oom_killed=oom and not timed_out,
+            duration_s=duration,
+        )
+
+    def _killed_for_memory(self) -> bool:
+        state = self._client.api.inspect_container(self.id).get("State") or {}
+        return bool(state.get("OOMKilled"))
+
     def _disk_result(self, out: X.StreamOutcome, start: float) -> ExecResult:
         with self._lock:
             pass  # the watchdog removes the container under the lock: report once it is gone

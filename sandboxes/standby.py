@@ -55,6 +55,9 @@ class Kind:
     join: str | None = None
     #: /usr/lib and /usr/local through the kernel's overlayfs (`native_usr.py`)
     native_usr: bool = False
+    #: the container's own command, run once and read to its end (`DockerEngine.run`);
+    #: empty: `sleep infinity`, driven by exec. Never on standby.
+    command: tuple[str, ...] = ()
 
 
 @dataclass
@@ -67,6 +70,8 @@ class Launched:
     #: its kernel-overlay volumes' writable directories on this host (`native_usr.py`):
     #: mount point → upper directory
     uppers: dict[str, str] = field(default_factory=dict)
+    #: the output stream attached before the start (a `Kind.command` container's)
+    stream: Any = field(default=None, repr=False)
 
 
 Launch = Callable[[Kind], Launched]

@@ -39,8 +39,9 @@ no-op and every probe on the no-op state run again as in Harbor's runtime (the s
 own container, see `verifiers.runner`), as rows named ``harbor:…``.
 
 Cost model: states are produced once (`verifiers.states`) and each verification is one
-fresh container (`verifiers.runner`), handed out by the engine's standby
-(`sandboxes.standby`: started ahead of demand, each used once). Everything runs on one
+fresh container running the verification as its own command (`verifiers.runner`; a
+full-state recipe's containers, verified by exec, come from the engine's standby,
+`sandboxes.standby`: started ahead of demand, each used once). Everything runs on one
 bounded thread pool: a state's verifications are queued the moment it is captured, and
 container removal happens off the critical path. Two probe states whose verification inputs are
 byte-identical (same image, same workspace bytes, same tamper evidence) are verified
@@ -90,7 +91,6 @@ from .runner import (
     PreparedState,
     Replay,
     VerifyResult,
-    native_usr_places,
     verifier_tar,
     verify_prepared,
 )
@@ -239,29 +239,19 @@ class _GateRunner:
 
     @contextlib.contextmanager
     def _standby(self) -> Iterator[None]:
-        """Verification containers started ahead of demand (`sandboxes.standby`), one kind
-        per network setting the rows verify under; removed when the run ends."""
-        image = self.inp.verify_image or self.inp.image
-        # (network, native /usr) of the rows' verification containers (`runner.native_usr`)
-        primary = (
-            self.primary != "harbor"
-            and self.spec.verify_scope == VerifyScope.WORKSPACE
-            and native_usr_places(self.spec, self.inp.verifier)
-        )
-        kinds = {(self.spec.limits.network if self.primary == "harbor" else False, primary)}
-        if self._harbor_rows():
-            kinds.add((self.spec.limits.network, False))
-        with contextlib.ExitStack() as stack:
-            for net, native in sorted(kinds):
-                stack.enter_context(
-                    self.inp.engine.standby(
-                        image,
-                        limits=self.spec.limits,
-                        purpose="verify",
-                        network=net,
-                        native_usr=native,
-                    )
-                )
+        """Containers started ahead of demand (`sandboxes.standby`) for the rows verified
+        by exec: envfactory's full-state recipes, replayed and restarted first. Every other
+        row's container runs its verification as its own command (`runner.one_shot`),
+        which nothing started ahead could serve. Removed when the run ends."""
+        if self.primary == "harbor" or self.spec.verify_scope != VerifyScope.FULL_STATE:
+            yield
+            return
+        with self.inp.engine.standby(
+            self.inp.verify_image or self.inp.image,
+            limits=self.spec.limits,
+            purpose="verify",
+            network=False,
+        ):
             yield
 
     def _planned_total(self) -> int:

@@ -8,14 +8,19 @@ started during the entry (a solver's program the verifier ran, say) can still wr
 from __future__ import annotations
 
 #: Kill every process but init, the container's entrypoint (init's oldest child), this
-#: shell and its parent (the exec's `timeout`). Builtins only: no fork per process, no
-#: procps needed. Three rounds catch children forked while the first round ran.
+#: shell and every shell and wrapper above it (the exec's `timeout`; in a container whose
+#: own command is the verification, the engine's end-marking shell and its `timeout`).
+#: Builtins only: no fork per process, no procps needed. Three rounds catch children
+#: forked while the first round ran.
 KILL_STRAYS = """\
 entry=; for p in /proc/[0-9]*; do
   read -r s < "$p/stat" 2>/dev/null || continue; set -- ${s##*) }
   pid=${p#/proc/}; [ "$2" = 1 ] && { [ -z "$entry" ] || [ "$pid" -lt "$entry" ]; } && entry=$pid
 done
-keep=" 1 $$ $PPID $entry "
+keep=" 1 $entry "; a=$$
+while [ "${a:-0}" -gt 1 ]; do
+  keep="$keep$a "; read -r s < "/proc/$a/stat" 2>/dev/null || break; set -- ${s##*) }; a=$2
+done
 for round in 1 2 3; do
   for p in /proc/[0-9]*; do pid=${p#/proc/}; case "$keep" in *" $pid "*) ;; *) kill -9 "$pid" 2>/dev/null;; esac; done
 done"""

@@ -22,8 +22,9 @@ Invariants (DESIGN.md, "Invariants of a trustworthy reward"):
    exited, the runner's own shell (the entry's parent, in the same exec) kills every other
    process in the container and only then reads ``reward.txt`` / ``reward.json``, printing
    it after a marker: the last marker in the output is the runner's, since every other
-   writer is dead by then. When the exec ends without it (output cut at the cap, setup
-   failed), a second exec of the runner's own reads the file the same way. Reward 1 iff
+   writer is dead by then. When the command ends without it (output cut at the cap,
+   setup failed), the file is read from the stopped container (a link is not followed),
+   or, in an exec'd verification, by a second exec of the runner's own. Reward 1 iff
    that value is 1; the exit status is recorded beside it and a disagreement is noted.
 7. Semantics ``harbor`` (`PreparedState.semantics`): the runner reproduces the solver's
    own container instead — the state's recipe replayed with no restart (its processes
@@ -38,11 +39,17 @@ Invariants (DESIGN.md, "Invariants of a trustworthy reward"):
    entry leaves behind can exhaust the pids before the reward file is read: the runner
    then restarts the container (every process ends, files stay) and reads it again.
 
-Cost: one verification is one container (started ahead of demand when the caller keeps
-a standby, `sandboxes.standby`) and one exec that unpacks the workspace and verifier
-files (staged in a single tar, passed in the exec's arguments when small, else by one
-`put_archive`), swaps the workspace in, runs the entry command and reads the reward file;
-removal is left to the caller's `remove` hook (gates do it in the background).
+Cost: one verification is one container whose own command (`SandboxEngine.run`, no
+exec: one saves a runtime process, a seccomp filter and three engine calls, ~45 ms of
+CPU here) unpacks the workspace and verifier files (staged in a single tar, passed in
+its arguments), swaps the workspace in, runs the entry command and reads the reward
+file; a harbor row's replay runs first in the same command (`_replay_lines`). When the
+command ends before its reward tail (output cut, timeout), the file is read from the
+stopped container: every process ended with it. Two cases go by exec into a started
+container (`_verify_in`, which a standby can start ahead of demand): a full-state recipe,
+replayed then restarted and listed before the verifier runs, and an image without base64
+or tar, or files too large for the arguments (one `put_archive`). Removal is left to the
+caller's `remove` hook (gates do it in the background).
 `prepare_state` extracts what a state contributes once, so gates can verify it many
 times, concurrently.
 """
@@ -58,7 +65,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from envfactory.core.errors import SandboxBroken, SandboxFileNotFound
+from envfactory.core.errors import SandboxBroken, SandboxError, SandboxFileNotFound
 from envfactory.core.models import (
     EnvironmentSpec,
     ExecResult,
@@ -83,6 +90,8 @@ _SETUP_FAILED = 125  # exit status of the setup part; the entry never ran
 _NO_INLINE = "envfactory-inline-unavailable"
 _ARG_CHUNK = 100_000  # one argument stays under Linux's 128 KiB MAX_ARG_STRLEN
 _INLINE_MAX = 1_000_000  # all of them well under ARG_MAX
+#: images found without base64 or tar: their verifications go by exec and `put_archive`
+_NO_INLINE_IMAGES: set[str] = set()
 
 
 class VerifyResult(Model):
@@ -147,7 +156,17 @@ def native_usr(prepared: PreparedState, spec: EnvironmentSpec, verifier: Verifie
 def native_usr_places(spec: EnvironmentSpec, verifier: Verifier) -> bool:
     """No workspace path, verifier directory or reward directory overlaps those mount
     points: what the runner copies in moves within one filesystem, as without them."""
-    places = [*spec.workspace_paths, verifier.mount_path or "", verifier.reward_dir or ""]
+    return _clear_of_native([verifier.mount_path or "", verifier.reward_dir or ""]) and (
+        native_usr_workspace(spec)
+    )
+
+
+def native_usr_workspace(spec: EnvironmentSpec) -> bool:
+    """No workspace path overlaps the kernel-overlay mount points (`sandboxes/native_usr.py`)."""
+    return _clear_of_native(spec.workspace_paths)
+
+
+def _clear_of_native(places: Sequence[str]) -> bool:
     return not any(
         _overlap(posixpath.normpath(p), target) for p in places if p for target in NATIVE_TARGETS
     )
@@ -248,6 +267,10 @@ def verify_prepared(
     # which download their tools there) get the network the task declares.
     network = spec.limits.network if harbor else False
     # fresh services for every verification: nothing of the solver's survives in them
+    if one_shot(prepared) and prepared.image not in _NO_INLINE_IMAGES:
+        once = _verify_once(engine, prepared, spec, verifier, verifier_files, t0, network, remove)
+        if once is not None:
+            return once
     box = engine.start(
         prepared.image,
         limits=spec.limits,
@@ -270,6 +293,97 @@ def verify_prepared(
         )
     finally:
         (remove or _remove_now)(box)
+
+
+def one_shot(prepared: PreparedState) -> bool:
+    """Whether a verification of `prepared` runs as its container's own command
+    (`SandboxEngine.run`): all of them but a replayed state that is restarted and listed
+    before the verifier runs (envfactory's full-state recipes)."""
+    return not prepared.replay or prepared.semantics == "harbor"
+
+
+def _verify_once(
+    engine: SandboxEngine,
+    prepared: PreparedState,
+    spec: EnvironmentSpec,
+    verifier: Verifier,
+    verifier_files: dict[str, tuple[bytes, int]],
+    t0: float,
+    network: bool,
+    remove: Remover | None,
+) -> VerifyResult | None:
+    """The verification as one container's own command: the staged tar in its arguments,
+    a harbor row's replay first. None when the image cannot unpack an inline tar (no
+    base64 or tar, or too much to stage): the caller verifies by exec instead."""
+    token = secrets.token_hex(8)
+    vdir = verifier.mount_path or VERIFIER_DIR_PREFIX + token
+    stage = _STAGE_PREFIX + token
+    chunks = _inline_chunks(_staged_tar(prepared, stage, verifier_files))
+    if chunks is None:
+        return None
+    replay, replay_s = _replay_lines(prepared.replay, spec)
+    script = _setup_script(
+        prepared,
+        verifier,
+        vdir,
+        stage,
+        verifier.timeout_s,
+        inline=True,
+        reward_dir=verifier.reward_dir,
+        before=replay,
+    )
+    res, box = engine.run(
+        prepared.image,
+        ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry, *chunks],
+        limits=spec.limits,
+        purpose="verify",
+        network=network,
+        services=spec.services,
+        native_usr=native_usr(prepared, spec, verifier),
+        timeout=replay_s + verifier.timeout_s + 15,
+    )
+    try:
+        if res.exit_code == _SETUP_FAILED and _NO_INLINE in res.stderr:
+            _NO_INLINE_IMAGES.add(prepared.image)
+            return None
+        reward_file = None
+        if verifier.reward_dir and not res.disk_exceeded:
+            res, reward_file, read = _split_reward_tail(res)
+            if not read:  # ended before its tail: every process has ended with the container
+                reward_file = _stopped_reward_file(box, verifier.reward_dir)
+        return _result(t0, prepared, verifier, res, res.duration_s, reward_file)
+    finally:
+        (remove or _remove_now)(box)
+
+
+def _replay_lines(replay: Sequence[Replay], spec: EnvironmentSpec) -> tuple[list[str], float]:
+    """A harbor row's recipe as shell lines run before the verification's setup, each
+    entry as the exec `_replay` would run it (root, its workdir, the image's environment,
+    its own timeout, no input; its output dropped), and the seconds they may take."""
+    lines: list[str] = []
+    budget = 0.0
+    secs = spec.limits.exec_timeout_s
+    for entry in replay:
+        if entry == KILLS_ALL:  # a shell of its own: its `set --` leaves "$@" alone
+            lines.append(f"/bin/sh -c {_q(KILL_STRAYS)}")
+            continue
+        run = shlex.join(["timeout", "-s", "KILL", "-k", "2", str(secs), *entry.argv])
+        lines.append(f"( cd -- {_q(entry.workdir)} && exec {run} ) </dev/null >/dev/null 2>&1")
+        budget += secs + 2
+    return lines, budget
+
+
+def _stopped_reward_file(box: Sandbox, reward_dir: str) -> str | None:
+    """The reward file of a container whose processes have all ended, read by the engine:
+    as the tail prints it ("name\nbody", at most 4 KiB), None when there is no regular
+    file (a link is not followed)."""
+    for name in ("reward.txt", "reward.json"):
+        try:
+            body = box.read_file(f"{reward_dir.rstrip('/')}/{name}", max_bytes=4096)
+        except SandboxError:  # absent, or not a regular file
+            continue
+        return f"{name}\n{body.decode('utf-8', 'replace')}"
+    return None
 
 
 def _verify_in(
@@ -582,6 +696,7 @@ def _setup_script(
     inline: bool,
     wrap: str = "",
     reward_dir: str | None = None,
+    before: Sequence[str] = (),
 ) -> str:
     """Unpack the staged files (inline: from "$@"), swap the state's workspace in, place the
     verifier, then exec the entry under a clean environment. Runs as
@@ -589,8 +704,10 @@ def _setup_script(
     `wrap` (shell words, already quoted) goes between the timeout and the clean environment:
     `verifiers.surface` puts its tracer there, so a traced run is staged exactly like a real one.
     With `reward_dir`, the entry runs as a child and the script ends with the reward tail
-    (`_reward_tail`), so the reward file is read without a second exec."""
+    (`_reward_tail`), so the reward file is read without a second exec. `before`: lines
+    run first, with the image's environment (a harbor row's replay, `_replay_lines`)."""
     lines = [
+        *before,
         'fail() { echo envfactory-setup-failed: "$1" >&2; exit 125; }',
         f"PATH={FIXED_PATH}; export PATH; entry=$1; shift",
     ]

@@ -46,6 +46,7 @@ from .runner import (
     Replay,
     archive_root,
     extract_workspace,
+    native_usr_workspace,
     prepare_state,
     workspace_from,
 )
@@ -305,6 +306,11 @@ def produce_probe_batch(
     hijack the tools other probes use run last, so each probe's workspace is what it
     would leave on a clean copy of `base` — at a fraction of a container per probe.
 
+    Nothing but the workspaces is taken from this sandbox, so it reads /usr/lib and
+    /usr/local through the kernel's overlayfs where no workspace path lies there
+    (`runner.native_usr_workspace`: cheaper for the hundreds of processes a batch starts;
+    what a probe writes there stays visible to the probes after it, as without it).
+
     They run in one exec, each copying its workspace aside, and one archive brings every
     workspace out (`_run_batch`: an exec and an archive cost the engine ~0.04 s of CPU
     each, more than most probes). The probes that exec did not finish (it stops at the
@@ -319,6 +325,7 @@ def produce_probe_batch(
         purpose="gate-probe",
         network=spec.limits.network,
         services=spec.services,
+        native_usr=native_usr_workspace(spec),
     )
     try:
         names = [f"{base.name} step {i + 1}" for i in range(len(base.recipe))]
@@ -403,9 +410,10 @@ def _run_batch(
     lines = [f"cd / && /bin/rm -rf {_OUT} && /bin/mkdir -m 0700 {_OUT} || exit 125"]
     for i, probe in enumerate(probes):
         here = f"{_OUT}/{i}"
+        dirs = " ".join([here, *(f"{here}/{k}" for k in range(len(spec.workspace_paths)))])
         copies = " && ".join(
             f"{{ ! [ -e {shlex.quote(ws)} ] && ! [ -L {shlex.quote(ws)} ] || "
-            f"{{ /bin/mkdir -p {here}/{k} && /bin/cp -a -- {shlex.quote(ws)} {here}/{k}/; }}; }}"
+            f"/bin/cp -a -- {shlex.quote(ws)} {here}/{k}/; }}"
             for k, ws in enumerate(spec.workspace_paths)
         )
         lines += [
@@ -413,8 +421,11 @@ def _run_batch(
             f"/bin/sh -c {shlex.quote(probe.script(spec))} >{_OUT}/log-{i} 2>&1 </dev/null",
             "rc=$?",
             KILL_STRAYS,
-            # made now: nothing a probe wrote there beforehand is taken for its copy
-            f"/bin/rm -rf {here} && /bin/mkdir {here} && {copies} && echo $rc >{here}/rc || exit 0",
+            # made now (one process when nothing is there): nothing a probe wrote there
+            # beforehand is taken for its copy
+            f"/bin/mkdir {dirs} 2>/dev/null || {{ /bin/rm -rf {here} && /bin/mkdir {dirs}; }} "
+            f"|| exit 0",
+            f"{copies} && echo $rc >{here}/rc || exit 0",
         ]
     script = "\n".join([*lines, "exit 0"])
     if len(script) > _BATCH_MAX_SCRIPT:

@@ -109,6 +109,22 @@ class FakeEngine:
         self.log(f"start {box.id} {image}")
         return box
 
+    def run(
+        self,
+        image,
+        argv,
+        *,
+        limits: Limits | None = None,
+        purpose="verify",
+        run_id=None,
+        network=None,
+        services=(),
+        native_usr=False,
+        timeout=None,
+    ) -> tuple[ExecResult, FakeSandbox]:
+        box = self.start(image, limits=limits, purpose=purpose, network=network)
+        return box.exec(list(argv), timeout=timeout), box
+
     def remove_image(self, image: str) -> None:
         self.removed_images.append(image)
 

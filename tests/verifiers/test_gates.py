@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from envfactory.core.models import CheckKind, GateVerdict
@@ -10,6 +12,8 @@ from verifiers.gates import GateInput, run_gates, run_gates_detailed
 from verifiers.probes import PROBES, by_name
 
 from .sumtask import SPEC, make_verifier, sound_verifier
+
+FULL = SPEC.model_copy(update={"verify_scope": "full-state"})
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -228,7 +232,9 @@ def test_a_gate_run_with_standby_containers_reports_what_one_without_does(
     docker_engine, sum_image, files
 ) -> None:  # type: ignore[no-untyped-def]
     """Standby changes when verification containers start, never what is verified: the
-    same rows, rewards and verdict; every standby container was used once or removed."""
+    same rows, rewards and verdict; every standby container was used once or removed.
+    Full-state scope: its recipes are verified by exec, in containers started ahead
+    (every other row's verification is its container's own command)."""
     from envfactory.core.settings import SandboxSettings
     from sandboxes import DockerEngine
     from sandboxes import labels as L
@@ -256,7 +262,8 @@ def test_a_gate_run_with_standby_containers_reports_what_one_without_does(
     for standby in (0, 4):
         eng = engine(standby)
         for name, v in (("sound", sound_verifier(files)), ("weak", weak)):
-            reports[standby, name] = run_gates(_gate(eng, sum_image, files, v, probes=probes))
+            inp = _gate(eng, sum_image, files, v, probes=probes)
+            reports[standby, name] = run_gates(replace(inp, spec=FULL))
         eng.prestarted.settle()  # the unused standby containers go in the background
         left = eng.client.api.containers(all=True, filters={"label": f"{L.RUN_ID}={eng.run_id}"})
         assert left == []  # the run's end removed every container, standby ones included

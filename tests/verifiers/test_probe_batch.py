@@ -12,6 +12,7 @@ from envfactory.core.models import EnvironmentSpec, StateKind, VerifyScope
 from verifiers import archives, states
 from verifiers.runner import PreparedState, Replay
 
+from ..native_view import MOUNTS, skip_unless_native
 from .inline import InlineProbe
 from .sumtask import SPEC
 
@@ -75,9 +76,19 @@ def _base(spec: EnvironmentSpec) -> states.ProducedState:
 
 
 @pytest.mark.docker
-def test_batched_probes_leave_what_one_exec_each_leaves(docker_engine, sum_image) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("native", [False, True], ids=["plain", "kernel-usr"])
+def test_batched_probes_leave_what_one_exec_each_leaves(docker_engine, sum_image, native) -> None:  # type: ignore[no-untyped-def]
+    # Batched as gates batch them: with the image's /usr/lib and /usr/local through the
+    # kernel's overlayfs where the engine mounts them (the hijacker writes there); alone,
+    # in the storage driver's view. The workspaces are byte for byte the same.
     spec = SPEC
-    with docker_engine.sandbox(sum_image, limits=spec.limits, purpose="test") as box:
+    if native:
+        skip_unless_native(docker_engine)
+    with docker_engine.sandbox(
+        sum_image, limits=spec.limits, purpose="test", native_usr=native
+    ) as box:
+        if native:
+            assert box.exec(["/bin/sh", "-c", MOUNTS]).stdout.strip()
         states.run_recipe(box, spec, _base(spec).recipe, ["base"])
         keep, kib = states._keep_workspace(box, spec)
         assert kib is not None and states._batchable(spec, kib, len(PROBES))

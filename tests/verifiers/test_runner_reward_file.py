@@ -1,8 +1,9 @@
-"""Harbor's reward file, read in the verification's own exec (one exec per verification).
+"""Harbor's reward file, read in the verification's own command (one container, no exec).
 
 The runner's shell waits for the entry, kills every other process, then prints the
-reward file after a marker; the last marker in the output is the runner's. When the exec
-ends before that (output cut at the cap), a second exec reads the file instead.
+reward file after a marker; the last marker in the output is the runner's. When the
+command ends before that (output cut at the cap), the file is read from the stopped
+container instead: every process has ended with it.
 """
 
 from __future__ import annotations
@@ -23,27 +24,40 @@ REWARD_DIR = "/logs/verifier"
 
 
 class CountingExecs:
-    """The real engine; the sandboxes it starts count their execs. A seam, passed in."""
+    """The real engine, counting its verification containers (`run`, `start`) and the
+    execs into them. A seam, passed in."""
 
     def __init__(self, engine: DockerEngine) -> None:
-        self.engine, self.execs = engine, 0
+        self.engine, self.execs, self.runs, self.starts = engine, 0, 0, 0
         self._lock = threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)
 
+    def _count(self, box: DockerSandbox) -> DockerSandbox:
+        inner = box.exec
+
+        def counted(*a: Any, **k: Any) -> Any:
+            with self._lock:
+                self.execs += 1
+            return inner(*a, **k)
+
+        box.exec = counted  # type: ignore[method-assign]
+        return box
+
     def start(self, image: str, **kw: Any) -> DockerSandbox:
         box = self.engine.start(image, **kw)
         if kw.get("purpose") == "verify":
-            inner = box.exec
-
-            def counted(*a: Any, **k: Any) -> Any:
-                with self._lock:
-                    self.execs += 1
-                return inner(*a, **k)
-
-            box.exec = counted  # type: ignore[method-assign]
+            with self._lock:
+                self.starts += 1
+            self._count(box)
         return box
+
+    def run(self, image: str, argv: Any, **kw: Any) -> tuple[Any, DockerSandbox]:
+        res, box = self.engine.run(image, argv, **kw)
+        with self._lock:
+            self.runs += 1
+        return res, self._count(box)
 
 
 def _verify(engine, image, files, entry: str, **limits: Any):  # type: ignore[no-untyped-def]
@@ -58,15 +72,16 @@ def _verify(engine, image, files, entry: str, **limits: Any):  # type: ignore[no
     )
 
 
-def test_the_reward_file_is_read_in_the_verifications_own_exec(docker_engine, sum_image, files):  # type: ignore[no-untyped-def]
+def test_the_reward_file_is_read_in_the_verifications_own_command(docker_engine, sum_image, files):  # type: ignore[no-untyped-def]
     engine = CountingExecs(docker_engine)
     res = _verify(engine, sum_image, files, f"echo checked; echo 1 > {REWARD_DIR}/reward.txt")
     assert (res.reward, res.exit_code, res.reward_file) == (1, 0, "reward.txt\n1\n")
     assert res.stdout == "checked\n"  # the marker and the file are not the verifier's output
-    assert engine.execs == 1
+    assert res.stderr == ""  # nor the engine's mark that the command ended
+    assert (engine.runs, engine.starts, engine.execs) == (1, 0, 0)
     none = _verify(engine, sum_image, files, "echo no file written")
     assert (none.reward, none.reward_file, none.stdout) == (0, None, "no file written\n")
-    assert engine.execs == 2
+    assert (engine.runs, engine.starts, engine.execs) == (2, 0, 0)
     assert any("wrote no reward file" in n for n in none.notes)
 
 
@@ -92,9 +107,16 @@ def test_a_process_the_entry_leaves_cannot_rewrite_the_reward_or_hold_the_exec_o
     assert res.command_s < 30  # the verifier's timeout is 60 s: the child was killed at once
 
 
-def test_output_cut_at_the_cap_falls_back_to_a_second_exec(docker_engine, sum_image, files):  # type: ignore[no-untyped-def]
+def test_output_cut_at_the_cap_falls_back_to_the_stopped_containers_file(
+    docker_engine, sum_image, files
+):  # type: ignore[no-untyped-def]
     engine = CountingExecs(docker_engine)
     flood = "head -c 3000000 /dev/zero | tr '\\0' x"
     res = _verify(engine, sum_image, files, f"echo 1 > {REWARD_DIR}/reward.txt; {flood}")
     assert res.reward_file == "reward.txt\n1\n" and res.reward == 1
-    assert engine.execs >= 2  # the exec was cut before its tail: the file was read again
+    assert len(res.stdout) < 3_000_000  # cut before its tail: the file was read afterwards
+    assert (engine.runs, engine.starts, engine.execs) == (1, 0, 0)
+    linked = _verify(
+        engine, sum_image, files, f"echo 1 > /tmp/r; ln -s /tmp/r {REWARD_DIR}/reward.txt; {flood}"
+    )
+    assert (linked.reward, linked.reward_file) == (0, None)  # a link is not followed

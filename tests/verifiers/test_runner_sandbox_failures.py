@@ -8,13 +8,16 @@ passes the no-op and probe rows).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
+import docker
 import pytest
 
 from envfactory.core.errors import SandboxBroken
 from envfactory.core.models import GateVerdict
-from sandboxes import DockerEngine, DockerSandbox
+from sandboxes import DockerEngine
+from sandboxes.labels import PURPOSE
 from verifiers.gates import GateInput, run_gates
 from verifiers.runner import verify_state
 
@@ -25,24 +28,45 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 class DyingVerifications:
     """The real engine, except that the first `times` verification containers die as they
-    start (the runtime crashed under them). A seam, not a patch: it is passed in."""
+    start (the runtime crashed under them). A seam, not a patch: an engine of its own is
+    passed in, on a Docker client whose `start` is followed by a kill."""
 
     def __init__(self, engine: DockerEngine, times: int) -> None:
-        self.engine, self.left, self.killed = engine, times, 0
+        self.left, self.killed = times, 0
         self._lock = threading.Lock()
+        client = _KillingClient(engine.client, self._doomed)
+        self.engine = DockerEngine(engine.settings, client=client, run_id=engine.run_id)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)
 
-    def start(self, image: str, **kw: Any) -> DockerSandbox:
-        box = self.engine.start(image, **kw)
+    def _doomed(self, labels: dict[str, str]) -> bool:
         with self._lock:
-            doomed = kw.get("purpose") == "verify" and self.left > 0
+            doomed = labels.get(PURPOSE) == "verify" and self.left > 0
             self.left -= doomed
             self.killed += doomed
-        if doomed:
-            self.engine.client.api.kill(box.id)
-        return box
+        return doomed
+
+
+class _KillingClient:
+    def __init__(self, client: docker.DockerClient, doomed: Callable[[dict[str, str]], bool]):
+        self._client, self.api = client, _KillingApi(client.api, doomed)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+class _KillingApi:
+    def __init__(self, api: Any, doomed: Callable[[dict[str, str]], bool]) -> None:
+        self._api, self._doomed = api, doomed
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._api, name)
+
+    def start(self, container: str, *a: Any, **kw: Any) -> None:
+        self._api.start(container, *a, **kw)
+        if self._doomed(self._api.inspect_container(container)["Config"]["Labels"] or {}):
+            self._api.kill(container)
 
 
 def _verify(engine, image, spec, verifier, files):  # type: ignore[no-untyped-def]
