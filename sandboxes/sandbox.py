@@ -40,6 +40,8 @@ _DIFF_KIND = {0: "C", 1: "A", 2: "D"}
 STATE_REPO = "envfactory/state"
 # Created by the engine, not by anything run in the sandbox (the `--init` binary's mount).
 ENGINE_PATHS = frozenset({"/usr/sbin/docker-init"})
+#: how long past its timeout a container's own command may run before it is killed
+RUN_GRACE_S = 1.0
 
 
 def engine_user(user: str | None) -> str:
@@ -151,13 +153,14 @@ class DockerSandbox:
 
     def finish(self, stream: Any, timeout_s: float, end: str) -> ExecResult:
         """The result of the command this container was started with (`DockerEngine.run`),
-        read from `stream` (attached before the start) under the same deadline and cap as
-        `exec`. Past either, the container is killed: every process ends with it. A stream
+        read from `stream` (attached before the start) up to `timeout_s` (and a second's
+        grace) and the output cap. Past either, the container is killed: every process
+        ends with it (no `timeout` wrapper inside: killing the container ends more). A stream
         that ended without the `end` mark (`execution.marking_end`), in time and uncut:
         the container was killed under its command, `SandboxBroken`."""
         start = time.monotonic()
         sock = X.raw_socket(stream)
-        deadline = start + timeout_s + X.KILL_GRACE_S + X.CLIENT_GRACE_S
+        deadline = start + timeout_s + RUN_GRACE_S
         try:
             out = X.read_stream(sock, deadline=deadline, cap=self.output_cap)
         finally:

@@ -676,8 +676,9 @@ def _place_verifier(
             )
         return lines
     # Each command is a process started in a fresh container: as few as the order allows.
+    # A directory of our own random name cannot be in the state: nothing to remove there.
     lines = [
-        f"rm -rf -- {dst}",
+        *([f"rm -rf -- {dst}"] if verifier.mount_path else []),
         f"{_mkdir_parent(vdir)}mv -- {src} {dst} || fail 'placing the verifier'",
         f"rm -rf -- {_q(stage)} {rd or ''}",
     ]
