@@ -1,11 +1,15 @@
 """Standby: containers created and started ahead of demand, so `start` need not wait.
 
-A caller that knows it will start many sandboxes of one kind (a gate run: its
-verification containers) opens a standby scope on the engine (`engine.standby(...)`);
+A caller that knows it will start many sandboxes of one kind (a gate run: the containers
+its full-state recipes are verified in by exec) opens a standby scope on the engine
+(`engine.standby(...)`);
 while it is open, the engine keeps up to `depth` containers of that kind created and
 started, and `engine.start` with the same arguments hands one out at once while a
 replacement starts in the background. A start leaves the critical path: what a
-verification then waits for is its exec and its copy.
+verification then waits for is its exec and its copy. (Most verifications are no longer
+exec'd: their container's own command is the verification, `DockerEngine.run`, which
+nothing started ahead can serve. On 2 cores the gates are CPU-bound, and an exec costs
+more CPU than a start ahead of demand saves in waiting.)
 
 Invariants (the reward's: DESIGN.md, "Invariants of a trustworthy reward"):
 - a standby container is pristine: started from the image (`sleep infinity` under the
