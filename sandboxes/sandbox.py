@@ -141,15 +141,7 @@ class DockerSandbox:
         if timed_out and out.eof:  # children that left the process group but kept the marker
             self._kill_marked(marker, user)
         oom = exit_code == 137 and not timed_out and self._oom_happened()
-        return ExecResult(
-            exit_code=exit_code,
-            stdout=out.stdout.decode("utf-8", "replace"),
-            stderr=out.stderr.decode("utf-8", "replace"),
-            truncated=out.truncated,
-            timed_out=timed_out,
-            oom_killed=oom,
-            duration_s=duration,
-        )
+        return _result(out, exit_code, timed_out=timed_out, oom=oom, duration=duration)
 
     def finish(self, stream: Any, timeout_s: float, end: str) -> ExecResult:
         """The result of the command this container was started with (`DockerEngine.run`),
@@ -187,15 +179,8 @@ class DockerSandbox:
         if out.eof and not ended and not timed_out:
             why = f"it ended before its command did (exit {status}{', out of memory' * oom})"
             raise H.broken(self.id, "container_dead", why)
-        return ExecResult(
-            exit_code=exit_code,
-            stdout=out.stdout.decode("utf-8", "replace"),
-            stderr=out.stderr.decode("utf-8", "replace"),
-            truncated=out.truncated,
-            timed_out=timed_out,
-            oom_killed=oom and not timed_out,
-            duration_s=duration,
-        )
+        oom = oom and not timed_out
+        return _result(out, exit_code, timed_out=timed_out, oom=oom, duration=duration)
 
     def _killed_for_memory(self) -> bool:
         state = self._client.api.inspect_container(self.id).get("State") or {}
@@ -543,3 +528,17 @@ def _abs(path: str) -> str:
     if not path.startswith("/"):
         raise SandboxError(f"sandbox path {path!r} must be absolute (start with '/')")
     return path
+
+
+def _result(
+    out: X.StreamOutcome, exit_code: int | None, *, timed_out: bool, oom: bool, duration: float
+) -> ExecResult:
+    return ExecResult(
+        exit_code=exit_code,
+        stdout=out.stdout.decode("utf-8", "replace"),
+        stderr=out.stderr.decode("utf-8", "replace"),
+        truncated=out.truncated,
+        timed_out=timed_out,
+        oom_killed=oom,
+        duration_s=duration,
+    )
