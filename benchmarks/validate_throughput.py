@@ -1,13 +1,15 @@
 """Gate throughput on small tasks: two engine settings side by side in one run, against Harbor.
 
     python -m benchmarks.validate_throughput [--tasks DIR ...] [--repeats 3]
-        [--concurrency 4] [--compare native-usr|standby] [--standby 4] [--harbor PATH]
+        [--concurrency 4] [--compare native-usr|standby|own-command] [--standby 4]
+        [--harbor PATH]
         [--harbor-trials 8] [--flaky-runs 4] [--first-battery]
 
 `--compare native-usr` (default): verification containers with the storage driver's own
 /usr/lib and /usr/local, then with kernel overlays of the same layers
 (`sandboxes/native_usr.py`, the default). `--compare standby`: standby containers off
-and on (`--standby` deep).
+and on (`--standby` deep). `--compare own-command`: verifications by a started container
+and an exec, then as the container's own command (`DockerEngine.run`, the default).
 
 With `--first-battery`, a third mode gates the same tasks with the battery the gates had
 when the integrity issue was filed (the 12 first probes, every row `repeats` times, no
@@ -70,6 +72,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COMPARE = {
     "native-usr": (("kernel /usr off", {"native_usr": False}), ("kernel /usr on", {})),
     "standby": (("standby off", {"standby": 0}), ("standby on", {"standby": None})),
+    "own-command": (("exec", {"own_command": False}), ("own command", {})),
 }
 FIRST = "first battery"
 #: the probes the gates had when the integrity issue (13) was filed

@@ -113,3 +113,23 @@ def test_a_run_holds_its_slot_until_removed(base_image: str, docker_engine: Dock
     res, box = _run(one, base_image, "echo again")
     box.remove()
     assert res.stdout == "again\n"
+
+
+def test_run_by_exec_when_own_command_is_off_gives_the_same_result(
+    base_image: str, docker_engine: DockerEngine
+) -> None:
+    from envfactory.core.settings import SandboxSettings
+
+    off = DockerEngine(
+        SandboxSettings(own_command=False), client=docker_engine.client, run_id=docker_engine.run_id
+    )
+    script = 'echo "$(id -u) $(pwd)"; echo err >&2; echo kept > /tmp/f; sleep 1000 & exit 3'
+    for engine in (docker_engine, off):
+        res, box = _run(engine, base_image, script, timeout=60)
+        try:
+            assert (res.exit_code, res.stdout, res.stderr) == (3, "0 /\n", "err\n")
+            state = engine.client.api.inspect_container(box.id)["State"]
+            assert not state["Running"]  # every process has ended
+            assert box.read_file("/tmp/f") == b"kept\n"
+        finally:
+            box.remove()
