@@ -157,7 +157,7 @@ def main() -> None:
         f"   CLI with the same limits {statistics.fmean(locked_cpu):.3f} s"
         f"   ratio {statistics.fmean(ours_cpu) / statistics.fmean(locked_cpu):.2f} x"
     )
-    print(row("DockerEngine.run true (its own command) -> remove", once_t))
+    print(row("DockerEngine.run true (own cmd) -> remove", once_t))
     print(
         f"{'busy CPU per container, run vs start + exec':<44} run {statistics.fmean(once_cpu):.3f} s"
         f"   start + exec {statistics.fmean(ours_cpu):.3f} s"
