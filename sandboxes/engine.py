@@ -292,10 +292,9 @@ class DockerEngine:
             self._kind(image, limits, purpose, run_id, network, native_usr),
             command=tuple(X.marking_end(argv, end)),
         )
-        stream: list[Any] = []
-        sb = self._start_in_slot(kind, services, stream)
+        sb = self._start_in_slot(kind, services)
         try:
-            return sb.finish(stream[0], timeout_s, end), sb
+            return sb.finish(timeout_s, end), sb
         except BaseException:
             sb.remove()
             raise
@@ -340,12 +339,9 @@ class DockerEngine:
             hint="raise ENVFACTORY_SANDBOX__POOL_SIZE",
         )
 
-    def _start_in_slot(
-        self, kind: Kind, services: Sequence[ServiceSpec] = (), stream: list[Any] | None = None
-    ) -> DockerSandbox:
+    def _start_in_slot(self, kind: Kind, services: Sequence[ServiceSpec] = ()) -> DockerSandbox:
         """Start holding a pool slot already; the slot goes back on failure or remove().
-        A container of this kind waiting on standby is handed out instead of a new one.
-        A `kind.command` container's attached output goes into `stream`."""
+        A container of this kind waiting on standby is handed out instead of a new one."""
         group: ServiceGroup | None = None
         try:
             if services:
@@ -360,8 +356,6 @@ class DockerEngine:
             if group is not None:
                 group.remove()
             raise_as(_start_error(kind.image, exc), exc)
-        if stream is not None:
-            stream.append(launched.stream)
         return self._adopt(kind, launched, group)
 
     def _kind(
@@ -420,6 +414,7 @@ class DockerEngine:
             run_id=kind.run_id,
             on_remove=lambda: self._released(cid, group),
             disk_mb=limits.disk_mb,
+            attached=launched.stream,
         )
         sb.graph_driver = launched.info.get("GraphDriver") or {}  # spares diff() an inspect
         try:

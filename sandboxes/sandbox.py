@@ -65,6 +65,7 @@ class DockerSandbox:
         run_id: str | None = None,
         on_remove: Callable[[], None] | None = None,
         disk_mb: int | None = None,
+        attached: Any = None,
     ) -> None:
         self._client = client
         self._container = container
@@ -79,6 +80,8 @@ class DockerSandbox:
         self.graph_driver: dict[str, Any] | None = None  # fixed for the container's life
         self._oom_seen = 0  # cgroup oom_kill count already attributed to an earlier exec
         self.disk_mb = disk_mb
+        #: the output of the container's own command, attached before its start (`finish`)
+        self._attached = attached
         self._disk_used: int | None = None  # bytes, once the disk watchdog stopped it
 
     # -- exec ---------------------------------------------------------------------------
@@ -143,14 +146,15 @@ class DockerSandbox:
         oom = exit_code == 137 and not timed_out and self._oom_happened()
         return _result(out, exit_code, timed_out=timed_out, oom=oom, duration=duration)
 
-    def finish(self, stream: Any, timeout_s: float, end: str) -> ExecResult:
+    def finish(self, timeout_s: float, end: str) -> ExecResult:
         """The result of the command this container was started with (`DockerEngine.run`),
-        read from `stream` (attached before the start) up to `timeout_s` (and a second's
+        read from its output (attached before the start) up to `timeout_s` (and a second's
         grace) and the output cap. Past either, the container is killed: every process
         ends with it (no `timeout` wrapper inside: killing the container ends more). A stream
         that ended without the `end` mark (`execution.marking_end`), in time and uncut:
         the container was killed under its command, `SandboxBroken`."""
         start = time.monotonic()
+        stream, self._attached = self._attached, None
         sock = X.raw_socket(stream)
         deadline = start + timeout_s + RUN_GRACE_S
         try:

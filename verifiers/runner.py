@@ -75,6 +75,7 @@ from envfactory.core.models import (
     VerifyScope,
 )
 from envfactory.core.models.base import Model
+from sandboxes.execution import KILL_GRACE_S, wrap_command
 from sandboxes.native_usr import TARGETS as NATIVE_TARGETS
 from sandboxes.protocol import Sandbox, SandboxEngine
 
@@ -315,9 +316,7 @@ def _verify_once(
     """The verification as one container's own command: the staged tar in its arguments,
     a harbor row's replay first. None when the image cannot unpack an inline tar (no
     base64 or tar, or too much to stage): the caller verifies by exec instead."""
-    token = secrets.token_hex(8)
-    vdir = verifier.mount_path or VERIFIER_DIR_PREFIX + token
-    stage = _STAGE_PREFIX + token
+    vdir, stage = _places(verifier)
     chunks = _inline_chunks(_staged_tar(prepared, stage, verifier_files))
     if chunks is None:
         return None
@@ -346,11 +345,8 @@ def _verify_once(
         if res.exit_code == _SETUP_FAILED and _NO_INLINE in res.stderr:
             _NO_INLINE_IMAGES.add(prepared.image)
             return None
-        reward_file = None
-        if verifier.reward_dir and not res.disk_exceeded:
-            res, reward_file, read = _split_reward_tail(res)
-            if not read:  # ended before its tail: every process has ended with the container
-                reward_file = _stopped_reward_file(box, verifier.reward_dir)
+        # ended before its tail: every process has ended with the container
+        res, reward_file = _rewarded(res, verifier, lambda d: _stopped_reward_file(box, d))
         return _result(t0, prepared, verifier, res, res.duration_s, reward_file)
     finally:
         (remove or _remove_now)(box)
@@ -367,9 +363,9 @@ def _replay_lines(replay: Sequence[Replay], spec: EnvironmentSpec) -> tuple[list
         if entry == KILLS_ALL:  # a shell of its own: its `set --` leaves "$@" alone
             lines.append(f"/bin/sh -c {_q(KILL_STRAYS)}")
             continue
-        run = shlex.join(["timeout", "-s", "KILL", "-k", "2", str(secs), *entry.argv])
+        run = shlex.join(wrap_command(list(entry.argv), secs))
         lines.append(f"( cd -- {_q(entry.workdir)} && exec {run} ) </dev/null >/dev/null 2>&1")
-        budget += secs + 2
+        budget += secs + KILL_GRACE_S
     return lines, budget
 
 
@@ -402,18 +398,32 @@ def _verify_in(
         if not harbor and (tamper is None or tamper):
             why = "replayed state: tamper evidence " + ("unknown" if tamper is None else "present")
             return _zero(t0, prepared, f"full-state scope: {why}, reward is 0 (verifier not run)")
-    token = secrets.token_hex(8)
-    vdir = verifier.mount_path or VERIFIER_DIR_PREFIX + token
-    stage = _STAGE_PREFIX + token
+    vdir, stage = _places(verifier)
     t1 = time.monotonic()
     res = _stage_and_run(box, prepared, verifier, vdir, stage, verifier_files)
     command_s = time.monotonic() - t1
-    reward_file = None
-    if verifier.reward_dir and not res.disk_exceeded:
-        res, reward_file, read = _split_reward_tail(res)
-        if not read:  # the exec ended before its tail (cut output, setup failure, timeout)
-            reward_file = _read_reward_file(box, verifier.reward_dir)
+    # the exec ended before its tail (cut output, setup failure, timeout): an exec of ours
+    res, reward_file = _rewarded(res, verifier, lambda d: _read_reward_file(box, d))
     return _result(t0, prepared, verifier, res, command_s, reward_file)
+
+
+def _places(verifier: Verifier) -> tuple[str, str]:
+    """The verifier's directory (a fresh random one unless it has a mount path) and the
+    staging directory, both named for this verification."""
+    token = secrets.token_hex(8)
+    return verifier.mount_path or VERIFIER_DIR_PREFIX + token, _STAGE_PREFIX + token
+
+
+def _rewarded(
+    res: ExecResult, verifier: Verifier, read_again: Callable[[str], str | None]
+) -> tuple[ExecResult, str | None]:
+    """The verifier's own result and what its reward file held (Harbor's contract): from
+    the command's reward tail, else `read_again(reward_dir)` once every process it may
+    have left has ended; no file where the verifier has no reward directory."""
+    if not verifier.reward_dir or res.disk_exceeded:
+        return res, None
+    res, reward_file, read = _split_reward_tail(res)
+    return res, reward_file if read else read_again(verifier.reward_dir)
 
 
 def _result(
