@@ -19,7 +19,8 @@ Invariants:
   their writes go to a per-container directory, removed with it and counted by the
   disk watchdog;
 - `run` is a sandbox whose own command is the work: attached before its start, read to
-  its end under exec's deadline and cap, never exec'd into, never on standby; it is
+  its end under its timeout (then killed) and exec's output cap, never exec'd into, never
+  on standby; it is
   `SandboxBroken` (never an exit status) when the container ended before the command;
 - settings come in as `SandboxSettings`; nothing here reads the environment.
 """
