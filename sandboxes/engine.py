@@ -4,7 +4,8 @@ Invariants:
 - a started sandbox is locked down unless the caller asks otherwise: network off, every
   capability dropped and only the profile's added back (`capabilities.py`; "locked" adds
   none), no-new-privileges, Docker's default seccomp, no devices, memory (no swap) / cpu /
-  pids limits, an init process that reaps zombies;
+  pids limits, an init process that reaps zombies (a `run` container's: the shell marking
+  its command's end, pid 1, which nothing inside can kill);
 - every sandbox has a disk quota (`Limits.disk_mb`): the engine's storage-opt where its
   driver takes one (learned at the first create), and always the disk watchdog
   (`disk.py`), which stops a sandbox past its quota;
@@ -570,7 +571,10 @@ class DockerEngine:
         attached: bool = False,
     ) -> dict[str, Any]:
         return self.client.api.create_host_config(
-            init=True,
+            # A command of its own runs under `execution.marking_end`'s shell as pid 1:
+            # nothing in the container can kill it (it reaps what it inherits while it
+            # waits), so only the engine or the host can end it before its command.
+            init=not attached,
             # An attached container's output is read from its stream, never from a log.
             log_config=LogConfig(type="none") if attached else None,
             network_mode=join or ("bridge" if net else "none"),

@@ -42,7 +42,9 @@ def wrap_command(cmd: str | Sequence[str], timeout_s: float) -> list[str]:
 
 
 def end_mark() -> str:
-    """A mark nobody else can print: what `marking_end` prints once its command ended."""
+    """A mark of one run's own: what `marking_end` prints once its command ended. Processes
+    inside can read it (/proc/1/cmdline) and print it, but not kill the shell that prints
+    the real one (pid 1 of its container): only a kill from outside loses it."""
     return f"envfactory-command-ended-{uuid.uuid4().hex}"
 
 

@@ -14,13 +14,24 @@ from __future__ import annotations
 #: forked while the first round ran.
 KILL_STRAYS = """\
 entry=; for p in /proc/[0-9]*; do
-  read -r s < "$p/stat" 2>/dev/null || continue; set -- ${s##*) }
+  { read -r s < "$p/stat"; } 2>/dev/null || continue; set -- ${s##*) }
   pid=${p#/proc/}; [ "$2" = 1 ] && { [ -z "$entry" ] || [ "$pid" -lt "$entry" ]; } && entry=$pid
 done
 keep=" 1 $entry "; a=$$
 while [ "${a:-0}" -gt 1 ]; do
-  keep="$keep$a "; read -r s < "/proc/$a/stat" 2>/dev/null || break; set -- ${s##*) }; a=$2
+  keep="$keep$a "; { read -r s < "/proc/$a/stat"; } 2>/dev/null || break; set -- ${s##*) }; a=$2
 done
 for round in 1 2 3; do
   for p in /proc/[0-9]*; do pid=${p#/proc/}; case "$keep" in *" $pid "*) ;; *) kill -9 "$pid" 2>/dev/null;; esac; done
 done"""
+
+#: The same where this shell's parent is the container's init, which is then the shell
+#: marking a command's end (`DockerEngine.run`, nothing to keep but init and us): one
+#: `kill -9 -1` reaches every other process in a single pass of the kernel, so a chain
+#: of processes forking anew between two rounds of a /proc walk cannot outrun it (the
+#: attacker pass of session 11 rewrote a reward file that way, 4 runs in 4).
+KILL_ALL_BUT_INIT = f"""\
+if [ "$PPID" = 1 ]; then kill -9 -1 2>/dev/null; kill -9 -1 2>/dev/null
+else
+{KILL_STRAYS}
+fi"""

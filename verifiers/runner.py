@@ -22,9 +22,10 @@ Invariants (DESIGN.md, "Invariants of a trustworthy reward"):
    exited, the runner's own shell (the entry's parent, in the same exec) kills every other
    process in the container and only then reads ``reward.txt`` / ``reward.json``, printing
    it after a marker: the last marker in the output is the runner's, since every other
-   writer is dead by then. When the command ends without it (output cut at the cap,
-   setup failed), the file is read from the stopped container (a link is not followed),
-   or, in an exec'd verification, by a second exec of the runner's own. Reward 1 iff
+   writer is dead by then, read with shell builtins only. When the command ends without
+   it (output cut at the cap, setup failed), the file is read from the stopped container
+   (a link is not followed), or, in an exec'd verification, by a second exec of the
+   runner's own; an output cut at the cap is reward 0 whatever the file says. Reward 1 iff
    that value is 1; the exit status is recorded beside it and a disagreement is noted.
 7. Semantics ``harbor`` (`PreparedState.semantics`): the runner reproduces the solver's
    own container instead — the state's recipe replayed with no restart (its processes
@@ -80,7 +81,7 @@ from sandboxes.native_usr import TARGETS as NATIVE_TARGETS
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from . import archives
-from .processes import KILL_STRAYS
+from .processes import KILL_ALL_BUT_INIT, KILL_STRAYS
 from .statediff import image_diff, live_diff, pristine_listing
 from .tamper import FIXED_PATH, VERIFIER_DIR_PREFIX, tamper_changes
 
@@ -470,17 +471,19 @@ def _reward_tail(reward_dir: str, status: str) -> str:
     other writer is dead, so the last marker in the output is this one."""
     d = _q(reward_dir.rstrip("/"))
     return (
-        f"{KILL_STRAYS}\n"
+        f"{KILL_ALL_BUT_INIT}\n"
         f"for f in {d}/reward.txt {d}/reward.json; do\n"
         f'  [ -f "$f" ] || continue; printf "\\n{_REWARD_MARK}%s\\n" "${{f##*/}}"\n'
-        f'  head -c 4096 "$f" 2>/dev/null || {_READ_BUILTIN}\n'
+        f"  {_READ_BUILTIN}\n"
         f"  exit {status}\n"
         f'done\nprintf "\\n{_REWARD_MARK}{_NO_REWARD_FILE}\\n"; exit {status}'
     )
 
 
-#: `head` without a fork, for when what the entry left (a fork bomb) took every pid
-#: before the strays were killed: lines of "$f" up to 4 KiB, with builtins only.
+#: Lines of "$f" up to 4 KiB, with shell builtins only: no fork (what the entry left, a
+#: fork bomb, may hold every pid) and no binary the state's programs, run as root by the
+#: verifier, could have replaced (a planted /usr/bin/head printed 1: attacker pass,
+#: session 11).
 _READ_BUILTIN = (
     '{ t=0; while IFS= read -r l || [ -n "$l" ]; do t=$((t + ${#l} + 1)); '
     '[ $t -gt 4096 ] && break; printf \'%s\\n\' "$l"; l=; done < "$f"; }'
@@ -522,6 +525,12 @@ def _reward_from_file(
     Binary here: 1 iff the number is exactly 1. Returns (reward, notes)."""
     if timed_out:
         return 0, ["the verifier timed out: reward 0 whatever its reward file says"]
+    if exit_code is None:  # cut at the output cap: the verifier may never have written it
+        return 0, [
+            "the verifier's output passed the cap before it ended: reward 0 whatever "
+            "its reward file says (a program it ran could flood the output after "
+            "writing the file itself)"
+        ]
     if text is None:
         return 0, [f"the verifier wrote no reward file in {reward_dir}: reward 0"]
     name, _, body = text.partition("\n")

@@ -113,10 +113,37 @@ def test_output_cut_at_the_cap_falls_back_to_the_stopped_containers_file(
     engine = CountingExecs(docker_engine)
     flood = "head -c 3000000 /dev/zero | tr '\\0' x"
     res = _verify(engine, sum_image, files, f"echo 1 > {REWARD_DIR}/reward.txt; {flood}")
-    assert res.reward_file == "reward.txt\n1\n" and res.reward == 1
+    # Read afterwards and recorded, but a cut output is reward 0: a program the verifier
+    # ran could have written the file and flooded the output before the verifier's check
+    # (attacker pass, session 11).
+    assert res.reward_file == "reward.txt\n1\n" and res.reward == 0
+    assert any("passed the cap" in n for n in res.notes)
     assert len(res.stdout) < 3_000_000  # cut before its tail: the file was read afterwards
     assert (engine.runs, engine.starts, engine.execs) == (1, 0, 0)
     linked = _verify(
         engine, sum_image, files, f"echo 1 > /tmp/r; ln -s /tmp/r {REWARD_DIR}/reward.txt; {flood}"
     )
     assert (linked.reward, linked.reward_file) == (0, None)  # a link is not followed
+
+
+def test_the_reward_tail_trusts_no_binary_a_verified_program_could_replace(
+    docker_engine, sum_image, files
+):  # type: ignore[no-untyped-def]
+    # A program the verifier runs as root replaces /usr/bin/head with one printing 1; the
+    # verifier then writes 0. The tail reads the file with shell builtins only.
+    plant = "printf '#!/bin/sh\\necho 1\\n' > /usr/bin/head; chmod 755 /usr/bin/head"
+    res = _verify(
+        docker_engine, sum_image, files, f"{plant}; echo 0 > {REWARD_DIR}/reward.txt; exit 1"
+    )
+    assert (res.reward, res.reward_file) == (0, "reward.txt\n0\n")
+
+
+def test_a_verified_program_killing_every_process_it_can_is_a_0_not_a_broken_sandbox(
+    docker_engine, sum_image, files
+):  # type: ignore[no-untyped-def]
+    # Everything but the container's init (the engine's end-marking shell, which nothing
+    # inside can kill): the verification ends without its tail, its reward 0 — never a
+    # broken sandbox, which would drop the row instead of scoring it.
+    entry = f"echo 1 > {REWARD_DIR}/reward.txt.tmp; kill -9 -1; kill -9 1; exit 0"
+    res = _verify(docker_engine, sum_image, files, entry)
+    assert res.reward == 0 and res.exit_code == 137
