@@ -38,8 +38,9 @@ not running as root (the upper directory holds what the container's root wrote; 
 root removes it).
 
 Where: only containers whose writable layer nothing reads afterwards — workspace-scope
-verifications (`verifiers.runner.native_usr`). Tamper evidence and snapshots read a
-container's writable layer; a write under a target would not be there.
+verifications and harbor rows, whose recipe and verifier share the container and whose
+reward file lies elsewhere (`verifiers.runner.native_usr`). Tamper evidence and snapshots
+read a container's writable layer; a write under a target would not be there.
 """
 
 from __future__ import annotations

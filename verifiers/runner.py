@@ -145,8 +145,13 @@ class PreparedState:
 def native_usr(prepared: PreparedState, spec: EnvironmentSpec, verifier: Verifier) -> bool:
     """Whether a verification of `prepared` may see the image's /usr/lib and /usr/local
     through the kernel's overlayfs (`sandboxes/native_usr.py`: the same files, cheaper
-    lookups): only where nothing reads its container's writable layer — workspace scope,
-    no replayed recipe, envfactory's runtime — and nothing is copied in there."""
+    lookups): only where nothing reads its container's writable layer and nothing is
+    copied in there — workspace scope without a replayed recipe in envfactory's runtime,
+    and every harbor row (Harbor's runtime: the recipe replayed in the verification's
+    own container, which then verifies; nothing but the reward file is read afterwards,
+    and what the replay writes under /usr/lib or /usr/local the verifier sees there)."""
+    if prepared.semantics == "harbor":
+        return _clear_of_native([verifier.mount_path or "", verifier.reward_dir or ""])
     return (
         prepared.scope == VerifyScope.WORKSPACE
         and not prepared.replay

@@ -300,6 +300,49 @@ def test_workspace_verifications_read_usr_through_kernel_overlays_full_state_one
         assert (res.reward, res.notes) == (expected, ()), res
 
 
+def test_a_harbor_row_reads_usr_through_kernel_overlays_and_its_verifier_sees_what_the_replay_wrote_there(
+    docker_engine, sum_image, files
+):  # type: ignore[no-untyped-def]
+    """Harbor's runtime: the recipe runs in the verification's own container, so what it
+    writes under /usr/local or /usr/lib is the state the verifier judges (and only in
+    that container: the next row starts from the image's files)."""
+    skip_unless_native(docker_engine)
+    plant = Replay(
+        (
+            "/bin/sh",
+            "-c",
+            "printf '#!/bin/sh\\necho planted\\n' > /usr/local/bin/tool && chmod 755 "
+            "/usr/local/bin/tool && echo lib > /usr/lib/envfactory-planted.txt",
+        ),
+        "/",
+    )
+    check = make_verifier(
+        files,
+        "grep -q ' /usr/local overlay ' /proc/mounts && grep -q ' /usr/lib overlay ' /proc/mounts"
+        " && test \"$(/usr/local/bin/tool)\" = planted"
+        " && test \"$(cat /usr/lib/envfactory-planted.txt)\" = lib",
+    )
+    absent = make_verifier(
+        files, "! test -e /usr/local/bin/tool && ! test -e /usr/lib/envfactory-planted.txt"
+    )
+    for recipe, v in (((plant,), check), ((), absent)):
+        prepared = PreparedState(
+            sum_image, VerifyScope.FULL_STATE, replay=recipe, semantics="harbor"
+        )
+        res = verify_prepared(
+            docker_engine, prepared, spec=SPEC, verifier=v, verifier_files=verifier_tar(v, files)
+        )
+        assert (res.reward, res.notes) == (1, ()), res
+    # a verifier mounted under /usr/local keeps the storage driver's view (copied in there)
+    v = make_verifier(files, "! grep -q ' /usr/local overlay ' /proc/mounts")
+    v = v.model_copy(update={"mount_path": "/usr/local/share/tests"})
+    prepared = PreparedState(sum_image, VerifyScope.FULL_STATE, replay=(), semantics="harbor")
+    res = verify_prepared(
+        docker_engine, prepared, spec=SPEC, verifier=v, verifier_files=verifier_tar(v, files)
+    )
+    assert res.reward == 1, res
+
+
 def test_no_kernel_overlay_where_the_runner_copies_something_in(
     docker_engine, sum_image, solver_state, files
 ):  # type: ignore[no-untyped-def]
