@@ -13,13 +13,16 @@ from verifiers.probes.inputs import changed_outputs
 from verifiers.probes.numbers import (
     FLOOD_PROGRAMS,
     MAX_EMBEDDED,
+    MAX_FLOOD_EMBEDDED,
     CandidateFlood,
     OneNumbers,
     PlaceholderLines,
     ScaledNumbers,
     ZeroedNumbers,
+    _packed,
     flood_lines,
     mentions,
+    output_flood,
     perturbed_numbers,
     rewrite_numbers,
     scaled,
@@ -265,9 +268,42 @@ def test_the_flood_script_writes_programs_and_outputs(tmp_path) -> None:  # type
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "calc.sh").stat().st_mode & 0o777 == 0o750
     printed = subprocess.run([prog], capture_output=True, text=True).stdout
-    want = "".join(f"{x}\n" for x in flood_lines())
-    assert printed == want
-    assert (tmp_path / "out" / "answer.txt").read_text() == want
+    assert printed == "".join(f"{x}\n" for x in flood_lines())
+    assert (tmp_path / "out" / "answer.txt").read_bytes() == output_flood()
+
+
+def test_an_output_flood_holds_every_figure_the_oracle_wrote_as_written() -> None:
+    # large integers, long decimals, thousands separators, exponents: what the program
+    # flood lacks; the smaller range of candidates around them; programs' figures too
+    oracle = _ws(
+        {
+            "out/report.txt": b"total 1,234.56 over 123456 rows; mean 0.333333; 6.02e23\n",
+            "out/answer.txt": b"-42\n",
+            "calc.py": b"print(7 * 1001)\n",
+        }
+    )
+    instruction = "Write /app/out/report.txt and /app/out/answer.txt."
+    probe = CandidateFlood.for_oracle(oracle, PRISTINE, instruction, "/app")
+    assert set(probe.outputs) == {"/app/out/report.txt", "/app/out/answer.txt"}
+    lines = probe.content.decode().splitlines()
+    assert len(lines) == len(set(lines))
+    assert {"1,234.56", "123456", "0.333333", "6.02e23", "-42", "1001"} <= set(lines)
+    assert {"-1000", "1000", "99.9", "-9.99", "0.001", "0.5", "3.0"} <= set(lines)
+    values = [float(x.replace(",", "")) for x in lines]
+    assert values == sorted(values)
+    assert 30_000 < len(probe.content) < 100_000  # the program flood is ~4 MB
+
+
+def test_an_output_flood_drops_figures_past_its_budget_and_keeps_the_named_outputs_first() -> None:
+    many = " ".join(str(1_000_000 + 7919 * i) for i in range(100_000)).encode()  # < 1 MiB
+    oracle = _ws({"out/answer.txt": b"31337\n", "out/zz-log.txt": many})
+    instruction = "Write the answer to /app/out/answer.txt."
+    probe = CandidateFlood.for_oracle(oracle, PRISTINE, instruction, "/app")
+    lines = set(probe.content.decode().splitlines())
+    assert "31337" in lines and "1000000" in lines  # the named output's first
+    assert str(1_000_000 + 7919 * 99_999) not in lines  # the last cut
+    assert len(_packed(probe.content)) <= MAX_FLOOD_EMBEDDED
+    assert len(probe.script(spec=None)) < 64_000  # type: ignore[arg-type]
 
 
 def test_nothing_written_means_no_flood() -> None:

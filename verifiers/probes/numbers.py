@@ -380,6 +380,56 @@ def flood_lines() -> list[str]:
     return [f"{i / 10**d:.{d}f}" for d, lo, hi in FLOOD for i in range(lo * 10**d, hi * 10**d + 1)]
 
 
+#: The candidates every flooded output holds besides the reference's own figures: every
+#: integer in −1000…1000 and every 1-, 2- and 3-decimal number in −100…100, −10…10, −1…1.
+OUTPUT_FLOOD: tuple[tuple[int, int, int], ...] = (
+    (0, -1000, 1000),
+    (1, -100, 100),
+    (2, -10, 10),
+    (3, -1, 1),
+)
+#: The flooded outputs' content travels in the probe's script (`MAX_EMBEDDED`): the
+#: reference's figures are dropped from the last until it fits in this many characters.
+MAX_FLOOD_EMBEDDED = 48_000
+# A figure as written: `_NUMBER`, or digits grouped by thousands (1,234.5).
+_GROUPED = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
+def oracle_figures(files: dict[str, _Entry], first: Sequence[str] = ()) -> list[str]:
+    """Every figure (`_NUMBER`, `_GROUPED`) in the text files the reference solution
+    wrote, as written, each once: those in the files `first` names come first."""
+    out: dict[str, None] = {}
+    for path in [*first, *(p for p in files if p not in first)]:
+        entry = files.get(path)
+        if entry is None or len(entry.data) > MAX_FILE_BYTES or b"\0" in entry.data:
+            continue
+        text = entry.data.decode("utf-8", "replace")
+        for rx in (_GROUPED, _NUMBER):
+            out.update(dict.fromkeys(m.group(0) for m in rx.finditer(text)))
+    return list(out)
+
+
+def output_flood(figures: Sequence[str] = ()) -> bytes:
+    """A flooded output's content: `OUTPUT_FLOOD`'s candidates and `figures`, each once,
+    one per line in ascending order; `figures` cut from the end until it packs into
+    `MAX_FLOOD_EMBEDDED` characters."""
+    base = [f"{i / 10**d:.{d}f}" for d, lo, hi in OUTPUT_FLOOD for i in range(lo * 10**d, hi * 10**d + 1)]
+    keep = list(figures)
+    while True:
+        lines = sorted(dict.fromkeys([*base, *keep]), key=_flood_order)
+        data = "".join(f"{x}\n" for x in lines).encode()
+        if not keep or len(_packed(data)) <= MAX_FLOOD_EMBEDDED:
+            return data
+        keep = keep[: len(keep) // 2]
+
+
+def _flood_order(figure: str) -> tuple[float, str]:
+    try:
+        return float(figure.replace(",", "")), figure
+    except ValueError:  # an exponent past a float's range
+        return float("inf"), figure
+
+
 _RANGES = json.dumps([list(r) for r in FLOOD])
 FLOOD_PROGRAMS = {
     "python": (
@@ -461,18 +511,28 @@ class CandidateFlood(Probe):
     replaced by one in the same language (same mode, same shebang) that prints every
     integer in −1000…100000 and every 1-, 2- and 3-decimal number in a useful range, one
     per line (about 4 MB), and exits 0; every other output of the reference solution that
-    the instruction names gets the same flood as its content. Fools a verifier that accepts
-    when the expected figures merely appear in the output (``want in stdout``, a set of
-    candidates) — no exact comparison accepts it. Built per gate run (`for_oracle`); never
-    in the default battery."""
+    the instruction names gets a flood as its content too: a smaller range of candidates
+    plus every figure the reference solution wrote anywhere (`output_flood`). Fools a
+    verifier that accepts when the expected figures merely appear in the output (``want in
+    stdout``, a set of candidates) — no exact comparison accepts it. A program's flood
+    must hold answers to inputs the verifier may choose; an output's is judged as the
+    reference solution left it, so the figures any check the reference passes looks for
+    are among those it wrote (in the form it wrote them: large numbers, long decimals and
+    thousands separators included, which the program flood lacks), at ~1% of the bytes a
+    verifier reads and the state carries. Built per gate run (`for_oracle`); never in the
+    default battery."""
 
     name = "candidate-flood"
 
     def __init__(
-        self, programs: dict[str, tuple[str, int]] | None = None, outputs: Sequence[str] = ()
+        self,
+        programs: dict[str, tuple[str, int]] | None = None,
+        outputs: Sequence[str] = (),
+        figures: Sequence[str] = (),
     ) -> None:
         self.programs = dict(programs or {})  # path → (program text, mode)
         self.outputs = tuple(outputs)
+        self.content = output_flood(figures)  # what each output gets
 
     @classmethod
     def for_oracle(
@@ -488,7 +548,7 @@ class CandidateFlood(Probe):
                 programs[path] = (flood_program(path, entry), entry.mode)
             elif named(path, names):
                 outputs.append(path)
-        return cls(programs, outputs)
+        return cls(programs, outputs, oracle_figures(written(oracle, pristine), outputs))
 
     @property
     def applies(self) -> bool:
@@ -504,9 +564,8 @@ class CandidateFlood(Probe):
             )
         if self.outputs:
             parts.append(
-                f"cat > /tmp/.flood.sh <<'PROGRAM'\n{FLOOD_PROGRAMS['shell']}PROGRAM\n"
-                "sh /tmp/.flood.sh > /tmp/.flood\n"
+                f"printf '%s' {qs([_packed(self.content)])} | base64 -d | gzip -dc > /tmp/.flood\n"
                 f'for p in {qs(self.outputs)}; do mkdir -p "$(dirname "$p")"; cat /tmp/.flood > "$p"; done\n'
-                "rm -f /tmp/.flood /tmp/.flood.sh\n"
+                "rm -f /tmp/.flood\n"
             )
         return "".join(parts) + "true\n"
