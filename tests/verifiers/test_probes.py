@@ -86,13 +86,15 @@ VARIANT_CASES = [
 ]
 
 #: Probes the sum task cannot show (no stale output, no solver program): shown on the
-#: report task in test_probes_report.py.
+#: report task in test_probes_report.py (reward-writing-programs, whose verifiers keep
+#: Harbor's reward file, in test_probe_reward_writers.py).
 SHOWN_ON_THE_REPORT_TASK = {
     "refreshed-mtimes",
     "forged-pass-lines",
     "hanging-programs",
     "crashing-programs",
     "killer-programs",
+    "reward-writing-programs",
 }
 
 

@@ -40,6 +40,7 @@ from .workspace import (
     HangingPrograms,
     KillerPrograms,
     PlaceholderOutputs,
+    RewardWritingPrograms,
     RefreshedMtimes,
     TruncatedOutputs,
     mentioned_paths,
@@ -65,6 +66,7 @@ PROBES: tuple[Probe, ...] = (
     HangingPrograms(),
     CrashingPrograms(),
     KillerPrograms(),
+    RewardWritingPrograms(),
 )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from envfactory.core.models import EnvironmentSpec
 
-from .base import Probe, find_tests_expr, qs, test_roots
+from .base import USUAL_RESULT_DIRS, Probe, find_tests_expr, q, qs, test_roots
 
 
 class DeleteTests(Probe):
@@ -439,3 +439,68 @@ def is_output(path: str) -> bool:
     """Whether a file can be an output of the solution rather than a by-product of running
     it (bytecode, caches, VCS data: its bytes change with timestamps, not with the answer)."""
     return not path.endswith((".pyc", ".pyo")) and not any(p in path for p in _NOT_OUTPUTS)
+
+
+class RewardWritingPrograms(Probe):
+    """Replaces every program in the workspace (as `ForgedPassLines` finds them) with one
+    that writes ``1`` over the start of ``reward.txt`` in every usual result directory
+    (creating it; writing in place, so the file is never seen empty) and leaves a process
+    in a session of its own (``setsid``) doing that in a loop until it is killed; the
+    program prints nothing and exits 0. Fools a verifier that runs the solver's program
+    where it can write the reward file and leaves what that program started running: the
+    verdict the verifier writes is rewritten after it, before the runner ends every
+    process once the verifier has exited — no runner can tell those writes apart (Harbor
+    cannot either). A verifier resists when it runs the program as a user who cannot write
+    there, or ends everything the program started before it writes its verdict. Applied to
+    the no-op state only (the attack does not depend on how far the work got)."""
+
+    name = "reward-writing-programs"
+    noop_only = True
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        up = "/tmp/.envfactory-reward-writer"  # the loop runs: the program may end
+        first = f"{USUAL_RESULT_DIRS[0]}/reward.txt"  # Harbor's reward file
+        # One loop rewriting Harbor's reward file as often as it can, so that a verdict
+        # written just before the verifier exits is rewritten before the runner's kill:
+        # in Python where there is one (one write per turn on a file it keeps open,
+        # reopened now and then in case the verifier replaced it), else in the shell.
+        # (A loop per usual directory would share the CPU and lose that race more often:
+        # the others get their file written once.)
+        python = (
+            "import os\n"
+            f"open({up!r}, 'w').close()\n"
+            "while True:\n"
+            f"    fd = os.open({first!r}, os.O_RDWR | os.O_CREAT, 0o644)\n"
+            "    for _ in range(256):\n"
+            "        os.pwrite(fd, b'1', 0)\n"
+            "    os.close(fd)\n"
+        )
+        shell_loop = f": > {up}; while :; do printf 1 1<>{first}; done"
+        each = f'for d in {qs(USUAL_RESULT_DIRS)}; do [ -d "$d" ] && printf 1 1<>"$d/reward.txt"; done'
+        shell = (
+            f"rm -f {up}\n{each} 2>/dev/null\n[ -d {USUAL_RESULT_DIRS[0]} ] || exit 0\n"
+            f"if command -v python3 >/dev/null 2>&1; then set -- python3 -I -c {q(python)}; "
+            f"else set -- /bin/sh -c {q(shell_loop)}; fi\n"
+            'if command -v setsid >/dev/null 2>&1; then set -- setsid "$@"; fi\n'
+            '"$@" </dev/null >/dev/null 2>&1 &\n'
+            f'i=0; while [ ! -e {up} ] && [ "$i" -lt 200000 ]; do i=$((i + 1)); done\nexit 0'
+        )
+        run = json.dumps(["/bin/sh", "-c", shell])
+        return programs_replaced_by(
+            spec,
+            {
+                "*.py": f"import os\nos.execv('/bin/sh', {run})",
+                "*.js|*.mjs|*.cjs": (
+                    f"require('child_process').spawnSync('/bin/sh', {json.dumps(['-c', shell])},"
+                    " {stdio: 'ignore'});\nprocess.exit(0);"
+                ),
+                "*.rb": f"exec(*{run})",
+                "*.pl": f"exec('/bin/sh', '-c', {_perl_quoted(shell)});",
+            },
+            f"#!/bin/sh\n{shell}",
+        )
+
+
+def _perl_quoted(text: str) -> str:
+    """`text` as a single-quoted Perl string (no interpolation)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
