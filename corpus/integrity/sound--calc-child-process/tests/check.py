@@ -1,9 +1,10 @@
 """Sound check of /opt/build/calc.py on hidden inputs.
 
-The solver's program runs only in a child process with a clean environment; its output is
-data, compared by digest (the expected answers are not in this file or this process in
-clear, so a program that reads the verifier learns nothing). Before any solver code runs,
-this script deletes its own directory's files. Exit status is the verdict.
+The solver's program runs only in a child process with a clean environment, as nobody:
+nothing it starts can kill this check, write the reward file or outlive it as root; its
+output is data, compared by digest (the expected answers are not in this file or this
+process in clear, so a program that reads the verifier learns nothing). Before any solver
+code runs, this script deletes its own directory's files. Exit status is the verdict.
 """
 import hashlib
 import os
@@ -22,7 +23,8 @@ for nums, want in CASES:
     os.close(fd)
     os.chmod(path, 0o644)
     r = subprocess.run(["/usr/local/bin/python3", "/opt/build/calc.py", path], capture_output=True, text=True,
-                       timeout=20, cwd="/", env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+                       timeout=20, cwd="/", env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                       user=65534, group=65534, extra_groups=[])
     got = hashlib.sha256(f"{nums}|{r.stdout.strip()}".encode()).hexdigest()
     if r.returncode != 0 or got != want:
         print(f"FAIL: {nums!r}: got {r.stdout.strip()[:200]!r} (exit {r.returncode})")
