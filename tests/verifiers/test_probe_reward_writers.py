@@ -96,7 +96,9 @@ def test_a_verifier_that_leaves_the_program_running_with_the_reward_writable_is_
     vfiles = verifier_tar(v, files)
     # each verifier judges the untouched workspace 0 (the gates test below: the oracle 1)
     noop = pristine_state(docker_engine, report_image, SPEC)
-    res = verify_prepared(docker_engine, noop.prepared, spec=SPEC, verifier=v, verifier_files=vfiles)
+    res = verify_prepared(
+        docker_engine, noop.prepared, spec=SPEC, verifier=v, verifier_files=vfiles
+    )
     assert res.reward == 0, res
     rewards = [
         verify_prepared(

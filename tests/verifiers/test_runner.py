@@ -319,8 +319,8 @@ def test_a_harbor_row_reads_usr_through_kernel_overlays_and_its_verifier_sees_wh
     check = make_verifier(
         files,
         "grep -q ' /usr/local overlay ' /proc/mounts && grep -q ' /usr/lib overlay ' /proc/mounts"
-        " && test \"$(/usr/local/bin/tool)\" = planted"
-        " && test \"$(cat /usr/lib/envfactory-planted.txt)\" = lib",
+        ' && test "$(/usr/local/bin/tool)" = planted'
+        ' && test "$(cat /usr/lib/envfactory-planted.txt)" = lib',
     )
     absent = make_verifier(
         files, "! test -e /usr/local/bin/tool && ! test -e /usr/lib/envfactory-planted.txt"

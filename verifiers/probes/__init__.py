@@ -40,8 +40,8 @@ from .workspace import (
     HangingPrograms,
     KillerPrograms,
     PlaceholderOutputs,
-    RewardWritingPrograms,
     RefreshedMtimes,
+    RewardWritingPrograms,
     TruncatedOutputs,
     mentioned_paths,
 )

@@ -413,7 +413,11 @@ def output_flood(figures: Sequence[str] = ()) -> bytes:
     """A flooded output's content: `OUTPUT_FLOOD`'s candidates and `figures`, each once,
     one per line in ascending order; `figures` cut from the end until it packs into
     `MAX_FLOOD_EMBEDDED` characters."""
-    base = [f"{i / 10**d:.{d}f}" for d, lo, hi in OUTPUT_FLOOD for i in range(lo * 10**d, hi * 10**d + 1)]
+    base = [
+        f"{i / 10**d:.{d}f}"
+        for d, lo, hi in OUTPUT_FLOOD
+        for i in range(lo * 10**d, hi * 10**d + 1)
+    ]
     keep = list(figures)
     while True:
         lines = sorted(dict.fromkeys([*base, *keep]), key=_flood_order)

@@ -476,7 +476,9 @@ class RewardWritingPrograms(Probe):
             "    os.close(fd)\n"
         )
         shell_loop = f": > {up}; while :; do printf 1 1<>{first}; done"
-        each = f'for d in {qs(USUAL_RESULT_DIRS)}; do [ -d "$d" ] && printf 1 1<>"$d/reward.txt"; done'
+        each = (
+            f'for d in {qs(USUAL_RESULT_DIRS)}; do [ -d "$d" ] && printf 1 1<>"$d/reward.txt"; done'
+        )
         shell = (
             f"rm -f {up}\n{each} 2>/dev/null\n[ -d {USUAL_RESULT_DIRS[0]} ] || exit 0\n"
             f"if command -v python3 >/dev/null 2>&1; then set -- python3 -I -c {q(python)}; "
