@@ -445,8 +445,9 @@ class RewardWritingPrograms(Probe):
     """Replaces every program in the workspace (as `ForgedPassLines` finds them) with one
     that writes ``1`` over the start of ``reward.txt`` in every usual result directory
     (creating it; writing in place, so the file is never seen empty) and leaves a process
-    in a session of its own (``setsid``) doing that in a loop until it is killed; the
-    program prints nothing and exits 0. Fools a verifier that runs the solver's program
+    in a session of its own (``setsid``) rewriting Harbor's ``/logs/verifier/reward.txt``
+    so in a loop until it is killed; the program prints nothing and exits 0 once that
+    loop runs. Fools a verifier that runs the solver's program
     where it can write the reward file and leaves what that program started running: the
     verdict the verifier writes is rewritten after it, before the runner ends every
     process once the verifier has exited — no runner can tell those writes apart (Harbor
