@@ -193,13 +193,8 @@ class DockerSandbox:
     def _disk_result(self, out: X.StreamOutcome, start: float) -> ExecResult:
         with self._lock:
             pass  # the watchdog removes the container under the lock: report once it is gone
-        return ExecResult(
-            exit_code=None,
-            stdout=out.stdout.decode("utf-8", "replace"),
-            stderr=out.stderr.decode("utf-8", "replace"),
-            truncated=out.truncated,
-            disk_exceeded=True,
-            duration_s=X.elapsed_since(start),
+        return _result(
+            out, None, timed_out=False, oom=False, duration=X.elapsed_since(start), disk=True
         )
 
     def _ensure_usable(self) -> None:
@@ -535,7 +530,13 @@ def _abs(path: str) -> str:
 
 
 def _result(
-    out: X.StreamOutcome, exit_code: int | None, *, timed_out: bool, oom: bool, duration: float
+    out: X.StreamOutcome,
+    exit_code: int | None,
+    *,
+    timed_out: bool,
+    oom: bool,
+    duration: float,
+    disk: bool = False,
 ) -> ExecResult:
     return ExecResult(
         exit_code=exit_code,
@@ -544,5 +545,6 @@ def _result(
         truncated=out.truncated,
         timed_out=timed_out,
         oom_killed=oom,
+        disk_exceeded=disk,
         duration_s=duration,
     )
