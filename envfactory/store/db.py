@@ -14,6 +14,8 @@ PostgreSQL needs nothing special: writers that must not race use ``SELECT … FO
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +25,7 @@ from sqlalchemy.engine import make_url
 from envfactory.core.errors import InvalidInput
 
 BUSY_TIMEOUT_MS = 30_000
+WAL_RETRY_S = 0.02
 #: Execution option read by the ``begin`` hook: ``"IMMEDIATE"`` takes the write lock at once.
 SQLITE_BEGIN = "sqlite_begin"
 
@@ -78,9 +81,8 @@ def _install_sqlite_hooks(engine: Engine, *, foreign_keys: bool) -> None:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see module docstring)
         cur = dbapi_conn.cursor()
         try:
-            # WAL is a property of the file; an in-memory database silently stays "memory".
-            cur.execute("PRAGMA journal_mode=WAL")
             cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            _use_wal(cur)
             cur.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
             cur.execute("PRAGMA synchronous=NORMAL")  # durable with WAL, far fewer fsyncs
         finally:
@@ -90,3 +92,23 @@ def _install_sqlite_hooks(engine: Engine, *, foreign_keys: bool) -> None:
     def _on_begin(conn: Any) -> None:
         mode = conn.get_execution_options().get(SQLITE_BEGIN, "")
         conn.exec_driver_sql(f"BEGIN {mode}".strip())
+
+
+def _use_wal(cur: Any) -> None:
+    """Switch the file to WAL, waiting out other writers.
+
+    WAL is a property of the file (an in-memory database silently stays "memory"). Switching
+    a file that is still in rollback mode needs its exclusive lock, and SQLite answers
+    "database is locked" at once, without the busy handler, while another connection holds
+    a write transaction on it, as when several processes open a fresh store together (three
+    concurrent migrations did, in CI). So the switch is retried until ``BUSY_TIMEOUT_MS``.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(WAL_RETRY_S)

@@ -4,6 +4,7 @@ and write sessions that take the write lock at BEGIN."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 from envfactory.store import Store
@@ -51,3 +52,25 @@ def _check_locks(store: Store, path: Path) -> None:
         other.execute("BEGIN IMMEDIATE")
         other.execute("ROLLBACK")
         other.close()
+
+
+def test_a_connection_opened_during_anothers_write_still_gets_wal(tmp_path: Path) -> None:
+    """Switching a rollback-mode file to WAL fails at once (no busy handler) while another
+    connection writes; the engine waits the write out instead of failing to connect (three
+    concurrent migrations of a fresh store failed this way)."""
+    path = tmp_path / "fresh.db"
+    writer = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    writer.execute("CREATE TABLE t (x)")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO t VALUES (1)")
+    timer = threading.Timer(0.5, writer.execute, ["COMMIT"])
+    timer.start()
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("SELECT x FROM t").scalar() == 1  # after the commit
+    finally:
+        timer.join()
+        engine.dispose()
+        writer.close()
