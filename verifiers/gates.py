@@ -31,7 +31,11 @@ oracle the verifier rejects settles the verdict too (``verifier-unrunnable`` whe
 output shows a missing tool, module, Python or network; else ``rejected``). Either way
 the checks that need a working oracle are skipped and listed as skipped. Probes wait for
 the oracle to pass, so the traced probes (`GateInput.traced_probes`, built from the
-verifier's run on the oracle state) join the static ones.
+verifier's run on the oracle state) join the static ones. A secondary semantics settles
+early too: once one of its rows fails, that runtime is refused (its export), and once a
+primary row fails the verdict is a rejection under every runtime; the secondary rows not
+started by then are skipped and listed as skipped. Primary rows always all run: each
+failing one is a finding for review.
 
 Semantics: every row runs under the first of `spec.semantics`; when a task also declares
 ``harbor`` (imported Harbor / Terminal-Bench tasks, Harbor exports), the oracle, the
@@ -139,6 +143,9 @@ class GateInput:
     #: probes built from what the oracle wrote (its outputs cut, JSON fields dropped, the
     #: reference run on minimal inputs)
     derived_probes: bool = True
+    #: skip the secondary (harbor) rows that can no longer change a verdict; False: every
+    #: row runs (a test that looks at each one)
+    settle_early: bool = True
 
 
 @dataclass
@@ -217,6 +224,9 @@ class _GateRunner:
         self.unrunnable: tuple[str, ...] = ()
         self.skipped: list[SkippedCheck] = []
         self.expected: frozenset[str] = frozenset()  # paths the oracle changes
+        #: why a secondary semantics' rows can no longer change its verdict (by semantics;
+        #: "*": the primary verdict is a rejection, so no other runtime is safe either)
+        self.moot: dict[str, str] = {}
 
     # -- planning -------------------------------------------------------------------------
 
@@ -615,9 +625,14 @@ class _GateRunner:
     def _verify(self, check: _Check) -> None:
         if self._settled_badly() and check.kind != CheckKind.ORACLE:
             return  # listed as skipped in the report
+        if check.secondary and self._moot(check):
+            self._tick(f"{check.name} skipped")
+            return
         res = self._verify_once_more_if_broken(check)
         with self.lock:
             self.results[check.name].append(res)
+            if res.reward != check.expected:
+                self._settle_semantics(check)
             done = list(self.results[check.name])
             more = self._escalate(check, done) if len(done) == check.repeats else []
             complete = len(done) == check.repeats and check.name not in self.ticked
@@ -630,6 +645,31 @@ class _GateRunner:
             self._tick(check.name)
             if check.kind == CheckKind.ORACLE and check.semantics == self.primary:
                 self._oracle_verified(done)
+
+    # -- a secondary semantics settles early ----------------------------------------------
+
+    def _settle_semantics(self, failed: _Check) -> None:
+        """A row got an unexpected reward (under the lock): it fails, whatever its other runs
+        say. Under a secondary semantics one failing row refuses that runtime (its export);
+        under the primary one the verdict is a rejection, which refuses every runtime. Either
+        way the secondary rows not started yet cannot change a verdict: they are skipped."""
+        key = failed.semantics if failed.secondary else "*"
+        self.moot.setdefault(key, failed.name)
+
+    def _moot(self, check: _Check) -> bool:
+        if not self.inp.settle_early:
+            return False
+        with self.lock:
+            return "*" in self.moot or check.semantics in self.moot
+
+    def _skip_reason(self, check: _Check) -> str:
+        """Why a row has no results (it was skipped before its first verification)."""
+        if check.secondary and "*" in self.moot:
+            return f"{self.moot['*']} failed: the verdict is a rejection under every runtime"
+        if check.secondary and check.semantics in self.moot:
+            failed = self.moot[check.semantics]
+            return f"{failed} failed: the task is already unsafe under {check.semantics}"
+        return "the oracle settled the verdict"
 
     # -- repeats where they tell something --------------------------------------------------
 
@@ -749,7 +789,7 @@ class _GateRunner:
         for c in sorted(self.checks, key=_order):
             res = self.results[self.shared.get(c.name, c.name)]
             if not res:
-                self.skipped.append(SkippedCheck(name=c.name, why="the oracle settled the verdict"))
+                self.skipped.append(SkippedCheck(name=c.name, why=self._skip_reason(c)))
                 continue
             rows.append(self._row(c, res, failed_bases))
             timings.append(

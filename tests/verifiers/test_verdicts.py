@@ -4,6 +4,7 @@ and the rows gated under Harbor's runtime — on the tiny `sum` task, real Docke
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -157,6 +158,7 @@ def test_every_harbor_probe_row_is_verified_in_the_container_its_replay_left(
             _harbor_verifier(files, OUTSIDE_SH),
             spec,
             probes=OUTSIDE,
+            settle_early=False,  # every row, though the first failing one settles harbor
         )
     )
     rows = {c.name: c for c in run.report.checks}
@@ -167,6 +169,52 @@ def test_every_harbor_probe_row_is_verified_in_the_container_its_replay_left(
         assert not any("identical to" in line for line in rows[name].evidence)
     assert rows["harbor:no-op"].observed == (0,)
     assert not run.report.safe_under("harbor")
+
+
+def test_once_a_harbor_row_fails_the_harbor_rows_not_started_are_skipped(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    """One failing row refuses Harbor's runtime (its export); the rows after it could not
+    change that and are listed as skipped. Every envfactory row still runs."""
+    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
+    gate = _gate(
+        docker_engine,
+        sum_image,
+        files,
+        _harbor_verifier(files, OUTSIDE_SH),
+        spec,
+        probes=OUTSIDE,
+        concurrency=1,  # rows in the order they are queued: the first harbor probe fails
+    )
+    report = run_gates(gate)
+    assert report.outcome == TaskVerdict.PASSED and not report.safe_under("harbor")
+    harbor = [c.name for c in report.checks if c.semantics == "harbor"]
+    assert harbor == ["harbor:oracle", "harbor:no-op", "harbor:probe:shm-file@no-op"], harbor
+    skipped = {s.name: s.why for s in report.skipped}
+    for p in OUTSIDE[1:]:
+        why = skipped[f"harbor:probe:{p.name}@no-op"]
+        assert why == (
+            "harbor:probe:shm-file@no-op failed: the task is already unsafe under harbor"
+        ), why
+    assert {f"probe:{p.name}@no-op" for p in OUTSIDE} <= {c.name for c in report.checks}
+
+
+def test_a_rejection_under_envfactory_skips_the_harbor_rows(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    """Rejected under the task's own runtime, the task is safe under none: the harbor rows
+    could not change a verdict and do not run."""
+    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
+    v = make_verifier(files, 'test "$(cat /workspace/out/total.txt)" = 100')
+    gate = _gate(docker_engine, sum_image, files, v, spec, probes=(by_name("reward-file"),))
+    report = run_gates(replace(gate, concurrency=1))  # prefix-1 is verified first
+    assert report.outcome == TaskVerdict.REJECTED
+    assert report.reasons[0].startswith("unsolved prefix-1: expected 0, got [1]")
+    assert not any(c.semantics == "harbor" for c in report.checks)
+    skipped = {s.name: s.why for s in report.skipped}
+    assert skipped["harbor:oracle"] == (
+        "prefix-1 failed: the verdict is a rejection under every runtime"
+    ), skipped
 
 
 def test_a_verifier_trusting_a_planted_reward_file_is_rejected_under_harbor_semantics(
