@@ -1,7 +1,8 @@
 """Gate throughput on small tasks: two engine settings side by side in one run, against Harbor.
 
     python -m benchmarks.validate_throughput [--tasks DIR ...] [--repeats 3]
-        [--concurrency 4] [--compare native-usr|standby|own-command] [--standby 4]
+        [--concurrency 4] [--compare native-usr|standby|own-command|settle-early]
+        [--standby 4]
         [--harbor PATH]
         [--harbor-trials 8] [--flaky-runs 4] [--first-battery]
 
@@ -10,6 +11,8 @@
 (`sandboxes/native_usr.py`, the default). `--compare standby`: standby containers off
 and on (`--standby` deep). `--compare own-command`: verifications by a started container
 and an exec, then as the container's own command (`DockerEngine.run`, the default).
+`--compare settle-early`: every harbor row run, then the rows that can no longer change
+a verdict skipped (`GateInput.settle_early`, the default).
 
 With `--first-battery`, a third mode gates the same tasks with the battery the gates had
 when the integrity issue was filed (the 12 first probes, every row `repeats` times, no
@@ -68,11 +71,22 @@ from verifiers.runner import verifier_tar, verify_prepared
 from verifiers.validate import validate_task
 
 ROOT = Path(__file__).resolve().parents[1]
-#: per comparison, its two modes: a name and the engine settings it changes
-COMPARE = {
-    "native-usr": (("kernel /usr off", {"native_usr": False}), ("kernel /usr on", {})),
-    "standby": (("standby off", {"standby": 0}), ("standby on", {"standby": None})),
-    "own-command": (("exec", {"own_command": False}), ("own command", {})),
+
+
+def every_row(inp: GateInput) -> GateInput:
+    """Every harbor row runs, even after its verdict is settled (before session 13)."""
+    return replace(inp, settle_early=False)
+
+
+#: per comparison, its two modes: a name, the engine settings it changes and how it changes
+#: the gate input (None: not at all)
+COMPARE: dict[
+    str, tuple[tuple[str, dict[str, object], Callable[[GateInput], GateInput] | None], ...]
+] = {
+    "native-usr": (("kernel /usr off", {"native_usr": False}, None), ("kernel /usr on", {}, None)),
+    "standby": (("standby off", {"standby": 0}, None), ("standby on", {"standby": None}, None)),
+    "own-command": (("exec", {"own_command": False}, None), ("own command", {}, None)),
+    "settle-early": (("every row", {}, every_row), ("settle early", {}, None)),
 }
 FIRST = "first battery"
 #: the probes the gates had when the integrity issue (13) was filed
@@ -272,9 +286,10 @@ def main() -> int:
     base = load_settings().sandbox.model_copy(update={"pool_size": args.concurrency})
     depth = args.standby if args.standby is not None else args.concurrency
     modes = []
-    for name, change in COMPARE[args.compare]:
+    for name, change, adjust in COMPARE[args.compare]:
         change = {k: depth if v is None else v for k, v in change.items()}
-        modes.append(Mode(name, DockerEngine(base.model_copy(update=change), run_id=run_id)))
+        engine = DockerEngine(base.model_copy(update=change), run_id=run_id)
+        modes.append(Mode(name, engine, adjust=adjust))
     if args.first_battery:
         modes.append(Mode(FIRST, modes[0].engine, adjust=first_battery))
     engine = modes[1].engine
