@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from envfactory.core.errors import EnvFactoryError
-from envfactory.core.models import GateCheck
+from envfactory.core.models import GateCheck, SkippedCheck
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 
@@ -272,7 +272,20 @@ def _facts(result: TaskValidation) -> list[str]:
     lines += [f"[yellow]warning: {escape(w)}[/]" for w in result.warnings]
     if report.provided:
         lines.append("provided offline for the verifier: " + escape(", ".join(report.provided)))
-    lines += [f"skipped: {escape(s.name)} ({escape(s.why)})" for s in report.skipped]
+    lines += _skipped_lines(report.skipped)
+    return lines
+
+
+def _skipped_lines(skipped: Sequence[SkippedCheck]) -> list[str]:
+    """One line per reason: the rows an early verdict skipped share theirs (18 harbor rows
+    after one failed read as one line, not 18)."""
+    by_why: dict[str, list[str]] = {}
+    for s in skipped:
+        by_why.setdefault(s.why, []).append(s.name)
+    lines = []
+    for why, names in by_why.items():
+        what = names[0] if len(names) == 1 else f"{len(names)} checks: {', '.join(names)}"
+        lines.append(f"skipped: {escape(what)} ({escape(why)})")
     return lines
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from envfactory.cli.validate import summary_line
+from envfactory.cli.validate import _skipped_lines, summary_line
+from envfactory.core.models import SkippedCheck
 
 
 def _result(passed: bool, as_expected: bool | None) -> Any:
@@ -24,3 +25,16 @@ def test_what_went_otherwise_is_named() -> None:
         "0 sound accepted, 0 broken rejected as expected, 2 not as expected, "
         "1 could not be imported or built"
     )
+
+
+def test_rows_skipped_for_one_reason_are_one_line() -> None:
+    why = "harbor:probe:conftest-pass@no-op failed: the task is already unsafe under harbor"
+    skipped = [
+        SkippedCheck(name="harbor:probe:git-reset@no-op", why=why),
+        SkippedCheck(name="prefix-2", why="the oracle settled the verdict"),
+        SkippedCheck(name="harbor:probe:empty-tests@no-op", why=why),
+    ]
+    assert _skipped_lines(skipped) == [
+        f"skipped: 2 checks: harbor:probe:git-reset@no-op, harbor:probe:empty-tests@no-op ({why})",
+        "skipped: prefix-2 (the oracle settled the verdict)",
+    ]
