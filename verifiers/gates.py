@@ -32,10 +32,11 @@ output shows a missing tool, module, Python or network; else ``rejected``). Eith
 the checks that need a working oracle are skipped and listed as skipped. Probes wait for
 the oracle to pass, so the traced probes (`GateInput.traced_probes`, built from the
 verifier's run on the oracle state) join the static ones. A secondary semantics settles
-early too: once one of its rows fails, that runtime is refused (its export), and once a
-primary row fails the verdict is a rejection under every runtime; the secondary rows not
-started by then are skipped and listed as skipped. Primary rows always all run: each
-failing one is a finding for review.
+early too: its rows are queued once every primary row is done, and none runs when a
+primary row failed (the verdict is a rejection, safe under no runtime); once one of its
+rows fails, that runtime is refused (its export) and its rows not started by then are
+skipped. Skipped rows are listed as skipped. Primary rows always all run: each failing
+one is a finding for review.
 
 Semantics: every row runs under the first of `spec.semantics`; when a task also declares
 ``harbor`` (imported Harbor / Terminal-Bench tasks, Harbor exports), the oracle, the
@@ -241,6 +242,9 @@ class _GateRunner:
                 self._spawn(self._produce_reference)  # then partials and regressions
                 self._spawn(self._produce_noop)
                 self._drain()
+                if self._harbor_rows() and self.oracle_ok:
+                    self._harbor_checks()  # after every primary row: see its docstring
+                    self._drain()
                 self._last_tick()
             finally:
                 self.pool.shutdown(wait=True)
@@ -400,8 +404,6 @@ class _GateRunner:
         for base in waiting:
             self._spawn(self._produce_probes, base, self.probes)
         self._spawn(self._spawn_oracle_probes)
-        if self._harbor_rows():
-            self._spawn(self._harbor_checks)
 
     def _skip_rest(self, why: str) -> None:
         n_unsolved = max(len(self.spec.reference_solution) - 1, 0) + len(
@@ -428,7 +430,12 @@ class _GateRunner:
     # -- harbor rows ----------------------------------------------------------------------
 
     def _harbor_checks(self) -> None:
-        """The oracle, the no-op and each probe on the no-op, as in Harbor's runtime."""
+        """The oracle, the no-op and each probe on the no-op, as in Harbor's runtime.
+
+        Queued once every primary row is done: a rejection there leaves no runtime safe,
+        so then none of these can change a verdict and each is skipped (`_moot`); queued
+        beside the primary rows they ran first (they need no state produced) and a
+        rejected verifier paid for all of them."""
         assert self.oracle is not None
         noop = ProducedState("no-op", StateKind.PRISTINE, self._harbor_prepared(()), ())
         self._on_state(self.oracle, CheckKind.ORACLE, 1, semantics="harbor")

@@ -4,7 +4,6 @@ and the rows gated under Harbor's runtime — on the tiny `sum` task, real Docke
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import pytest
 
@@ -207,7 +206,7 @@ def test_a_rejection_under_envfactory_skips_the_harbor_rows(
     spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
     v = make_verifier(files, 'test "$(cat /workspace/out/total.txt)" = 100')
     gate = _gate(docker_engine, sum_image, files, v, spec, probes=(by_name("reward-file"),))
-    report = run_gates(replace(gate, concurrency=1))  # prefix-1 is verified first
+    report = run_gates(gate)  # the harbor rows wait for the envfactory rows
     assert report.outcome == TaskVerdict.REJECTED
     assert report.reasons[0].startswith("unsolved prefix-1: expected 0, got [1]")
     assert not any(c.semantics == "harbor" for c in report.checks)
