@@ -142,24 +142,21 @@ if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/ve
 """
 
 
+def _outside_gate(engine, image, files, **kw):  # type: ignore[no-untyped-def]
+    """The verifier trusting OUTSIDE's markers, gated under both runtimes with OUTSIDE."""
+    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
+    verifier = _harbor_verifier(files, OUTSIDE_SH)
+    return _gate(engine, image, files, verifier, spec, probes=OUTSIDE, **kw)
+
+
 def test_every_harbor_probe_row_is_verified_in_the_container_its_replay_left(
     docker_engine, sum_image, files
 ) -> None:  # type: ignore[no-untyped-def]
     """The container's upper directory is empty after each of these replays, yet the
     verifier there sees what they left: each harbor row runs the verifier (none is taken
     for the no-op's), and the verifier trusting those markers is caught under harbor."""
-    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
-    run = run_gates_detailed(
-        _gate(
-            docker_engine,
-            sum_image,
-            files,
-            _harbor_verifier(files, OUTSIDE_SH),
-            spec,
-            probes=OUTSIDE,
-            settle_early=False,  # every row, though the first failing one settles harbor
-        )
-    )
+    # every row, though the first failing one settles harbor
+    run = run_gates_detailed(_outside_gate(docker_engine, sum_image, files, settle_early=False))
     rows = {c.name: c for c in run.report.checks}
     for p in OUTSIDE:
         name = f"harbor:probe:{p.name}@no-op"
@@ -175,17 +172,8 @@ def test_once_a_harbor_row_fails_the_harbor_rows_not_started_are_skipped(
 ) -> None:  # type: ignore[no-untyped-def]
     """One failing row refuses Harbor's runtime (its export); the rows after it could not
     change that and are listed as skipped. Every envfactory row still runs."""
-    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
-    gate = _gate(
-        docker_engine,
-        sum_image,
-        files,
-        _harbor_verifier(files, OUTSIDE_SH),
-        spec,
-        probes=OUTSIDE,
-        concurrency=1,  # rows in the order they are queued: the first harbor probe fails
-    )
-    report = run_gates(gate)
+    # one at a time, rows in the order they are queued: the first harbor probe fails
+    report = run_gates(_outside_gate(docker_engine, sum_image, files, concurrency=1))
     assert report.outcome == TaskVerdict.PASSED and not report.safe_under("harbor")
     harbor = [c.name for c in report.checks if c.semantics == "harbor"]
     assert harbor == ["harbor:oracle", "harbor:no-op", "harbor:probe:shm-file@no-op"], harbor
