@@ -4,7 +4,7 @@
         [--concurrency 4] [--compare native-usr|standby|own-command|settle-early]
         [--standby 4]
         [--harbor PATH]
-        [--harbor-trials 8] [--flaky-runs 4] [--first-battery]
+        [--harbor-trials 8] [--naive-rows 12] [--flaky-runs 4] [--first-battery]
 
 `--compare native-usr` (default): verification containers with the storage driver's own
 /usr/lib and /usr/local, then with kernel overlays of the same layers
@@ -32,6 +32,10 @@ from other processes hits both alike:
   per minute on the same tasks, engine and concurrency (a trial is one container, the
   oracle solution and one verification: the closest thing Harbor has to a verification)
   when Harbor is installed, else n/a; and our verifications/min over Harbor's;
+- the naive harness (benchmarks/naive_harness.py) on `--naive-rows` of the gated rows,
+  spread over the tasks: every row `repeats` times, a docker CLI call per operation, at
+  the same concurrency; its verifications/min and checks/min (a check: one row at
+  `repeats` runs) and ours over them, and how many of its rewards agreed with the gates';
 - per mode, where the time goes: engine calls by kind, summed over threads;
 - the floor of one verification here: a bare `docker run --rm IMAGE true`, an exec, and
   one whole verification of each task's oracle state run alone, per mode (wall and CPU);
@@ -58,6 +62,7 @@ from pathlib import Path
 
 from benchmarks.flaky_detection import flaky_table, print_flaky
 from benchmarks.harbor_trials import HarborRun, find_harbor, oracle_trials
+from benchmarks.naive_harness import NaiveRow, NaiveRun, naive_run, rows_of, sample
 from benchmarks.sandbox_overhead import busy_cpu_s
 from benchmarks.verifier_cost import oracle_state
 from envfactory.core.settings import load_settings
@@ -158,6 +163,7 @@ class Mode:
     checks: dict[str, int] = field(default_factory=dict)
     verifications: dict[str, int] = field(default_factory=dict)
     verdicts: dict[str, str] = field(default_factory=dict)
+    naive_rows: dict[str, list[NaiveRow]] = field(default_factory=dict)  # task → its rows
     standby: tuple[int, int, int] = (0, 0, 0)  # handed out, started, removed unused
     adjust: Callable[[GateInput], GateInput] | None = None
 
@@ -251,6 +257,8 @@ def gate_all(modes: list[Mode], tasks: list[Path], artifacts: ArtifactStore, arg
             mode.checks[task.name] = len(res.report.checks)
             mode.verifications[task.name] = sum(len(v) for v in res.run.results.values())
             mode.verdicts[task.name] = res.report.verdict.value
+            vfiles = verifier_tar(res.task.verifier, artifacts.get)
+            mode.naive_rows[task.name] = rows_of(res.run, res.task.spec, res.task.verifier, vfiles)
             print(
                 f"  {task.name:16s} {mode.name:12s} {res.report.verdict.value:7s} "
                 f"{res.run.wall_s:6.1f}s",
@@ -272,6 +280,9 @@ def main() -> int:
     )
     ap.add_argument("--harbor", default=None, help="the harbor executable (default: on PATH)")
     ap.add_argument("--harbor-trials", type=int, default=8, help="oracle trials per task; 0: skip")
+    ap.add_argument(
+        "--naive-rows", type=int, default=12, help="gated rows the naive harness runs; 0: skip"
+    )
     ap.add_argument(
         "--flaky-runs", type=int, default=4, help="gate runs per flaky verifier and mode"
     )
@@ -295,6 +306,7 @@ def main() -> int:
     engine = modes[1].engine
     harbor, harbor_note = find_harbor(args.harbor) if args.harbor_trials else (None, "skipped")
     harbor_runs: list[HarborRun] = []
+    naive: NaiveRun | None = None
     flaky = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -310,6 +322,9 @@ def main() -> int:
             gate_all(modes, tasks, artifacts, args)
             sb = engine.prestarted
             modes[1].standby = (sb.handed_out, sb.started, sb.discarded)
+            if args.naive_rows:
+                rows = sample(list(modes[1].naive_rows.values()), args.naive_rows)
+                naive = naive_run(rows, repeats=args.repeats, concurrency=args.concurrency)
         for t in tasks if harbor else []:
             harbor_runs.append(
                 oracle_trials(
@@ -333,7 +348,7 @@ def main() -> int:
             shell=True,
             capture_output=True,
         )
-    report(modes, tasks, harbor_runs, harbor_note, (bare, exec_over, one), args)
+    report(modes, tasks, harbor_runs, harbor_note, naive, (bare, exec_over, one), args)
     if flaky:
         print()
         print_flaky(flaky, args.repeats)
@@ -352,6 +367,7 @@ def report(
     tasks: list[Path],
     harbor: list[HarborRun],
     harbor_note: str,
+    naive: NaiveRun | None,
     floors: tuple[float, float, dict[str, dict[str, tuple[float, float]]]],
     args,
 ) -> None:  # type: ignore[no-untyped-def]
@@ -364,39 +380,52 @@ def report(
         f"{harbor_note}"
     )
     hb = {h.task: h for h in harbor}
-    cols = [*(m.name for m in modes), "Harbor oracle trials"]
+    cols = [*(m.name for m in modes), "naive harness", "Harbor oracle trials"]
     print(f"  {'':28s}" + "".join(f"{c:>22s}" for c in cols))
     for t in tasks:
         n = t.name
         cells = [f"{m.gate_s[n]:6.1f}s {m.checks[n]:3d}ch {m.verifications[n]:3d}v" for m in modes]
+        cells.append("")
         h = hb.get(n)
         cells.append(f"{h.wall_s:6.1f}s {h.trials:3d} trials" if h else "n/a")
         print(f"  {'gate s: ' + n:28s}" + "".join(f"{c:>22s}" for c in cells))
     harbor_min = (
         sum(h.trials for h in harbor) / sum(h.wall_s for h in harbor) * 60 if harbor else None
     )
+    naive_v = naive.per_min(naive.verifications) if naive else None
+    naive_c = naive.per_min(naive.rows) if naive else None
     rows = {
-        "seconds per task": [f"{m.wall / len(tasks):.1f}" for m in modes] + ["n/a"],
+        "seconds per task": [f"{m.wall / len(tasks):.1f}" for m in modes] + ["n/a", "n/a"],
         "verifications/min": [f"{m.per_min(m.verifications):.1f}" for m in modes]
+        + [f"{naive_v:.1f}" if naive_v else "n/a"]
         + [f"{harbor_min:.1f} trials/min" if harbor_min else "n/a"],
-        "checks/min": [f"{m.per_min(m.checks):.1f}" for m in modes] + ["n/a"],
+        "checks/min": [f"{m.per_min(m.checks):.1f}" for m in modes]
+        + [f"{naive_c:.1f}" if naive_c else "n/a", "n/a"],
         "busy CPU s per task": [f"{sum(m.cpu_s.values()) / len(tasks):.1f}" for m in modes]
-        + ["n/a"],
+        + ["n/a", "n/a"],
         f"floor s per task ({cores} cores)": [
             f"{sum(v * alone[t][0] for t, v in m.verifications.items()) / len(tasks) / cores:.1f}"
             for m in modes
             for alone in [one.get(m.name, one[modes[0].name])]
         ]
-        + ["n/a"],
+        + ["n/a", "n/a"],
+        "verifications/min ÷ naive": [
+            f"{m.per_min(m.verifications) / naive_v:.1f}x" if naive_v else "n/a" for m in modes
+        ]
+        + ["", ""],
+        "checks/min ÷ naive": [
+            f"{m.per_min(m.checks) / naive_c:.1f}x" if naive_c else "n/a" for m in modes
+        ]
+        + ["", ""],
         "verifications/min ÷ Harbor": [
             f"{m.per_min(m.verifications) / harbor_min:.1f}x" if harbor_min else "n/a"
             for m in modes
         ]
-        + [""],
+        + ["", ""],
         "checks/min ÷ Harbor": [
             f"{m.per_min(m.checks) / harbor_min:.1f}x" if harbor_min else "n/a" for m in modes
         ]
-        + [""],
+        + ["", ""],
     }
     for name, cells in rows.items():
         print(f"  {name:28s}" + "".join(f"{c:>22s}" for c in cells))
@@ -409,6 +438,12 @@ def report(
                 if any(h.errors for h in harbor)
                 else ""
             )
+        )
+    if naive:
+        print(
+            f"  naive harness: {naive.rows} rows x {args.repeats} = {naive.verifications} "
+            f"verifications in {naive.wall_s:.1f}s; {naive.agreed}/{naive.verifications} "
+            "rewards agreed with the gates' on the same rows"
         )
     first = next((m for m in modes if m.name == FIRST), None)
     if first is not None and first.wall:
