@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import posixpath
+import shlex
 import subprocess
 import tarfile
 import time
@@ -22,7 +23,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from envfactory.core.models import EnvironmentSpec, Verifier, VerifyScope
+from envfactory.core.models import Verifier, VerifyScope
 from verifiers.gates import GateRun
 from verifiers.runner import PreparedState
 
@@ -33,7 +34,6 @@ class NaiveRow:
 
     name: str
     prepared: PreparedState
-    spec: EnvironmentSpec
     verifier: Verifier
     files: dict[str, tuple[bytes, int]]  # the verifier's files, path → (bytes, mode)
     gate_reward: int  # what the gates' runner got on it (first run)
@@ -51,11 +51,11 @@ class NaiveRun:
 
 
 def rows_of(
-    run: GateRun, spec: EnvironmentSpec, verifier: Verifier, files: dict[str, tuple[bytes, int]]
+    run: GateRun, verifier: Verifier, files: dict[str, tuple[bytes, int]]
 ) -> list[NaiveRow]:
     """The gate's rows a naive harness can verify: envfactory's runtime, workspace scope."""
     return [
-        NaiveRow(name, p, spec, verifier, files, int(run.results[name][0].reward))
+        NaiveRow(name, p, verifier, files, int(run.results[name][0].reward))
         for name, p in run.prepared.items()
         if p.semantics == "envfactory"
         and p.scope == VerifyScope.WORKSPACE
@@ -91,9 +91,10 @@ def naive_verify(row: NaiveRow) -> int:
             "--network", "none", "--entrypoint", "sleep", row.prepared.image, "infinity")  # fmt: skip
     try:
         for path, tar in row.prepared.workspace:
-            _docker("exec", name, "rm", "-rf", path)
+            parent = posixpath.dirname(path.rstrip("/")) or "/"
+            _docker("exec", name, "sh", "-c", f"rm -rf {shlex.quote(path)} && mkdir -p {shlex.quote(parent)}")
             if tar is not None:
-                _docker("cp", "-", f"{name}:{posixpath.dirname(path.rstrip('/')) or '/'}", data=tar)
+                _docker("cp", "-", f"{name}:{parent}", data=tar)
         vdir = row.verifier.mount_path or "/tests"
         _docker("exec", name, "mkdir", "-p", vdir)
         _docker("cp", "-", f"{name}:{vdir}", data=_tar(row.files))

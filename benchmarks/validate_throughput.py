@@ -258,7 +258,7 @@ def gate_all(modes: list[Mode], tasks: list[Path], artifacts: ArtifactStore, arg
             mode.verifications[task.name] = sum(len(v) for v in res.run.results.values())
             mode.verdicts[task.name] = res.report.verdict.value
             vfiles = verifier_tar(res.task.verifier, artifacts.get)
-            mode.naive_rows[task.name] = rows_of(res.run, res.task.spec, res.task.verifier, vfiles)
+            mode.naive_rows[task.name] = rows_of(res.run, res.task.verifier, vfiles)
             print(
                 f"  {task.name:16s} {mode.name:12s} {res.report.verdict.value:7s} "
                 f"{res.run.wall_s:6.1f}s",
