@@ -92,7 +92,13 @@ def naive_verify(row: NaiveRow) -> int:
     try:
         for path, tar in row.prepared.workspace:
             parent = posixpath.dirname(path.rstrip("/")) or "/"
-            _docker("exec", name, "sh", "-c", f"rm -rf {shlex.quote(path)} && mkdir -p {shlex.quote(parent)}")
+            _docker(
+                "exec",
+                name,
+                "sh",
+                "-c",
+                f"rm -rf {shlex.quote(path)} && mkdir -p {shlex.quote(parent)}",
+            )
             if tar is not None:
                 _docker("cp", "-", f"{name}:{parent}", data=tar)
         vdir = row.verifier.mount_path or "/tests"
