@@ -449,7 +449,6 @@ class _GateRunner:
                 recipe,
             )
             self._on_state(st, CheckKind.PROBE, 0, probe, semantics="harbor")
-            self._note_harness_limit(probe, "harbor")
         self.notes.append(
             "under harbor semantics a process the solver leaves running can rewrite the tests "
             "or the reward file during verification; no verifier can prevent that in Harbor's "
@@ -636,6 +635,8 @@ class _GateRunner:
             self._tick(f"{check.name} skipped")
             return
         res = self._verify_once_more_if_broken(check)
+        if check.secondary and check.probe is not None:  # what this row left out, if it ran
+            self._note_harness_limit(check.probe, check.semantics)
         with self.lock:
             self.results[check.name].append(res)
             if res.reward != check.expected:

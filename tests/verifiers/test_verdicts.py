@@ -186,6 +186,29 @@ def test_once_a_harbor_row_fails_the_harbor_rows_not_started_are_skipped(
     assert {f"probe:{p.name}@no-op" for p in OUTSIDE} <= {c.name for c in report.checks}
 
 
+def test_a_harbor_rows_harness_limit_is_noted_only_when_the_row_ran(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    """A harness-limit note says what a harbor row left out; skipped, it left out nothing."""
+    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
+    verifier = _harbor_verifier(files, OUTSIDE_SH)
+    hijack = by_name("path-hijack")
+    limit = hijack.harness_limits["harbor"]
+
+    def gate(**kw):  # type: ignore[no-untyped-def]
+        probes = (OUTSIDE[0], hijack)  # queued in this order: shm-file fails first
+        return run_gates(
+            _gate(docker_engine, sum_image, files, verifier, spec, probes=probes, **kw)
+        )
+
+    settled = gate(concurrency=1)
+    assert "harbor:probe:path-hijack@no-op" in {s.name for s in settled.skipped}
+    assert limit not in settled.notes
+    every = gate(concurrency=1, settle_early=False)
+    assert "harbor:probe:path-hijack@no-op" in {c.name for c in every.checks}
+    assert limit in every.notes
+
+
 def test_a_rejection_under_envfactory_skips_the_harbor_rows(
     docker_engine, sum_image, files
 ) -> None:  # type: ignore[no-untyped-def]
