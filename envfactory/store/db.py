@@ -94,6 +94,12 @@ def _install_sqlite_hooks(engine: Engine, *, foreign_keys: bool) -> None:
         conn.exec_driver_sql(f"BEGIN {mode}".strip())
 
 
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY or one of its extended codes ("database is locked")."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (code & 0xFF) == sqlite3.SQLITE_BUSY if code is not None else "locked" in str(exc)
+
+
 def _use_wal(cur: Any) -> None:
     """Switch the file to WAL, waiting out other writers.
 
@@ -109,6 +115,6 @@ def _use_wal(cur: Any) -> None:
             cur.execute("PRAGMA journal_mode=WAL")
             return
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
+            if not _busy(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(WAL_RETRY_S)
