@@ -270,3 +270,49 @@ def test_a_task_gated_under_harbor_semantics_only_still_runs_its_probes(
     probes = [c for c in report.checks if c.kind == CheckKind.PROBE]
     assert {c.name for c in probes} >= {"probe:reward-file@no-op", "probe:reward-file@prefix-1"}
     assert {c.semantics for c in report.checks} == {"harbor"}
+
+
+#: the reference solution's last step leaves a process running, which the tests look for
+LIVE_SPEC = SPEC.model_copy(
+    update={
+        "semantics": ("envfactory", "harbor"),
+        "reference_solution": (
+            *SPEC.reference_solution,
+            Step(
+                title="serve",
+                script="cp /bin/sleep /tmp/envfactory-live && "
+                "(/tmp/envfactory-live 1000 </dev/null >/dev/null 2>&1 &)",
+            ),
+        ),
+    }
+)
+#: `liv[e]`: grep's own command line must not match
+LIVE_CHECK = "grep -qa 'envfactory-liv[e]' /proc/[0-9]*/cmdline"
+
+
+def test_tests_that_pass_only_in_harbors_runtime_are_gated_under_harbor_alone(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    """The tests need a process the reference solution left running: envfactory's runtime
+    rejects its state, Harbor's accepts it, so the task is gated under harbor alone — with
+    the reason in a note, and the probes still run there."""
+    v = make_verifier(files, f'{LIVE_CHECK} && test "$(cat /workspace/out/total.txt)" = 100')
+    gate = _gate(docker_engine, sum_image, files, v, LIVE_SPEC, probes=(by_name("reward-file"),))
+    report = run_gates(gate)
+    assert report.semantics == ("harbor",)
+    assert report.outcome == TaskVerdict.PASSED, report.reasons
+    assert {c.semantics for c in report.checks} == {"harbor"}
+    assert "probe:reward-file@no-op" in {c.name for c in report.checks}
+    (note,) = [n for n in report.notes if n.startswith("gated under harbor semantics only")]
+    assert "oracle oracle: expected 1, got [0" in note, note
+
+
+def test_a_reference_state_failing_under_both_runtimes_stays_an_envfactory_rejection(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    v = make_verifier(files, f'{LIVE_CHECK} && test "$(cat /workspace/out/total.txt)" = 101')
+    report = run_gates(_gate(docker_engine, sum_image, files, v, LIVE_SPEC, probes=()))
+    assert report.outcome == TaskVerdict.REJECTED
+    assert report.semantics == ("envfactory", "harbor")
+    assert report.reasons[0].startswith("oracle oracle: expected 1, got [0")
+    assert not any(n.startswith("gated under harbor") for n in report.notes)

@@ -135,11 +135,12 @@ def _scope(
     notes = []
     if opts.verify_scope is None and choice.scope != VerifyScope.WORKSPACE:
         notes.append(f"verify scope {scope} (inferred: {'; '.join(choice.reasons)})")
-    if opts.semantics is None and "envfactory" not in semantics:
+    if opts.semantics is None and choice.services:
         notes.append(
-            "gated under harbor semantics only: the tests need processes the solver left "
-            "running, which envfactory's own runtime never keeps; declare "
-            '`semantics = ["envfactory"]` under [envfactory] if the tests start what they need'
+            "its tests may query a running service (" + ", ".join(choice.services) + "): "
+            "gated under envfactory's runtime, which keeps no solver process; only if the "
+            "reference solution's state fails the tests there and passes in Harbor's (the "
+            "solver's own container) are they gated under harbor semantics alone"
         )
     return scope, tuple(semantics), notes
 

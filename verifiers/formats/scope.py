@@ -5,10 +5,13 @@ scope ``workspace`` (a fresh pristine container with the solver's workspace copi
 Tests that read system state — files under ``/etc``, ``/usr/local``, ``/var``, ``/opt``,
 ``/srv``, home directories, users, groups and ownership — need the solver's whole
 filesystem: scope ``full-state`` (every process ended; tamper evidence vetoes). Tests
-that talk to a service the solver left running (``localhost:8080``, ``pgrep nginx``)
-need the solver's processes too, which envfactory's own runtime never keeps (DESIGN.md,
-invariant 2): such a task can only be gated under ``harbor`` semantics (the solver's own
-container, as Harbor runs it), and the report says so.
+that seem to talk to a service (``localhost:8080``, ``pgrep nginx``) are only named
+(`ScopeChoice.services`): whether they need the solver's processes, which envfactory's
+own runtime never keeps (DESIGN.md, invariant 2), is decided by running them — the gates
+fall back to ``harbor`` semantics alone (the solver's own container, as Harbor runs it)
+only when the reference solution's state fails the tests in envfactory's runtime and
+passes in Harbor's (`verifiers.gates`). Text alone never picks the weaker battery: a test
+that names ``127.0.0.1:9090`` as data is gated like any other.
 
 The reading is static and deliberately simple (regular expressions over the test
 files); whatever the task declares in its `[envfactory]` table wins, and every inference
@@ -62,6 +65,8 @@ class ScopeChoice:
     scope: VerifyScope
     semantics: tuple[Semantics, ...]
     reasons: tuple[str, ...] = field(default=())
+    #: what in the tests looks like a running service (a hint for the report, see above)
+    services: tuple[str, ...] = field(default=())
 
 
 def infer_scope(
@@ -76,13 +81,11 @@ def infer_scope(
         services += [f"{name}: {m}" for m in _matches(_SERVICE_PATTERNS, code)]
         system += [f"{name}: {p}" for p in _system_paths(code, workspace)]
         system += [f"{name}: {m}" for m in _matches(_ACCOUNT_PATTERNS, code)]
-    if services:
-        why = "its tests query a running service (" + ", ".join(_few(services)) + ")"
-        return ScopeChoice(VerifyScope.FULL_STATE, ("harbor",), (why,))
+    hint = tuple(_few(services))
     if system:
         why = "its tests read system state (" + ", ".join(_few(system)) + ")"
-        return ScopeChoice(VerifyScope.FULL_STATE, ("envfactory", "harbor"), (why,))
-    return ScopeChoice(VerifyScope.WORKSPACE, ("envfactory", "harbor"))
+        return ScopeChoice(VerifyScope.FULL_STATE, ("envfactory", "harbor"), (why,), hint)
+    return ScopeChoice(VerifyScope.WORKSPACE, ("envfactory", "harbor"), (), hint)
 
 
 def _without_comments(text: str) -> str:

@@ -228,11 +228,13 @@ def test_a_compose_build_context_outside_the_environment_is_refused(harbor_task,
         ("assert open('/app/out.txt').read() == 'x'", "workspace", ("envfactory", "harbor")),
         ("assert open('/etc/myapp/app.conf').read()", "full-state", ("envfactory", "harbor")),
         ("import pwd\nassert pwd.getpwnam('svc')", "full-state", ("envfactory", "harbor")),
+        # a service is only named: running the tests decides (verifiers.gates._harbor_only)
         (
             "import urllib.request as u\nu.urlopen('http://localhost:8080/')",
-            "full-state",
-            ("harbor",),
+            "workspace",
+            ("envfactory", "harbor"),
         ),
+        ("assert cfg['listen'] == '127.0.0.1:9090'", "workspace", ("envfactory", "harbor")),
     ],
 )
 def test_the_scope_is_inferred_from_what_the_tests_touch(
@@ -242,6 +244,8 @@ def test_the_scope_is_inferred_from_what_the_tests_touch(
     assert task.spec.verify_scope == scope
     assert task.spec.semantics == semantics
     assert (scope == "workspace") == (not any("inferred" in n for n in task.notes))
+    named = any("may query a running service" in n for n in task.notes)
+    assert named == ("localhost" in test_py or "127.0.0.1" in test_py)
 
 
 def test_load_task_accepts_a_string_path(harbor_task, artifacts):
