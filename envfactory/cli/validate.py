@@ -276,16 +276,20 @@ def _facts(result: TaskValidation) -> list[str]:
     return lines
 
 
-def _skipped_lines(skipped: Sequence[SkippedCheck]) -> list[str]:
-    """One line per reason: the rows an early verdict skipped share theirs (18 harbor rows
-    after one failed read as one line, not 18)."""
+def _skipped_lines(skipped: Sequence[SkippedCheck], shown: int = 3) -> list[str]:
+    """One line per reason, the reason first: the rows an early verdict skipped share it
+    (18 harbor rows after one failed read as one line, not 18), and a long group names its
+    first `shown` rows (`--json` lists every one in the report's `skipped`)."""
     by_why: dict[str, list[str]] = {}
     for s in skipped:
         by_why.setdefault(s.why, []).append(s.name)
     lines = []
     for why, names in by_why.items():
-        what = names[0] if len(names) == 1 else f"{len(names)} checks: {', '.join(names)}"
-        lines.append(f"skipped: {escape(what)} ({escape(why)})")
+        what = names[0]
+        if len(names) > 1:
+            more = f" and {len(names) - shown} more" if len(names) > shown else ""
+            what = f"{len(names)} checks ({', '.join(names[:shown])}{more})"
+        lines.append(f"skipped, {escape(why)}: {escape(what)}")
     return lines
 
 

@@ -35,6 +35,16 @@ def test_rows_skipped_for_one_reason_are_one_line() -> None:
         SkippedCheck(name="harbor:probe:empty-tests@no-op", why=why),
     ]
     assert _skipped_lines(skipped) == [
-        f"skipped: 2 checks: harbor:probe:git-reset@no-op, harbor:probe:empty-tests@no-op ({why})",
-        "skipped: prefix-2 (the oracle settled the verdict)",
+        f"skipped, {why}: 2 checks (harbor:probe:git-reset@no-op, harbor:probe:empty-tests@no-op)",
+        "skipped, the oracle settled the verdict: prefix-2",
     ]
+
+
+def test_a_long_group_of_skipped_rows_names_its_first_few() -> None:
+    why = "prefix-1 failed: the verdict is a rejection under every runtime"
+    skipped = [SkippedCheck(name=f"harbor:probe:p{i}@no-op", why=why) for i in range(23)]
+    (line,) = _skipped_lines(skipped)
+    assert line == (
+        f"skipped, {why}: 23 checks (harbor:probe:p0@no-op, harbor:probe:p1@no-op, "
+        "harbor:probe:p2@no-op and 20 more)"
+    )
