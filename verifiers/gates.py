@@ -216,7 +216,7 @@ def _harbor_only(inp: GateInput, run: GateRun) -> GateRun | None:
     harbor = replace(inp, spec=inp.spec.model_copy(update={"semantics": ("harbor",)}))
     again = _GateRunner(harbor).run()
     if _oracle_failed(again.report, "harbor") or not _oracle_row(again.report, "harbor"):
-        return None
+        return None  # the reference fails in both runtimes: the first verdict stands
     why = run.report.reasons[0] if run.report.reasons else "its oracle row failed"
     note = (
         "gated under harbor semantics only: the reference solution's state fails the tests "
@@ -238,11 +238,13 @@ def _oracle_row(report: GateReport, semantics: Semantics) -> GateCheck | None:
 
 
 def _oracle_failed(report: GateReport, semantics: Semantics) -> bool:
-    """The verdict is a rejection of the reference solution's own state under `semantics`
-    (not a failed reference step, not a verifier missing its tools)."""
+    """The tests rejected the reference solution's own state under `semantics` — a
+    rejection, or a verifier that looked unrunnable (its output named a network it could
+    not reach: stock Terminal-Bench test.sh tries to install its tools before failing for
+    want of the solver's server). Not a failed reference step: that has no oracle row."""
     row = _oracle_row(report, semantics)
     return (
-        report.outcome == TaskVerdict.REJECTED
+        report.outcome in (TaskVerdict.REJECTED, TaskVerdict.VERIFIER_UNRUNNABLE)
         and row is not None
         and any(r != row.expected for r in row.observed)
     )
