@@ -41,13 +41,14 @@ def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> 
     assert {"oracle", "no-op", "prefix-1", "partial:wrong-total", "without-step-1"} <= names
     probes = [c for c in report.checks if c.kind == CheckKind.PROBE]
     # built from what the oracle wrote: its outputs cut short, their numbers zeroed, set to
-    # one and scaled, their lines made placeholders; the reference run on inputs made
+    # one, scaled and made NaN, their lines made placeholders; the reference run on inputs made
     # minimal; its outputs flooded on the no-op
     from_oracle = {
         "probe:truncated-outputs@oracle",
         "probe:perturbed-numbers-zero@oracle",
         "probe:perturbed-numbers-one@oracle",
         "probe:perturbed-numbers-scaled@oracle",
+        "probe:perturbed-numbers-nan@oracle",
         "probe:placeholder-lines@oracle",
         "probe:inputs-minimal+reference@no-op",
         "probe:candidate-flood@no-op",

@@ -15,6 +15,7 @@ from verifiers.probes.numbers import (
     MAX_EMBEDDED,
     MAX_FLOOD_EMBEDDED,
     CandidateFlood,
+    NanNumbers,
     OneNumbers,
     PlaceholderLines,
     ScaledNumbers,
@@ -102,9 +103,13 @@ def test_numbers_inside_identifiers_dates_versions_and_kept_lines_stay() -> None
 
 
 def test_perturbed_numbers_rewrite_only_named_data_the_oracle_wrote() -> None:
-    zero, one, scale, lines = perturbed_numbers(ORACLE, PRISTINE, INSTRUCTION, "/app")
+    zero, one, scale, nan, lines = perturbed_numbers(ORACLE, PRISTINE, INSTRUCTION, "/app")
     assert isinstance(zero, ZeroedNumbers) and isinstance(scale, ScaledNumbers)
     assert isinstance(one, OneNumbers) and isinstance(lines, PlaceholderLines)
+    assert isinstance(nan, NanNumbers) and set(nan.files) == set(zero.files)
+    assert nan.files["/app/out/summary.json"] == (
+        b'{"regions": {"eu": NaN, "na": NaN}, "total": NaN, "rows": NaN}\n'
+    )
     assert one.files["/app/out/summary.json"] == (
         b'{"regions": {"eu": 1.00, "na": 1.00}, "total": 1.00, "rows": 1}\n'
     )
@@ -180,8 +185,8 @@ def test_mentions_are_the_numbers_of_the_instruction_and_the_given_files() -> No
 def test_a_file_the_rewrite_leaves_as_it_was_is_skipped() -> None:
     zeros = _ws({"out/summary.json": b'{"total": 0, "rows": 0}\n'})
     built = perturbed_numbers(zeros, _ws({}), "Write /app/out/summary.json.", "/app")
-    # zeros stay zeros, and so does a scaled zero: only ones and placeholders are built
-    assert [type(p) for p in built] == [OneNumbers, PlaceholderLines]
+    # zeros stay zeros, and so does a scaled zero: only ones, NaNs and placeholders are built
+    assert [type(p) for p in built] == [OneNumbers, NanNumbers, PlaceholderLines]
 
 
 def test_the_embedded_files_stay_within_the_argv_budget() -> None:

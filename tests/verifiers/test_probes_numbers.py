@@ -46,6 +46,10 @@ LOOSE = {
     "n = len(open('/workspace/out/summary.csv').read().splitlines())\n"
     "written = 'not written yet' not in open('/workspace/report.py').read()\n"
     "sys.exit(0 if written and n == len(open('expected.csv').read().splitlines()) else 1)\n",
+    # "fail when a figure is off by more than a cent": written as a rejection test, so a
+    # NaN (every comparison with it false) is never off
+    "fails-when-off": _FIGURES + "sys.exit(1 if got.keys() != want.keys()"
+    " or any(abs(got[k] - w) > 0.01 for k, w in want.items()) else 0)\n",
     # "the expected figures appear": every figure found somewhere in what the program
     # printed or in the summary
     "figures-appear": "import re, subprocess, sys\n"
@@ -117,6 +121,9 @@ def test_every_verifier_accepts_the_oracle_and_rejects_the_untouched_workspace(
         ("perturbed-numbers-scaled", "lower-bounds-only", True),
         ("perturbed-numbers-zero", "signs-only", False),  # why the variant with ones
         ("perturbed-numbers-one", "signs-only", True),
+        ("perturbed-numbers-nan", "fails-when-off", True),
+        ("perturbed-numbers-scaled", "fails-when-off", False),  # why the NaN variant
+        ("perturbed-numbers-zero", "fails-when-off", False),
         ("placeholder-lines", "line-count", True),
         ("candidate-flood", "figures-appear", True),
         ("candidate-flood", "summary-holds-figures", True),

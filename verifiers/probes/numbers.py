@@ -259,6 +259,24 @@ class OneNumbers(_NumbersRewritten):
         return _formatted(Decimal(1), number)
 
 
+class NanNumbers(_NumbersRewritten):
+    """Applied to the oracle state: every number the reference solution wrote into a data
+    file the instruction names becomes ``NaN`` (which Python's ``float`` and ``json`` read,
+    as do pandas, numpy and awk's ``+0`` on some builds). Every comparison with NaN is
+    false, so a check written as "fail when it is off" — ``if abs(got - want) > tol:
+    fail``, ``assert not (got < lo or got > hi)``, ``if got != got`` forgotten — lets it
+    through, where "pass when it is close" (``math.isclose``, ``abs(...) <= tol``) does
+    not. The zeroed, one and scaled variants cannot show this: their figures are real
+    numbers the tolerance rejects. Built per gate run (`perturbed_numbers`); never in
+    the default battery."""
+
+    name = "perturbed-numbers-nan"
+
+    @staticmethod
+    def rewrite(number: str) -> str:
+        return "NaN"
+
+
 class PlaceholderLines(_NumbersRewritten):
     """Applied to the oracle state: every line the reference solution wrote into a data
     file the instruction names becomes a placeholder (``placeholder-1``, ``placeholder-2``…),
@@ -320,13 +338,13 @@ def _named_texts(
 def perturbed_numbers(
     oracle: Workspace, pristine: Workspace, instruction: str, workdir: str
 ) -> tuple[Probe, ...]:
-    """`ZeroedNumbers`, `OneNumbers`, `ScaledNumbers` and `PlaceholderLines` for the data
-    files the oracle wrote that the instruction names — each only where it changes
-    something."""
+    """`ZeroedNumbers`, `OneNumbers`, `ScaledNumbers`, `NanNumbers` and `PlaceholderLines`
+    for the data files the oracle wrote that the instruction names — each only where it
+    changes something."""
     texts = _named_texts(oracle, pristine, instruction, workdir)
     given = mentions(pristine, instruction) if texts else frozenset()
     out: list[Probe] = []
-    for cls in (ZeroedNumbers, OneNumbers, ScaledNumbers, PlaceholderLines):
+    for cls in (ZeroedNumbers, OneNumbers, ScaledNumbers, NanNumbers, PlaceholderLines):
         files = {}
         for path, (text, keep) in texts.items():
             free_text = path.lower().endswith(FREE_TEXT_EXTS)
