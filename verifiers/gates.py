@@ -89,7 +89,7 @@ from sandboxes.protocol import Sandbox, SandboxEngine
 
 from .evidence import check_evidence
 from .omissions import decisive_changes, omission_chains
-from .probes import PROBES, FieldsDropped, Probe, TruncatedOutputs, by_name
+from .probes import PROBES, FieldsDropped, Probe, TruncatedOutputs, by_name, superset_lines
 from .probes.inputs import RECOMPUTED, changed_outputs, recomputed_steps
 from .probes.numbers import CandidateFlood, perturbed_numbers
 from .runner import (
@@ -531,6 +531,7 @@ class _GateRunner:
             (dropped,) if dropped.files else ()
         )
         on_oracle += perturbed_numbers(oracle, pristine, self.spec.instruction, self.spec.workdir)
+        on_oracle += superset_lines(oracle, pristine, self.spec.instruction, self.spec.workdir)
         if on_oracle:
             self._spawn(self._produce_probes, self.oracle, on_oracle)
         flood = CandidateFlood.for_oracle(

@@ -41,7 +41,7 @@ def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> 
     assert {"oracle", "no-op", "prefix-1", "partial:wrong-total", "without-step-1"} <= names
     probes = [c for c in report.checks if c.kind == CheckKind.PROBE]
     # built from what the oracle wrote: its outputs cut short, their numbers zeroed, set to
-    # one, scaled and made NaN, their lines made placeholders; the reference run on inputs made
+    # one, scaled and made NaN, their lines made placeholders, their rows padded; the reference run on inputs made
     # minimal; its outputs flooded on the no-op
     from_oracle = {
         "probe:truncated-outputs@oracle",
@@ -50,6 +50,7 @@ def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> 
         "probe:perturbed-numbers-scaled@oracle",
         "probe:perturbed-numbers-nan@oracle",
         "probe:placeholder-lines@oracle",
+        "probe:superset-lines@oracle",
         "probe:inputs-minimal+reference@no-op",
         "probe:candidate-flood@no-op",
     }

@@ -1,6 +1,7 @@
 """The probes against loose comparisons of numbers, on the report task (`reporttask`):
-its figures zeroed, set to one or scaled and its lines made placeholders on the oracle
-state (perturbed-numbers-*, placeholder-lines), its program and its
+its figures zeroed, set to one, scaled or made NaN, its lines made placeholders and its
+rows padded with look-alikes from the inputs on the oracle state (perturbed-numbers-*,
+placeholder-lines, superset-lines), its program and its
 summary replaced by a flood of candidate answers on the no-op state (candidate-flood).
 Each fools a verifier that compares loosely; the sound one (byte for byte) rejects it."""
 
@@ -10,7 +11,7 @@ import pytest
 
 from envfactory.core.models import StateKind
 from verifiers.gates import GateInput, run_gates
-from verifiers.probes import CandidateFlood, Probe, perturbed_numbers
+from verifiers.probes import CandidateFlood, Probe, perturbed_numbers, superset_lines
 from verifiers.runner import verifier_tar, verify_prepared
 from verifiers.states import ProducedState, pristine_state, produce_chain, produce_probe
 
@@ -50,6 +51,12 @@ LOOSE = {
     # NaN (every comparison with it false) is never off
     "fails-when-off": _FIGURES + "sys.exit(1 if got.keys() != want.keys()"
     " or any(abs(got[k] - w) > 0.01 for k, w in want.items()) else 0)\n",
+    # "every expected row is there" (once the program is written): never that nothing
+    # else is
+    "rows-present": "import sys\n"
+    "got = set(open('/workspace/out/summary.csv').read().splitlines())\n"
+    "written = 'not written yet' not in open('/workspace/report.py').read()\n"
+    "sys.exit(0 if written and set(open('expected.csv').read().splitlines()) <= got else 1)\n",
     # "the expected figures appear": every figure found somewhere in what the program
     # printed or in the summary
     "figures-appear": "import re, subprocess, sys\n"
@@ -95,7 +102,9 @@ def _derived(states, name: str) -> tuple[Probe, ProducedState]:  # type: ignore[
     ws, pristine = oracle.prepared.workspace, noop.prepared.workspace
     if name == "candidate-flood":
         return CandidateFlood.for_oracle(ws, pristine, SPEC.instruction, SPEC.workdir), noop
-    by = {p.name: p for p in perturbed_numbers(ws, pristine, SPEC.instruction, SPEC.workdir)}
+    derived = perturbed_numbers(ws, pristine, SPEC.instruction, SPEC.workdir)
+    derived += superset_lines(ws, pristine, SPEC.instruction, SPEC.workdir)
+    by = {p.name: p for p in derived}
     return by[name], oracle
 
 
@@ -125,6 +134,9 @@ def test_every_verifier_accepts_the_oracle_and_rejects_the_untouched_workspace(
         ("perturbed-numbers-scaled", "fails-when-off", False),  # why the NaN variant
         ("perturbed-numbers-zero", "fails-when-off", False),
         ("placeholder-lines", "line-count", True),
+        ("superset-lines", "rows-present", True),
+        ("placeholder-lines", "rows-present", False),  # why the superset
+        ("perturbed-numbers-one", "rows-present", False),
         ("candidate-flood", "figures-appear", True),
         ("candidate-flood", "summary-holds-figures", True),
     ],
@@ -170,8 +182,13 @@ def test_a_one_sided_check_is_caught_only_by_the_scaled_figures(docker_engine, r
     assert report.reasons == ("probe probe:perturbed-numbers-scaled@oracle: expected 0, got [1]",)
 
 
-def test_a_verifier_that_finds_the_figures_somewhere_is_caught_only_by_the_flood(
+def test_a_verifier_that_finds_the_figures_somewhere_is_caught_by_the_flood_and_the_padding(
     docker_engine, report_image, files
 ):  # type: ignore[no-untyped-def]
+    # on the no-op, a flood of candidates; on the oracle, its rows among look-alikes: the
+    # figures are there both times and nothing else is asked
     report = _gates(docker_engine, report_image, files, "summary-holds-figures")
-    assert report.reasons == ("probe probe:candidate-flood@no-op: expected 0, got [1]",)
+    assert report.reasons == (
+        "probe probe:candidate-flood@no-op: expected 0, got [1]",
+        "probe probe:superset-lines@oracle: expected 0, got [1]",
+    )

@@ -30,6 +30,7 @@ from .pytest_attacks import (
     verifier_imports,
 )
 from .rewards import ForgedOutput, RewardFile
+from .superset import SupersetLines, superset_lines
 from .workspace import (
     CrashingPrograms,
     DeleteTests,
@@ -96,6 +97,8 @@ __all__ = [
     "by_name",
     "mentioned_paths",
     "perturbed_numbers",
+    "superset_lines",
+    "SupersetLines",
     "probes_for",
     "verifier_imports",
 ]

@@ -313,7 +313,7 @@ class ScaledNumbers(_NumbersRewritten):
         return scaled(number)
 
 
-def _named_texts(
+def named_texts(
     oracle: Workspace, pristine: Workspace, instruction: str, workdir: str
 ) -> dict[str, tuple[str, frozenset[str]]]:
     """path → (text the oracle wrote, lines the file started with) for the data files the
@@ -341,7 +341,7 @@ def perturbed_numbers(
     """`ZeroedNumbers`, `OneNumbers`, `ScaledNumbers`, `NanNumbers` and `PlaceholderLines`
     for the data files the oracle wrote that the instruction names — each only where it
     changes something."""
-    texts = _named_texts(oracle, pristine, instruction, workdir)
+    texts = named_texts(oracle, pristine, instruction, workdir)
     given = mentions(pristine, instruction) if texts else frozenset()
     out: list[Probe] = []
     for cls in (ZeroedNumbers, OneNumbers, ScaledNumbers, NanNumbers, PlaceholderLines):
