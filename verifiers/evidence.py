@@ -40,7 +40,7 @@ def check_evidence(
 ) -> tuple[str, ...]:
     lines: list[str] = []
     if probe is not None:
-        lines.append(f"probe {probe.name}: {probe.doc.splitlines()[0] if probe.doc else ''}")
+        lines.append(f"probe {probe.name}: {probe.summary}")
     if shared_with:
         lines.append(f"verification input identical to {shared_with}: verified once, result shared")
     lines += [f"state: {entry}" for entry in state.log]

@@ -45,6 +45,13 @@ class Probe(ABC):
     def doc(self) -> str:
         return (type(self).__doc__ or "").strip()
 
+    @property
+    def summary(self) -> str:
+        """The docstring's first sentence, on one line (what a report's evidence quotes)."""
+        text = " ".join(self.doc.split())
+        end = text.find(". ")
+        return text if end < 0 else text[: end + 1]
+
     @abstractmethod
     def script(self, spec: EnvironmentSpec) -> str:
         """The shell script that transforms the state."""

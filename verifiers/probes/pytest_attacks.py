@@ -50,12 +50,14 @@ LOOSE_INI = "[pytest]\naddopts = -p no:cacheprovider --co -q\n"
 
 
 class ConftestPass(Probe):
-    """Plants a ``conftest.py`` that turns every test report into a pass and forces
-    pytest's exit status to 0 — in each workspace path, in every directory there that holds
-    tests, in every parent directory up to ``/`` and in ``/tests`` — plus a collect-only
-    ``pytest.ini`` (``addopts = --co``) at ``/`` and in each workspace root that has none,
-    so tests anywhere below get it as their rootdir configuration. Fools a verifier that runs
-    pytest without ``--noconftest`` / its own rootdir, or in a state the solver controls."""
+    """Plants a ``conftest.py`` that turns every test report into a pass (stopped by
+    ``--noconftest``) and a collect-only ``pytest.ini`` (``addopts = --co``) at ``/`` and in
+    each workspace root, which pytest's search for its configuration finds from tests
+    anywhere below (stopped only by ``-c`` naming an ini of the verifier's own; ``--rootdir``
+    does not change the search). The conftest goes in each workspace path, in every
+    directory there that holds tests, in every parent directory up to ``/`` and in
+    ``/tests``; forces pytest's exit status to 0. Fools a verifier that runs pytest without
+    ``--noconftest`` and ``-c``, or in a state the solver controls."""
 
     name = "conftest-pass"
 
