@@ -21,8 +21,10 @@ from envfactory.core.models import EnvironmentSpec
 
 from .base import Probe
 from .numbers import MAX_FILE_BYTES, embedded_writes, file_entries, named_texts, within_budget
-from .workspace import Workspace
+from .workspace import Workspace, mentioned_paths
 
+#: one item per line: tables and plain lists (nested formats break when lines are added)
+LIST_EXTS = (".csv", ".tsv", ".txt", ".out", ".dat", ".lst", ".list", ".jsonl", ".ndjson")
 #: at most this many items are added to one file (enough to show the check is one-sided)
 MAX_ADDED = 50
 #: inputs larger than this are not searched for candidates
@@ -93,9 +95,18 @@ class SupersetLines(Probe):
 def superset_lines(
     oracle: Workspace, pristine: Workspace, instruction: str, workdir: str
 ) -> tuple[Probe, ...]:
-    """`SupersetLines` for the data files the oracle wrote that the instruction names,
-    where the inputs offer look-alikes of their lines; () when none does."""
-    texts = named_texts(oracle, pristine, instruction, workdir)
+    """`SupersetLines` for the list files the oracle created that the instruction names,
+    where the inputs offer look-alikes of their lines; () when none does. Outputs only:
+    files the task did not start with, or that the instruction names one by one (a stale
+    report to regenerate). Padding an input the reference rewrote (an export in a named
+    directory whose format it fixed) leaves the outputs right, and a verifier that checks
+    only the outputs rightly accepts that state."""
+    before, names = file_entries(pristine), set(mentioned_paths(instruction, workdir))
+    texts = {
+        path: entry
+        for path, entry in named_texts(oracle, pristine, instruction, workdir).items()
+        if (path not in before or path in names) and path.lower().endswith(LIST_EXTS)
+    }
     if not texts:
         return ()
     inputs = _input_texts(pristine)
