@@ -329,3 +329,13 @@ def test_the_outputs_differ_by_what_the_solution_wrote_never_by_its_bytecode() -
     )
     assert changed_outputs(same_answer, oracle, PRISTINE) == []
     assert changed_outputs(other_answer, oracle, PRISTINE) == ["/app/out/summary.json"]
+
+
+def test_a_tables_header_is_kept_by_every_rewrite() -> None:
+    table = _ws({"out/stock.csv": b"sku,qty\nA1,5\nB2,7\n"})
+    by = {p.name: p for p in perturbed_numbers(table, _ws({}), "Write /app/out/stock.csv.", "/app")}
+    # the header and the row count stay: a check of those alone cannot reject it
+    assert by["placeholder-lines"].files["/app/out/stock.csv"] == (
+        b"sku,qty\nplaceholder-2\nplaceholder-3\n"
+    )
+    assert by["perturbed-numbers-zero"].files["/app/out/stock.csv"] == b"sku,qty\nA1,0\nB2,0\n"

@@ -47,6 +47,7 @@ from .workspace import file_entries as workspace_entries
 STRUCTURED_EXTS = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".yaml", ".yml", ".toml", ".xml")
 #: Free text: a sentence there (`is_prose`) keeps the numbers the task gave (`mentions`).
 FREE_TEXT_EXTS = (".txt", ".md", ".out", ".dat")
+_TABLE_EXTS = (".csv", ".tsv")
 #: Extensions of the data files whose numbers `perturbed_numbers` rewrites.
 DATA_EXTS = STRUCTURED_EXTS + FREE_TEXT_EXTS
 #: Larger files are left alone (a data file that big is rarely the answer itself).
@@ -316,8 +317,11 @@ class ScaledNumbers(_NumbersRewritten):
 def named_texts(
     oracle: Workspace, pristine: Workspace, instruction: str, workdir: str
 ) -> dict[str, tuple[str, frozenset[str]]]:
-    """path → (text the oracle wrote, lines the file started with) for the data files the
-    oracle wrote that the instruction names (UTF-8, at most `MAX_FILE_BYTES`)."""
+    """path → (text the oracle wrote, lines to keep) for the data files the oracle wrote
+    that the instruction names (UTF-8, at most `MAX_FILE_BYTES`). Kept: the lines the file
+    started with, and a table's header (the first line of a .csv or .tsv): a rewritten
+    output keeps its shape, so a check of the header and the row count alone is not
+    enough to reject it."""
     before = file_entries(pristine)
     names = mentioned_paths(instruction, workdir)
     texts: dict[str, tuple[str, frozenset[str]]] = {}
@@ -331,7 +335,10 @@ def named_texts(
             old = before[path].data.decode() if path in before else ""
         except UnicodeDecodeError:
             continue
-        texts[path] = (text, frozenset(old.splitlines()))
+        keep = set(old.splitlines())
+        if path.lower().endswith(_TABLE_EXTS) and text.strip():
+            keep.add(text.splitlines()[0])
+        texts[path] = (text, frozenset(keep))
     return texts
 
 
