@@ -13,17 +13,16 @@ spread over the tasks; the rate per row is what compares, not the sample's size.
 
 from __future__ import annotations
 
-import io
 import posixpath
 import shlex
 import subprocess
-import tarfile
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from envfactory.core.models import Verifier, VerifyScope
+from verifiers.archives import tar_of
 from verifiers.gates import GateRun
 from verifiers.runner import PreparedState
 
@@ -103,7 +102,7 @@ def naive_verify(row: NaiveRow) -> int:
                 _docker("cp", "-", f"{name}:{parent}", data=tar)
         vdir = row.verifier.mount_path or "/tests"
         _docker("exec", name, "mkdir", "-p", vdir)
-        _docker("cp", "-", f"{name}:{vdir}", data=_tar(row.files))
+        _docker("cp", "-", f"{name}:{vdir}", data=tar_of(row.files))
         if row.verifier.reward_dir:
             _docker("exec", name, "mkdir", "-p", row.verifier.reward_dir)
         res = _docker("exec", "-w", row.verifier.cwd or vdir, name, "sh", "-c", row.verifier.entry)
@@ -117,13 +116,3 @@ def naive_verify(row: NaiveRow) -> int:
 
 def _docker(*args: str, data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["docker", *args], input=data, capture_output=True, timeout=300)
-
-
-def _tar(files: dict[str, tuple[bytes, int]]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        for path, (data, mode) in sorted(files.items()):
-            info = tarfile.TarInfo(path)
-            info.size, info.mode = len(data), mode
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
