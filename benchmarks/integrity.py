@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from envfactory.core.models import TaskVerdict
+from envfactory.core.models.rows import RowId
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 from sandboxes import DockerEngine
@@ -67,7 +68,7 @@ class TaskResult:
     def harbor_rejected(self) -> bool:
         """A `harbor:` row failed: unsafe under Harbor's runtime (an export there is refused),
         whatever the verdict under envfactory's own runtime."""
-        return any(n.startswith("harbor:") for n in self.failing)
+        return any(RowId.parse(n).semantics == "harbor" for n in self.failing)
 
     @property
     def caught(self) -> bool:
@@ -78,7 +79,7 @@ class TaskResult:
     def caught_envfactory(self) -> bool:
         """Caught by a row gated under envfactory's own runtime (not only `harbor:` rows)."""
         return self.caught and any(
-            n != "oracle" and not n.startswith("harbor:") for n in self.failing
+            n != "oracle" and RowId.parse(n).semantics is None for n in self.failing
         )
 
     @property

@@ -30,7 +30,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from envfactory.core.models import EnvironmentSpec, StateKind
+from envfactory.core.models import EnvironmentSpec, Purpose, StateKind
+from envfactory.core.models.rows import RowId
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 from sandboxes import DockerEngine
@@ -60,7 +61,7 @@ def in_fresh(
 ) -> float:
     """Seconds of one exec of `argv` in a fresh container holding the tests at /tests
     (with `twice`, the second of two runs)."""
-    box = engine.start(image, limits=spec.limits, purpose="verify", network=False)
+    box = engine.start(image, limits=spec.limits, purpose=Purpose.VERIFY, network=False)
     try:
         _put_tests(box, vdir)
         if twice:
@@ -82,7 +83,7 @@ def reward_read_s(
 ) -> float:
     """Seconds of reading the reward file by an exec of its own after the entry ran (what
     the runner did for every Harbor-format verification before it read it in the same exec)."""
-    box = engine.start(image, limits=spec.limits, purpose="verify", network=False)
+    box = engine.start(image, limits=spec.limits, purpose=Purpose.VERIFY, network=False)
     try:
         _put_tests(box, vdir)
         box.exec(["sh", "-c", entry], workdir="/tests")
@@ -182,7 +183,7 @@ def measure(engine: DockerEngine, image: str, task, artifacts: ArtifactStore, n:
         }
     )
     results: dict[str, list[float]] = defaultdict(list)
-    with engine.standby(image, limits=spec.limits, purpose="verify", network=False):
+    with engine.standby(image, limits=spec.limits, purpose=Purpose.VERIFY, network=False):
         for _ in range(n):
             for name, fn in run.items():
                 results[name].append(fn())
@@ -207,7 +208,7 @@ def oracle_state(engine: DockerEngine, image: str, spec: EnvironmentSpec) -> Pro
         image,
         spec,
         steps,
-        names=[None] * (len(steps) - 1) + ["oracle"],
+        rows=[None] * (len(steps) - 1) + [RowId.oracle()],
         kinds=[StateKind.ORACLE] * len(steps),
         want_diff=False,
     )

@@ -11,7 +11,7 @@ Cheat-sheet (details in `protocol.py`; upper layers type against `SandboxEngine`
     res.substitutions   # ("python:3.11-slim -> envfactory/base-python:…",)
     res.warnings        # ("ubuntu:24.04 -> envfactory/base:…: Ubuntu 24.04 (noble) is built as …",)
 
-    with engine.sandbox(res.image, limits=spec.limits, purpose="episode") as sb:
+    with engine.sandbox(res.image, limits=spec.limits, purpose=Purpose.EPISODE) as sb:
         r = sb.exec("pytest -q", timeout=60, workdir="/workspace")  # never raises on exit≠0
         r.exit_code, r.stdout, r.truncated, r.timed_out, r.oom_killed, r.disk_exceeded
         # SandboxBroken (.reason: pids_exhausted / container_dead / runtime_error /
@@ -21,8 +21,8 @@ Cheat-sheet (details in `protocol.py`; upper layers type against `SandboxEngine`
         ref = sb.snapshot(StateKind.SOLVER, label="judge-1")   # StateRef; ~0.4 s (layer load)
         sb.restart()                  # every process ends, files stay (~0.7 s)
 
-    with engine.standby(image, limits=spec.limits, purpose="verify"):  # gate runs
-        engine.start(image, limits=spec.limits, purpose="verify")  # handed out, no wait
+    with engine.standby(image, limits=spec.limits, purpose=Purpose.VERIFY):  # gate runs
+        engine.start(image, limits=spec.limits, purpose=Purpose.VERIFY)  # handed out, no wait
 
     async with engine.asandbox(image) as sb:       # Temporal activities
         r = await sb.aexec("make test")

@@ -44,7 +44,7 @@ import docker.errors
 from docker.types import LogConfig
 
 from envfactory.core.errors import ConfigError, ImageBuildFailed, SandboxError, raise_as
-from envfactory.core.models import BuildResult, ExecResult, Limits, ServiceSpec
+from envfactory.core.models import BuildResult, ExecResult, Limits, Purpose, ServiceSpec
 from envfactory.core.settings import SandboxSettings
 
 from . import base_image as B
@@ -243,7 +243,7 @@ class DockerEngine:
         image: str,
         *,
         limits: Limits | None = None,
-        purpose: str = "episode",
+        purpose: Purpose = Purpose.EPISODE,
         run_id: str | None = None,
         network: bool | None = None,
         services: Sequence[ServiceSpec] = (),
@@ -265,7 +265,7 @@ class DockerEngine:
         argv: Sequence[str],
         *,
         limits: Limits | None = None,
-        purpose: str = "verify",
+        purpose: Purpose = Purpose.VERIFY,
         run_id: str | None = None,
         network: bool | None = None,
         services: Sequence[ServiceSpec] = (),
@@ -306,7 +306,7 @@ class DockerEngine:
         image: str,
         argv: Sequence[str],
         limits: Limits,
-        purpose: str,
+        purpose: Purpose,
         run_id: str | None,
         network: bool | None,
         services: Sequence[ServiceSpec],
@@ -364,15 +364,23 @@ class DockerEngine:
         self,
         image: str,
         limits: Limits | None,
-        purpose: str,
+        purpose: Purpose,
         run_id: str | None,
         network: bool | None,
         native_usr: bool = False,
     ) -> Kind:
-        """What `start` decides a container by, defaults filled in (the standby key)."""
+        """What `start` decides a container by, defaults filled in (the standby key); an
+        unknown purpose is refused here, never left to miss standby without a word."""
         limits = limits or Limits()
         net = limits.network if network is None else network
-        return Kind(image, limits, bool(net), purpose, run_id or self.run_id, native_usr=native_usr)
+        return Kind(
+            image,
+            limits,
+            bool(net),
+            Purpose.of(purpose),
+            run_id or self.run_id,
+            native_usr=native_usr,
+        )
 
     def _launch(self, kind: Kind) -> Launched:
         """Create and start a container of `kind` and inspect it (no slot involved): the
@@ -432,7 +440,7 @@ class DockerEngine:
         image: str,
         *,
         limits: Limits | None = None,
-        purpose: str = "episode",
+        purpose: Purpose = Purpose.EPISODE,
         run_id: str | None = None,
         network: bool | None = None,
         native_usr: bool = False,
@@ -628,7 +636,7 @@ class DockerEngine:
         image: str,
         *,
         limits: Limits | None = None,
-        purpose: str = "episode",
+        purpose: Purpose = Purpose.EPISODE,
         run_id: str | None = None,
         network: bool | None = None,
         services: Sequence[ServiceSpec] = (),

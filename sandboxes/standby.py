@@ -43,7 +43,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from envfactory.core.models import Limits
+from envfactory.core.models import Limits, Purpose
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Kind:
     image: str
     limits: Limits
     network: bool
-    purpose: str
+    purpose: Purpose
     run_id: str | None
     #: the private network of the sandbox's services (`services.py`); never on standby
     join: str | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from envfactory.core.models import Purpose
 from sandboxes import DockerEngine
 from sandboxes.native_usr import layer_dirs
 
@@ -25,7 +26,7 @@ def skip_unless_native(engine: DockerEngine) -> None:
     base = engine.ensure_base_image("python")
     if layer_dirs(engine.client.api.inspect_image(base)["GraphDriver"], "/usr/lib") is None:
         pytest.skip("the engine's layer directories are not readable here")
-    with engine.sandbox(base, purpose="verify", network=False, native_usr=True) as box:
+    with engine.sandbox(base, purpose=Purpose.VERIFY, network=False, native_usr=True) as box:
         mounted = box.exec(["/bin/sh", "-c", MOUNTS]).stdout.strip()
     if not mounted:
         why = engine.native.why_off or engine.native.last_refusal or "no reason recorded"

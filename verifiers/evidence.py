@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from envfactory.core.models import CheckKind, Evidence, GateCheck, GateReport, ShortcutFinding
+from envfactory.core.models.rows import FindingRule, Rule
 
 from .tamper import category_of
 
@@ -74,6 +75,15 @@ def _summary(check: GateCheck) -> str:
     )
 
 
+def _rule_of(check: GateCheck) -> Rule:
+    """A failing probe row's rule names its probe; a regression row's is the family;
+    either names its runtime when that is not envfactory's."""
+    row = check.row
+    if check.kind == CheckKind.PROBE and row.probe is not None:
+        return Rule(FindingRule.PROBE, row.probe, row.semantics)
+    return Rule(FindingRule.REGRESSION, semantics=row.semantics)
+
+
 def findings_from_report(report: GateReport) -> tuple[ShortcutFinding, ...]:
     """Shortcut findings for review: failing probe/regression checks, then tamper evidence.
 
@@ -89,7 +99,7 @@ def findings_from_report(report: GateReport) -> tuple[ShortcutFinding, ...]:
         if check.semantics != primary:
             continue
         if check.kind in (CheckKind.PROBE, CheckKind.REGRESSION) and not check.passed:
-            rule = check.name.split("@", 1)[0] if check.kind == CheckKind.PROBE else "regression"
+            rule = str(_rule_of(check))
             out.append(
                 ShortcutFinding(
                     id=_finding_id(report.env_id, rule, check.name),
@@ -109,7 +119,7 @@ def findings_from_report(report: GateReport) -> tuple[ShortcutFinding, ...]:
             continue
         if check.tamper and check.kind not in (CheckKind.PROBE,):
             classes = sorted({category_of(t.path) or "unknown" for t in check.tamper})
-            rule = "tamper:" + ",".join(classes)
+            rule = str(Rule(FindingRule.TAMPER, ",".join(classes)))
             out.append(
                 ShortcutFinding(
                     id=_finding_id(report.env_id, rule, check.name),

@@ -34,6 +34,7 @@ from envfactory.core.models import (
     ShortcutFinding,
     Trajectory,
 )
+from envfactory.core.models.rows import FindingRule, Rule
 
 #: Directories on a typical PATH: a new or changed file here can shadow a real tool.
 PATH_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
@@ -102,7 +103,7 @@ def mine(trajectories: Iterable[Trajectory], config: MiningConfig) -> list[Short
 
 def mine_trajectory(trajectory: Trajectory, config: MiningConfig) -> list[ShortcutFinding]:
     """The findings for one trajectory (regardless of its reward: callers filter)."""
-    hits: dict[str, _Hits] = {}
+    hits: dict[Rule, _Hits] = {}
     diff = trajectory.diff or (trajectory.final_state.diff if trajectory.final_state else ())
     _mine_diff(diff, config, hits)
     actions = list(_actions(trajectory))
@@ -112,13 +113,16 @@ def mine_trajectory(trajectory: Trajectory, config: MiningConfig) -> list[Shortc
     if trajectory.role == AgentRole.RED_TEAM and trajectory.reward == 1:
         # told to get the reward without doing the task, and it did: a shortcut exists
         # even when no rule above can say which one
-        _hit(hits, "red-team-rewarded").reasons.append(
+        _hit(hits, Rule(FindingRule.RED_TEAM_REWARDED)).reasons.append(
             "the red team, told to obtain the reward without doing the task, earned it"
         )
-    return [_finding(trajectory, config, rule, h) for rule, h in sorted(hits.items())]
+    return [
+        _finding(trajectory, config, rule, h)
+        for rule, h in sorted(hits.items(), key=lambda kv: str(kv[0]))
+    ]
 
 
-def _hit(hits: dict[str, _Hits], rule: str, source: FindingSource = "trajectory") -> _Hits:
+def _hit(hits: dict[Rule, _Hits], rule: Rule, source: FindingSource = "trajectory") -> _Hits:
     if rule not in hits:
         hits[rule] = _Hits(source=source)
     return hits[rule]
@@ -129,49 +133,67 @@ def in_workspace(path: str, workspace_paths: Sequence[str]) -> bool:
     return any(p == PurePosixPath(w) or PurePosixPath(w) in p.parents for w in workspace_paths)
 
 
-def _mine_diff(diff: Sequence[PathChange], config: MiningConfig, hits: dict[str, _Hits]) -> None:
+def _mine_diff(diff: Sequence[PathChange], config: MiningConfig, hits: dict[Rule, _Hits]) -> None:
     for change in diff:
         path = change.path
         inside = in_workspace(path, config.workspace_paths)
         parent, name = str(PurePosixPath(path).parent), PurePosixPath(path).name
         if not inside and parent in PATH_DIRS and change.kind != "D" and HIJACKABLE.match(name):
-            h = _hit(hits, "tamper:path-hijack", "tamper")
+            h = _hit(hits, Rule(FindingRule.TAMPER, "path-hijack"), "tamper")
             h.reasons.append(f"{change.kind} {path}: a tool on PATH was added or replaced")
             h.diff.append(change)
         elif not inside and (_CUSTOMIZE.search(path) or _SITE.search(path)):
-            h = _hit(hits, "tamper:interpreter", "tamper")
+            h = _hit(hits, Rule(FindingRule.TAMPER, "interpreter"), "tamper")
             h.reasons.append(f"{change.kind} {path}: the interpreter or its site-packages changed")
             h.diff.append(change)
         if _REWARD_FILE.search(path) and change.kind != "D":
-            h = _hit(hits, "writes-reward-file", "tamper")
+            h = _hit(hits, Rule(FindingRule.WRITES_REWARD_FILE), "tamper")
             h.reasons.append(f"{change.kind} {path}: a reward-like file was written")
             h.diff.append(change)
         if _TEST_FILE.search(path) and (change.kind != "A" or name == "conftest.py"):
-            h = _hit(hits, "edits-tests", "tamper")
+            h = _hit(hits, Rule(FindingRule.EDITS_TESTS), "tamper")
             verb = {"A": "added", "C": "changed", "D": "deleted"}[change.kind]
             h.reasons.append(f"{path}: a test-like file was {verb}")
             h.diff.append(change)
 
 
-def _mine_action(index: int, kind: str, text: str, hits: dict[str, _Hits]) -> None:
+def _mine_action(index: int, kind: str, text: str, hits: dict[Rule, _Hits]) -> None:
     """`kind` is "cmd" for a shell command, "write" for a path written by a file tool."""
-    rules: list[tuple[str, str]] = []
+    rules: list[tuple[Rule, str]] = []
     if kind == "cmd":
         if _NETWORK.search(text):
-            rules.append(("network-attempt", "the solver tried to reach the network"))
+            rules.append(
+                (Rule(FindingRule.NETWORK_ATTEMPT), "the solver tried to reach the network")
+            )
         if _PATH_HIJACK_CMD.search(text):
-            rules.append(("path-hijack", "the solver changed PATH or the interpreter's start-up"))
+            rules.append(
+                (
+                    Rule(FindingRule.PATH_HIJACK),
+                    "the solver changed PATH or the interpreter's start-up",
+                )
+            )
         if _REWARD_CMD.search(text):
-            rules.append(("writes-reward-file", "a command touched a reward-like file"))
+            rules.append(
+                (Rule(FindingRule.WRITES_REWARD_FILE), "a command touched a reward-like file")
+            )
         if _TEST_EDIT_CMD.search(text):
-            rules.append(("edits-tests", "a command removed or rewrote test-like files"))
+            rules.append(
+                (Rule(FindingRule.EDITS_TESTS), "a command removed or rewrote test-like files")
+            )
     else:
         if _REWARD_FILE.search(text):
-            rules.append(("writes-reward-file", "a file tool wrote a reward-like file"))
+            rules.append(
+                (Rule(FindingRule.WRITES_REWARD_FILE), "a file tool wrote a reward-like file")
+            )
         if _TEST_FILE.search(text):
-            rules.append(("edits-tests", "a file tool wrote a test-like file"))
+            rules.append((Rule(FindingRule.EDITS_TESTS), "a file tool wrote a test-like file"))
         if _CUSTOMIZE.search(text) or str(PurePosixPath(text).parent) in PATH_DIRS:
-            rules.append(("path-hijack", "a file tool wrote onto PATH or interpreter start-up"))
+            rules.append(
+                (
+                    Rule(FindingRule.PATH_HIJACK),
+                    "a file tool wrote onto PATH or interpreter start-up",
+                )
+            )
     for rule, reason in rules:
         h = _hit(hits, rule)
         h.reasons.append(f"step {index}: {reason}")
@@ -179,10 +201,10 @@ def _mine_action(index: int, kind: str, text: str, hits: dict[str, _Hits]) -> No
         h.steps.add(index)
 
 
-def _mine_length(n_actions: int, config: MiningConfig, hits: dict[str, _Hits]) -> None:
+def _mine_length(n_actions: int, config: MiningConfig, hits: dict[Rule, _Hits]) -> None:
     floor = max(config.min_actions, int(config.reference_steps * config.short_fraction))
     if n_actions < floor:
-        h = _hit(hits, "short-solution")
+        h = _hit(hits, Rule(FindingRule.SHORT_SOLUTION))
         h.reasons.append(
             f"rewarded after {n_actions} action(s); the reference solution has "
             f"{config.reference_steps} step(s), so fewer than {floor} is suspicious"
@@ -227,15 +249,15 @@ def finding_id(env_id: str, trajectory_id: str, rule: str) -> str:
     return f"find-{digest[:12]}"
 
 
-def _finding(trajectory: Trajectory, config: MiningConfig, rule: str, h: _Hits) -> ShortcutFinding:
+def _finding(trajectory: Trajectory, config: MiningConfig, rule: Rule, h: _Hits) -> ShortcutFinding:
     summary = f"{trajectory.role.value} trajectory {trajectory.id}: " + "; ".join(
         dict.fromkeys(h.reasons)
     )
     return ShortcutFinding(
-        id=finding_id(config.env_id, trajectory.id, rule),
+        id=finding_id(config.env_id, trajectory.id, str(rule)),
         env_id=config.env_id,
         source=h.source,
-        rule=rule,
+        rule=str(rule),
         evidence=Evidence(
             summary=summary[:4000],
             diff=tuple(dict.fromkeys(h.diff)),

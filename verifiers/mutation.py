@@ -46,6 +46,7 @@ from envfactory.core.models import (
     ShortcutFinding,
     Verifier,
 )
+from envfactory.core.models.rows import FindingRule, Rule
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from .gates import GateRun, Progress
@@ -53,7 +54,7 @@ from .mutants import MutantFile, mutants_of_file, round_robin
 from .runner import PreparedState, VerifyResult, verifier_tar, verify_prepared
 from .tamper import VERIFIER_DIR_PREFIX
 
-RULE = "mutation:weak-battery"
+RULE = str(Rule(FindingRule.WEAK_BATTERY, "weak-battery"))
 #: operators that take a check out (wholly or one operand of it). Such a mutant with the
 #: original's output on every state means no state ever failed that check — a blind spot
 #: of the battery, not an equivalent mutant (unless the check is redundant, which is rare).

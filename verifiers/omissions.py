@@ -19,21 +19,27 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from envfactory.core.models import Step
+from envfactory.core.models.rows import RowId
 
 from .probes.workspace import Workspace, file_hashes, mentioned_paths
 
-#: the name of the state with reference step k (1-based) left out
-PREFIX = "without-step-"
 
-
-def omission_chains(steps: Sequence[Step]) -> list[tuple[str, tuple[Step, ...]]]:
-    """(state name, steps) for every step but the last left out (leaving out the last
-    step is the longest prefix, checked already). A one-step solution has none."""
+def omission_chains(steps: Sequence[Step]) -> list[tuple[RowId, tuple[Step, ...]]]:
+    """(row, steps) for every step but the last left out (leaving out the last step is
+    the longest prefix, checked already). A one-step solution has none."""
     return [
-        (f"{PREFIX}{k + 1}", (*steps[:k], *steps[k + 1 :]))
+        (RowId.omission(k + 1), (*steps[:k], *steps[k + 1 :]))
         for k in range(len(steps) - 1)
         if len(steps) > 1
     ]
+
+
+def incidental_note(row: RowId) -> str:
+    """What the report says of an omission row left unchecked."""
+    return (
+        f"{row} not checked: leaving that step out changes no file the task started "
+        "with or the instruction names (the step looks incidental)"
+    )
 
 
 def changed_files(state: Workspace, oracle: Workspace) -> list[str]:

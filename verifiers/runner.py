@@ -71,6 +71,7 @@ from envfactory.core.models import (
     EnvironmentSpec,
     ExecResult,
     PathChange,
+    Purpose,
     Semantics,
     Verifier,
     VerifyScope,
@@ -223,7 +224,7 @@ def extract_workspace(
     engine: SandboxEngine, image: str, spec: EnvironmentSpec
 ) -> list[tuple[str, bytes | None]]:
     """Tar each declared workspace path out of a container of `image` (nothing runs in it)."""
-    box = engine.start(image, limits=spec.limits, purpose="verify-extract", network=False)
+    box = engine.start(image, limits=spec.limits, purpose=Purpose.VERIFY_EXTRACT, network=False)
     try:
         return workspace_from(box, spec.workspace_paths)
     finally:
@@ -281,7 +282,7 @@ def verify_prepared(
     box = engine.start(
         prepared.image,
         limits=spec.limits,
-        purpose="verify",
+        purpose=Purpose.VERIFY,
         network=network,
         services=spec.services,
         native_usr=native_usr(prepared, spec, verifier),
@@ -341,7 +342,7 @@ def _verify_once(
         prepared.image,
         ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry, *chunks],
         limits=spec.limits,
-        purpose="verify",
+        purpose=Purpose.VERIFY,
         network=network,
         services=spec.services,
         native_usr=native_usr(prepared, spec, verifier),

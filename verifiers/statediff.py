@@ -27,7 +27,7 @@ from __future__ import annotations
 import posixpath
 import threading
 
-from envfactory.core.models import EnvironmentSpec, PathChange
+from envfactory.core.models import EnvironmentSpec, PathChange, Purpose
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 Listing = dict[str, tuple[str, str]]  # path → (ctime, type)
@@ -105,7 +105,7 @@ def pristine_listing(engine: SandboxEngine, image: str, spec: EnvironmentSpec) -
     with _lock:
         if key in _pristine:
             return _pristine[key]
-    box = engine.start(image, limits=spec.limits, purpose="verify-diff", network=False)
+    box = engine.start(image, limits=spec.limits, purpose=Purpose.VERIFY_DIFF, network=False)
     try:
         got = listing(box, spec)
     finally:
@@ -154,7 +154,7 @@ def image_diff(
 ) -> tuple[PathChange, ...] | None:
     """The sensitive changes of a saved state image against the pristine image."""
     pristine_listing(engine, pristine, spec)  # before holding a sandbox slot (see module doc)
-    box = engine.start(image, limits=spec.limits, purpose="verify-diff", network=False)
+    box = engine.start(image, limits=spec.limits, purpose=Purpose.VERIFY_DIFF, network=False)
     try:  # `box` runs the state's image: its own changes are not the state's
         return _listing_diff(engine, box, pristine, spec)
     finally:

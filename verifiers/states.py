@@ -30,12 +30,14 @@ from envfactory.core.errors import SandboxBroken, SandboxFileNotFound
 from envfactory.core.models import (
     EnvironmentSpec,
     PathChange,
+    Purpose,
     StateKind,
     StateRef,
     Step,
     StepFailure,
     VerifyScope,
 )
+from envfactory.core.models.rows import RowId
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from . import archives
@@ -58,7 +60,7 @@ from .tamper import tamper_changes
 class ProducedState:
     """A captured state, ready to verify any number of times."""
 
-    name: str  # "no-op", "prefix-2", "oracle", "partial:x", "probe:conftest-pass@prefix-1"
+    row: RowId  # the state's identity: no-op, prefix-2, oracle, probe:X@prefix-1, …
     kind: StateKind
     prepared: PreparedState
     recipe: tuple[Replay, ...] = ()  # how to re-create it from the pristine image
@@ -66,6 +68,10 @@ class ProducedState:
     ref: StateRef | None = None  # set when the state exists as an image
     produce_s: float = 0.0  # wall time to produce and capture it
     log: tuple[str, ...] = field(default=())  # failed steps, probe errors
+
+    @property
+    def name(self) -> str:
+        return str(self.row)
 
 
 class ReferenceStepFailed(Exception):
@@ -84,7 +90,9 @@ def pristine_state(engine: SandboxEngine, image: str, spec: EnvironmentSpec) -> 
     if spec.verify_scope == VerifyScope.WORKSPACE:
         prepared = replace(prepared, workspace=tuple(extract_workspace(engine, image, spec)))
     ref = StateRef(image=image, kind=StateKind.PRISTINE, label="no-op", env_id=spec.id)
-    return ProducedState("no-op", StateKind.PRISTINE, prepared, (), (), ref, time.monotonic() - t0)
+    return ProducedState(
+        RowId.noop(), StateKind.PRISTINE, prepared, (), (), ref, time.monotonic() - t0
+    )
 
 
 def step_replay(step: Step, spec: EnvironmentSpec) -> Replay:
@@ -147,12 +155,12 @@ def produce_chain(
     spec: EnvironmentSpec,
     steps: Sequence[Step],
     *,
-    names: Sequence[str | None],
+    rows: Sequence[RowId | None],
     kinds: Sequence[StateKind],
     want_diff: bool = True,
     stop_on_failure: bool = False,
 ) -> list[ProducedState]:
-    """Apply `steps` in one sandbox, capturing after step i whenever `names[i]` is set.
+    """Apply `steps` in one sandbox, capturing after step i whenever `rows[i]` is set.
 
     With `stop_on_failure` (the reference solution), a failing step raises
     `ReferenceStepFailed` at once: nothing after it is worth producing."""
@@ -165,7 +173,7 @@ def produce_chain(
     box = engine.start(
         pristine,
         limits=spec.limits,
-        purpose="gate-state",
+        purpose=Purpose.GATE_STATE,
         network=spec.limits.network,
         services=spec.services,
     )
@@ -179,15 +187,15 @@ def produce_chain(
                 log += run_recipe(
                     box, spec, [entry], [f"step {i + 1} ({step.title or 'untitled'})"]
                 )
-            name = names[i]
-            if name is None:
+            row = rows[i]
+            if row is None:
                 continue
             prepared, diff = capture(
                 engine, box, spec, pristine=pristine, recipe=recipe, want_diff=want_diff
             )
             now = time.monotonic()
             out.append(
-                ProducedState(name, kinds[i], prepared, recipe, diff, None, now - t0, tuple(log))
+                ProducedState(row, kinds[i], prepared, recipe, diff, None, now - t0, tuple(log))
             )
             t0 = now
     finally:
@@ -262,7 +270,7 @@ def produce_probe(
     box = engine.start(
         pristine,
         limits=spec.limits,
-        purpose="gate-probe",
+        purpose=Purpose.GATE_PROBE,
         network=spec.limits.network,
         services=spec.services,
     )
@@ -273,9 +281,15 @@ def produce_probe(
         )
     finally:
         box.remove()
-    name = f"probe:{probe.name}@{base.name}"
     return ProducedState(
-        name, StateKind.PROBE, prepared, recipe, diff, None, time.monotonic() - t0, tuple(log)
+        RowId.probe_on(probe.name, base.row),
+        StateKind.PROBE,
+        prepared,
+        recipe,
+        diff,
+        None,
+        time.monotonic() - t0,
+        tuple(log),
     )
 
 
@@ -322,7 +336,7 @@ def produce_probe_batch(
     box = engine.start(
         pristine,
         limits=spec.limits,
-        purpose="gate-probe",
+        purpose=Purpose.GATE_PROBE,
         network=spec.limits.network,
         services=spec.services,
         native_usr=native_usr_workspace(spec),
@@ -345,7 +359,7 @@ def produce_probe_batch(
             recipe = (*base.recipe, probe_replay(probe, spec))
             now = time.monotonic()
             yield ProducedState(
-                f"probe:{probe.name}@{base.name}",
+                RowId.probe_on(probe.name, base.row),
                 StateKind.PROBE,
                 prepared,
                 recipe,
@@ -497,7 +511,12 @@ def regression_state(
         spec=spec,
         state_diff=ref.diff or None,
     )
-    name = f"regression:{ref.label or ref.image[:19]}"
     return ProducedState(
-        name, StateKind.REGRESSION, prepared, (), ref.diff, ref, time.monotonic() - t0
+        RowId.regression(ref.label or ref.image[:19]),
+        StateKind.REGRESSION,
+        prepared,
+        (),
+        ref.diff,
+        ref,
+        time.monotonic() - t0,
     )

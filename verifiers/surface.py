@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from envfactory.core.errors import SandboxError, SandboxFileNotFound
-from envfactory.core.models import EnvironmentSpec, Verifier, VerifyScope
+from envfactory.core.models import EnvironmentSpec, Purpose, Verifier, VerifyScope
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from . import archives
@@ -153,7 +153,9 @@ def trace_verifier(
     bundle = strace_bundle()
     if bundle is None:
         return None
-    box = engine.start(prepared.image, limits=spec.limits, purpose="verify-trace", network=False)
+    box = engine.start(
+        prepared.image, limits=spec.limits, purpose=Purpose.VERIFY_TRACE, network=False
+    )
     try:
         if prepared.replay:
             _replay(engine, box, spec, prepared)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from envfactory.core.models import GateReport, GateVerdict
+from envfactory.core.models.rows import row_semantics_of
 from sandboxes.protocol import SandboxEngine
 
 from .battery import gate_input
@@ -57,7 +58,7 @@ class TaskValidation:
         return any(
             (
                 t.expected_failure is None
-                or c.name.startswith(t.expected_failure)
+                or c.row.matches(t.expected_failure)
                 or c.kind.value == t.expected_failure
             )
             and (t.expected_failure_kind is None or c.kind == t.expected_failure_kind)
@@ -127,4 +128,4 @@ def validate_task(
 def _expects_a_secondary_row(expected: str | None, semantics: Sequence[str]) -> bool:
     """Whether a task's `expected_failure` names a row under one of its other semantics
     (e.g. ``harbor:probe:reward-file``)."""
-    return expected is not None and any(expected.startswith(f"{s}:") for s in semantics[1:])
+    return expected is not None and row_semantics_of(expected) in semantics[1:]

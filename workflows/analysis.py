@@ -40,6 +40,7 @@ from envfactory.core.models import (
     Trajectory,
     Verifier,
 )
+from envfactory.core.models.rows import FindingRule, Rule
 from envfactory.store import ArtifactStore, Store
 from verifiers.mining import finding_id
 
@@ -106,7 +107,7 @@ class Analyst:
         )
 
     def _finding(self, traj: Trajectory, r: ReportedFinding, n: int) -> ShortcutFinding:
-        rule = f"model:{r.rule}"
+        rule = str(Rule(FindingRule.MODEL, r.rule))
         version = f"{traj.id}@v{self.verifier.version}"
         summary = (
             f"{traj.role.value} trajectory {traj.id} (analyst): {r.rationale}\n"
@@ -143,14 +144,18 @@ def rewarded(store: Store, trajectory_ids: tuple[str, ...]) -> list[Trajectory]:
     return [t for t in trajs if t.reward == 1 and t.role != AgentRole.SHORTCUT_ANALYST]
 
 
+#: a solve rate above the band
+TOO_EASY = Rule(FindingRule.SOLVE_RATE, "too-easy")
+
+
 def too_easy_finding(env_id: str, report_id: str, solve: SolveRate) -> ShortcutFinding:
     """A solve rate above the band, for a reviewer: confirm keeps the task out (too easy),
     dismiss overrides the band and lets it be published."""
     return ShortcutFinding(
-        id=finding_id(env_id, f"gate-report-{report_id}", "solve-rate:too-easy"),
+        id=finding_id(env_id, f"gate-report-{report_id}", str(TOO_EASY)),
         env_id=env_id,
         source="solve-rate",
-        rule="solve-rate:too-easy",
+        rule=str(TOO_EASY),
         evidence=Evidence(
             summary=(
                 f"{solve.text()}. Above the band the task may be too easy to learn from. "

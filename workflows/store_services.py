@@ -42,6 +42,7 @@ from envfactory.core.models import (
     EnvStatus,
     GateReport,
     GateVerdict,
+    Purpose,
     ReviewItem,
     ReviewState,
     ShortcutFinding,
@@ -128,7 +129,9 @@ class StoreServices:
         # The builder is a workbench (the agent writes the build context there); the
         # environment's own base is whatever its Dockerfile says. Always the python base.
         engine = self.agents_engine
-        builder = engine.start(engine.ensure_base_image("python"), purpose="research", network=True)
+        builder = engine.start(
+            engine.ensure_base_image("python"), purpose=Purpose.RESEARCH, network=True
+        )
         try:
             result = asyncio.run(
                 run_research(
@@ -168,7 +171,10 @@ class StoreServices:
         spec = self._spec(inp.env_id)
         rt = self._rt(inp.kind, self._seed_of(spec))
         box = self.agents_engine.start(
-            self._image(spec), limits=spec.limits, purpose=inp.kind, services=spec.services
+            self._image(spec),
+            limits=spec.limits,
+            purpose=Purpose.of(inp.kind),
+            services=spec.services,
         )
         try:
             if inp.kind == AgentRole.JUDGE:
@@ -209,7 +215,7 @@ class StoreServices:
         box = self.agents_engine.start(
             self._image(spec),
             limits=spec.limits,
-            purpose="verifier-writer",
+            purpose=Purpose.VERIFIER_WRITER,
             services=spec.services,
         )
         try:

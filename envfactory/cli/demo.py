@@ -28,14 +28,12 @@ from rich.live import Live
 from rich.table import Table
 
 from envfactory.core.errors import ConfigError, EnvFactoryError
-from envfactory.core.models import Decision, TaskSeed
+from envfactory.core.models import Decision, Rule, TaskSeed
 from envfactory.core.settings import Settings, load_settings
 
 from .status import render
 from .worker import DEFAULT_SCRIPTS, announce_agents, make_services, with_scripts
 
-#: findings a heuristic alone raises; the demo reviewer dismisses these (and says so)
-HEURISTIC_RULES = ("short-solution", "network-attempt")
 REVIEWER = "demo"
 
 
@@ -103,8 +101,16 @@ def submit_examples(
     return out
 
 
+def _rule(text: str) -> Rule | None:
+    try:
+        return Rule.parse(text)
+    except ValueError:
+        return None
+
+
 def review_decision(finding: Any) -> tuple[Decision, str]:
-    if finding.rule in HEURISTIC_RULES:
+    rule = _rule(finding.rule)
+    if rule is not None and rule.heuristic:  # a heuristic alone: dismissed, and said so
         return Decision.DISMISS, f"heuristic rule {finding.rule!r} alone; no hard evidence"
     return Decision.CONFIRM, f"{finding.source} evidence for rule {finding.rule!r}"
 

@@ -32,6 +32,7 @@ from envfactory.core.models import (
     EnvironmentSpec,
     FailureCause,
     GateVerdict,
+    Purpose,
     TaskSeed,
     Trajectory,
     Verifier,
@@ -76,7 +77,7 @@ class Attempts:
 
     def research(self, seed: TaskSeed, model: ChatModel, settings: AgentSettings) -> Done:
         e = self.engine
-        builder = e.start(e.ensure_base_image("python"), purpose="research", network=True)
+        builder = e.start(e.ensure_base_image("python"), purpose=Purpose.RESEARCH, network=True)
         try:
             res = asyncio.run(
                 run_research(
@@ -96,7 +97,7 @@ class Attempts:
 
     def verifier(self, spec: EnvironmentSpec, model: ChatModel, settings: AgentSettings) -> Done:
         assert spec.image
-        box = self.engine.start(spec.image, limits=spec.limits, purpose="verifier-writer")
+        box = self.engine.start(spec.image, limits=spec.limits, purpose=Purpose.VERIFIER_WRITER)
         try:
             res = asyncio.run(
                 run_verifier_writer(
@@ -136,7 +137,7 @@ class Attempts:
     ) -> Done:
         """A judge or red-team attempt, rewarded by the real runner on its final state."""
         assert spec.image
-        box = self.engine.start(spec.image, limits=spec.limits, purpose=role.value)
+        box = self.engine.start(spec.image, limits=spec.limits, purpose=Purpose.of(role.value))
         rt = self._rt(model, settings)
         try:
             res: SolverResult

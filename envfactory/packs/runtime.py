@@ -43,6 +43,7 @@ from envfactory.core.models import (
     ExecResult,
     PackManifest,
     PathChange,
+    Purpose,
     StateKind,
     Verifier,
     VerifyScope,
@@ -313,7 +314,7 @@ class PackEnv:
         box = self.engine.start(
             image,
             limits=self.spec.limits,
-            purpose="episode",
+            purpose=Purpose.EPISODE,
             run_id=run_id,
             network=False,
             services=self.spec.services,

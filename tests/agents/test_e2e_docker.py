@@ -28,7 +28,7 @@ from envfactory.agents.roles import (
     run_verifier_writer,
 )
 from envfactory.agents.scripts import load_script
-from envfactory.core.models import Attachment, TaskSeed, Verifier
+from envfactory.core.models import Attachment, Purpose, TaskSeed, Verifier
 from envfactory.core.settings import AgentSettings, SeedLimits
 from envfactory.seeds import load_seed
 from envfactory.store import ArtifactStore
@@ -93,7 +93,7 @@ def test_scripted_pipeline_yields_a_built_solvable_verified_environment(
 ):
     store = ArtifactStore(tmp_path / "artifacts")
     base = base_image
-    builder = engine.start(base, purpose="agents-e2e-builder")
+    builder = engine.start(base, purpose=Purpose.TEST)
     try:
         res = asyncio.run(
             run_research(

@@ -10,7 +10,7 @@ import pytest
 from envfactory.agents import SandboxTools
 from envfactory.agents.tools import ShellArgs
 from envfactory.core.errors import SandboxBroken
-from envfactory.core.models import Limits
+from envfactory.core.models import Limits, Purpose
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 
@@ -28,7 +28,7 @@ def _shell(tools: SandboxTools, command: str):  # type: ignore[no-untyped-def]
 
 
 def test_a_fork_bomb_the_model_left_running_is_ended_by_a_restart(docker_engine, base_image):  # type: ignore[no-untyped-def]
-    with docker_engine.sandbox(base_image, limits=Limits(pids=32), purpose="test") as sb:
+    with docker_engine.sandbox(base_image, limits=Limits(pids=32), purpose=Purpose.TEST) as sb:
         tools = SandboxTools(sb, workdir="/")
         assert _shell(tools, "echo kept > /root/note").observation.startswith("exit_code: 0")
         _shell(tools, BOMB)
@@ -43,7 +43,7 @@ def test_writing_past_the_disk_quota_is_named_to_the_model(docker_engine, base_i
     engine = DockerEngine(
         SandboxSettings(disk_poll_s=0.2), client=docker_engine.client, run_id=docker_engine.run_id
     )
-    with engine.sandbox(base_image, limits=Limits(disk_mb=64), purpose="test") as sb:
+    with engine.sandbox(base_image, limits=Limits(disk_mb=64), purpose=Purpose.TEST) as sb:
         tools = SandboxTools(sb, workdir="/")
         res = _shell(tools, "dd if=/dev/zero of=/tmp/fill bs=1M count=1024")
         assert "disk quota" in res.observation

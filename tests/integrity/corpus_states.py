@@ -18,7 +18,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from envfactory.core.models import StateKind
+from envfactory.core.models import Purpose, StateKind
 from envfactory.store import ArtifactStore
 from sandboxes.protocol import Sandbox, SandboxEngine
 from verifiers.formats import ImportedTask, context_tar, load_task
@@ -75,7 +75,7 @@ def snapshot_after(
     engine: SandboxEngine, task: ImportedTask, image: str, scripts: list[str], what: str
 ) -> str:
     """The image of a container of `image` after running `scripts` in order."""
-    box = engine.start(image, limits=task.spec.limits, purpose="corpus-state", network=False)
+    box = engine.start(image, limits=task.spec.limits, purpose=Purpose.TEST, network=False)
     try:
         for i, script in enumerate(scripts, 1):
             run_in(box, script, f"{what} step {i}")
@@ -101,7 +101,7 @@ def harbor_reward(
     engine: SandboxEngine, task: ImportedTask, image: str, exploit: str, files: BlobReader
 ) -> tuple[int, str]:
     """Harbor's runtime: exploit, then /tests in the same container, reward.txt decides."""
-    box = engine.start(image, limits=task.spec.limits, purpose="corpus-harbor", network=False)
+    box = engine.start(image, limits=task.spec.limits, purpose=Purpose.TEST, network=False)
     try:
         run_in(box, exploit, "exploit")
         for f in task.verifier.files:

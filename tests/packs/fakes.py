@@ -11,7 +11,15 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from envfactory.core.models import BuildResult, ExecResult, Limits, PathChange, StateKind, StateRef
+from envfactory.core.models import (
+    BuildResult,
+    ExecResult,
+    Limits,
+    PathChange,
+    Purpose,
+    StateKind,
+    StateRef,
+)
 
 
 @dataclass
@@ -96,7 +104,7 @@ class FakeEngine:
         image,
         *,
         limits: Limits | None = None,
-        purpose="episode",
+        purpose=Purpose.EPISODE,
         run_id=None,
         network=None,
         services=(),
@@ -115,7 +123,7 @@ class FakeEngine:
         argv,
         *,
         limits: Limits | None = None,
-        purpose="verify",
+        purpose=Purpose.VERIFY,
         run_id=None,
         network=None,
         services=(),

@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from envfactory.core.errors import ImageBuildFailed
+from envfactory.core.models import Purpose
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 
@@ -41,7 +42,7 @@ def test_a_dockerfile_for_the_official_python_image_builds_unchanged(
     try:
         assert res.substitutions == (f"python:3.11-slim -> {base_image}",)
         assert "Successfully built" in res.log_tail
-        with docker_engine.sandbox(res.image, purpose="test") as sb:
+        with docker_engine.sandbox(res.image, purpose=Purpose.TEST) as sb:
             out = sb.exec("python3 app.py && python3 -c 'import six; print(six.__file__)'")
             assert out.exit_code == 0, out.stderr
             assert out.stdout.startswith("/usr/local/lib/python3")  # installed system-wide

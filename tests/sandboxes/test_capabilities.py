@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from envfactory.core.models import Limits
+from envfactory.core.models import Limits, Purpose
 from sandboxes import DockerEngine, DockerSandbox
 from sandboxes.capabilities import ROOT_WORK
 
@@ -70,7 +70,7 @@ HOST_PROTECTIONS: dict[str, str] = {
 
 def _sandbox(engine: DockerEngine, image: str, profile: str) -> Iterator[DockerSandbox]:
     limits = Limits(capabilities=profile, exec_timeout_s=300)  # type: ignore[arg-type]
-    with engine.sandbox(image, limits=limits, purpose="test", network=True) as sb:
+    with engine.sandbox(image, limits=limits, purpose=Purpose.TEST, network=True) as sb:
         yield sb
 
 

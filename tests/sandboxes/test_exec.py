@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from envfactory.core.models import Limits
+from envfactory.core.models import Limits, Purpose
 from sandboxes import DockerEngine, DockerSandbox
 
 pytestmark = pytest.mark.docker
@@ -58,7 +58,7 @@ def test_timeout_kills_a_process_that_traps_sigterm(sandbox: DockerSandbox) -> N
 def test_a_fork_bomb_is_contained_by_the_pids_limit(
     docker_engine: DockerEngine, base_image: str
 ) -> None:
-    with docker_engine.sandbox(base_image, limits=Limits(pids=64), purpose="test") as sb:
+    with docker_engine.sandbox(base_image, limits=Limits(pids=64), purpose=Purpose.TEST) as sb:
         res = sb.exec("bomb() { bomb | bomb; }; bomb", timeout=4)
         assert res.timed_out
         assert "Resource temporarily unavailable" in res.stderr  # the limit is what stopped it
@@ -72,7 +72,9 @@ def test_a_fork_bomb_is_contained_by_the_pids_limit(
 def test_a_memory_bomb_ends_with_a_clear_oom_result(
     docker_engine: DockerEngine, base_image: str
 ) -> None:
-    with docker_engine.sandbox(base_image, limits=Limits(memory_mb=128), purpose="test") as sb:
+    with docker_engine.sandbox(
+        base_image, limits=Limits(memory_mb=128), purpose=Purpose.TEST
+    ) as sb:
         bomb = "a = []\nwhile True: a.append(bytearray(10**7))"
         res = sb.exec(["python3", "-c", bomb], timeout=60)
         assert res.oom_killed and res.exit_code == 137 and not res.timed_out
@@ -82,10 +84,10 @@ def test_a_memory_bomb_ends_with_a_clear_oom_result(
 
 def test_network_egress_fails_by_default(docker_engine: DockerEngine, base_image: str) -> None:
     probe = "import socket; socket.create_connection(('deb.debian.org', 80), timeout=5)"
-    with docker_engine.sandbox(base_image, purpose="test") as sb:
+    with docker_engine.sandbox(base_image, purpose=Purpose.TEST) as sb:
         assert sb.exec("ls /sys/class/net").stdout.split() == ["lo"]
         assert sb.exec(["python3", "-c", probe]).exit_code != 0
-    with docker_engine.sandbox(base_image, purpose="test", network=True) as sb:
+    with docker_engine.sandbox(base_image, purpose=Purpose.TEST, network=True) as sb:
         assert "eth0" in sb.exec("ls /sys/class/net").stdout.split()  # the control
 
 
@@ -99,7 +101,7 @@ def test_a_sandbox_without_network_has_its_own_working_loopback(
         "c = socket.create_connection(s.getsockname(), timeout=5); "
         "c.sendall(b'hi'); print(s.accept()[0].recv(2).decode())"
     )
-    with docker_engine.sandbox(base_image, purpose="test") as sb:
+    with docker_engine.sandbox(base_image, purpose=Purpose.TEST) as sb:
         assert sb.exec(["python3", "-c", serve]).stdout.strip() == "hi"
         own = sb.exec("readlink /proc/1/ns/net").stdout.strip()
         assert own and own != os.readlink("/proc/self/ns/net")

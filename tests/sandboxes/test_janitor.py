@@ -33,7 +33,7 @@ def _owner(base_image: str, run_id: str) -> tuple[subprocess.Popen[str], str]:
         import time
         from envfactory.core.settings import SandboxSettings
         from sandboxes import DockerEngine
-        sb = DockerEngine(SandboxSettings(), run_id={run_id!r}).start({base_image!r}, purpose="test")
+        sb = DockerEngine(SandboxSettings(), run_id={run_id!r}).start({base_image!r}, purpose=Purpose.TEST)
         print(sb.id, flush=True)
         time.sleep(600)
     """)

@@ -12,6 +12,7 @@ import docker.errors
 import pytest
 
 from envfactory.core.errors import ConfigError, SandboxError
+from envfactory.core.models import Purpose
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 from sandboxes.base_image import BaseRecipe
@@ -25,7 +26,7 @@ def _orphan(base_image: str, run_id: str) -> str:
         import os
         from envfactory.core.settings import SandboxSettings
         from sandboxes import DockerEngine
-        sb = DockerEngine(SandboxSettings(), run_id={run_id!r}).start({base_image!r}, purpose="test")
+        sb = DockerEngine(SandboxSettings(), run_id={run_id!r}).start({base_image!r}, purpose=Purpose.TEST)
         print(sb.id, flush=True)
         os._exit(0)
     """)
@@ -49,7 +50,7 @@ def test_gc_removes_our_orphans_and_leaves_live_and_unlabelled_containers_alone(
     # Started by hand from our image: it inherits the image's envfactory labels.
     stranger = client.containers.run(base_image, ["sleep", "300"], detach=True, network_mode="none")
     try:
-        with docker_engine.sandbox(base_image, purpose="test") as live:
+        with docker_engine.sandbox(base_image, purpose=Purpose.TEST) as live:
             removed = docker_engine.gc()
             assert f"container:{orphan}" in removed
             assert not _exists(client, orphan)
@@ -66,13 +67,13 @@ def test_the_pool_bounds_concurrent_sandboxes(docker_engine: DockerEngine, base_
         run_id=docker_engine.run_id,
         pool_wait_s=0.5,
     )
-    first = engine.start(base_image, purpose="test")
+    first = engine.start(base_image, purpose=Purpose.TEST)
     try:
         with pytest.raises(SandboxError, match="pool_size=1"):
-            engine.start(base_image, purpose="test")
+            engine.start(base_image, purpose=Purpose.TEST)
     finally:
         first.remove()
-    engine.start(base_image, purpose="test").remove()  # the slot came back
+    engine.start(base_image, purpose=Purpose.TEST).remove()  # the slot came back
 
 
 def test_a_configured_base_image_overrides_the_local_build(docker_engine: DockerEngine) -> None:
@@ -136,7 +137,7 @@ def test_many_async_users_of_a_small_pool_all_finish(
     )
 
     async def one(i: int) -> str:
-        async with engine.asandbox(base_image, purpose="test") as sb:
+        async with engine.asandbox(base_image, purpose=Purpose.TEST) as sb:
             return (await sb.aexec(f"echo {i}")).stdout.strip()
 
     async def many() -> list[str]:
@@ -152,7 +153,7 @@ def test_running_pip_in_the_python_base_image_changes_no_system_file(
 ) -> None:
     """Stale bytecode left by the image build would be rewritten by the first pip run of
     every task, and the gates would report the oracle as tampering with site-packages."""
-    with docker_engine.sandbox(base_image, purpose="test") as sb:
+    with docker_engine.sandbox(base_image, purpose=Purpose.TEST) as sb:
         sb.exec("touch /tmp/mark && sleep 1")
         sb.exec(
             "python3 -m pip install --no-index --dry-run --ignore-installed pip; "

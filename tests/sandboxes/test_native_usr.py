@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from envfactory.core.errors import SandboxBroken
-from envfactory.core.models import Limits
+from envfactory.core.models import Limits, Purpose
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 from sandboxes import native_usr as NU
@@ -74,7 +74,7 @@ def engine(docker_engine: DockerEngine, tmp_path: Path) -> Iterator[DockerEngine
 
 
 def _run(engine: DockerEngine, image: str, script: str, *, native: bool) -> str:
-    with engine.sandbox(image, purpose="verify", network=False, native_usr=native) as box:
+    with engine.sandbox(image, purpose=Purpose.VERIFY, network=False, native_usr=native) as box:
         res = box.exec(["/bin/sh", "-c", script], timeout=300)
         assert res.ok, res.stderr
         return res.stdout
@@ -130,7 +130,7 @@ def test_writes_there_are_fresh_per_container_counted_and_removed(
     assert _run(engine, base_image, write, native=True).strip() == "wrote"  # not the last one's
     # /usr/lib alone is far over 64 MiB: the watchdog counts what was written, not the view
     limits = Limits(disk_mb=64)
-    with engine.sandbox(base_image, limits=limits, purpose="verify", native_usr=True) as box:
+    with engine.sandbox(base_image, limits=limits, purpose=Purpose.VERIFY, native_usr=True) as box:
         assert box.exec("sleep 1.5; echo alive").stdout.strip() == "alive"
         res = box.exec("dd if=/dev/zero of=/usr/lib/fill bs=1M count=1024 status=none", timeout=120)
         assert res.disk_exceeded
@@ -147,7 +147,7 @@ def test_a_scratch_directory_whose_container_is_gone_is_swept_by_gc(
 ) -> None:
     _fuse(engine)
     scratch = tmp_path / "scratch"
-    with engine.sandbox(base_image, purpose="verify", native_usr=True) as box:
+    with engine.sandbox(base_image, purpose=Purpose.VERIFY, native_usr=True) as box:
         name = engine.client.api.inspect_container(box.id)["Name"].lstrip("/")
         (orphan := scratch / "envfactory-verify-gone000000" / "usr-lib" / "u").mkdir(parents=True)
         old = time.time() - 3600

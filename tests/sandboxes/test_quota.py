@@ -15,7 +15,7 @@ import docker.errors
 import pytest
 
 from envfactory.core.errors import SandboxBroken
-from envfactory.core.models import Limits
+from envfactory.core.models import Limits, Purpose
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine, DockerSandbox
 from sandboxes.disk import storage_opt_size
@@ -47,7 +47,7 @@ def quota_engine(docker_engine: DockerEngine) -> DockerEngine:
 
 @pytest.fixture
 def small_disk(quota_engine: DockerEngine, base_image: str) -> Iterator[DockerSandbox]:
-    with quota_engine.sandbox(base_image, limits=Limits(disk_mb=64), purpose="test") as sb:
+    with quota_engine.sandbox(base_image, limits=Limits(disk_mb=64), purpose=Purpose.TEST) as sb:
         yield sb
 
 
@@ -81,7 +81,7 @@ def test_dd_past_the_disk_quota_ends_with_disk_exceeded_and_the_sandbox_removed(
         with pytest.raises(SandboxBroken, match="disk quota"):
             call()
     small_disk.remove()
-    quota_engine.start(base_image, purpose="test").remove()  # the pool slot came back
+    quota_engine.start(base_image, purpose=Purpose.TEST).remove()  # the pool slot came back
 
 
 def test_a_background_writer_is_stopped_between_execs(small_disk: DockerSandbox) -> None:
@@ -119,7 +119,7 @@ def test_storage_opt_is_used_only_where_the_storage_driver_takes_it(
 def test_a_fork_bomb_left_running_makes_exec_raise_sandbox_broken(
     docker_engine: DockerEngine, base_image: str
 ) -> None:
-    sb = docker_engine.start(base_image, limits=Limits(pids=32), purpose="test")
+    sb = docker_engine.start(base_image, limits=Limits(pids=32), purpose=Purpose.TEST)
     try:
         assert sb.exec(FORK_BOMB, timeout=20).ok
         # the bomb runs in the background: until it has taken every pid, execs still run

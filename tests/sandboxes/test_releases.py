@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+from envfactory.core.models import Purpose
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 from tests.sandboxes.test_builds import context
@@ -70,7 +71,7 @@ def test_a_dockerfile_for_python_3_13_gets_python_3_13(
     try:
         assert res.substitutions == (f"python:3.13-slim -> {trixie_python}",)
         assert res.warnings == ()
-        with docker_engine.sandbox(res.image, purpose="test") as sb:
+        with docker_engine.sandbox(res.image, purpose=Purpose.TEST) as sb:
             out = sb.exec(
                 "python3.13 -c 'import sys; print(sys.version_info[:2])' && which python3"
             )

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from envfactory.core.errors import SandboxBroken
-from envfactory.core.models import Limits
+from envfactory.core.models import Limits, Purpose
 from sandboxes import DockerEngine
 from sandboxes import labels as L
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.docker
 
 
 def _run(engine: DockerEngine, image: str, script: str, **kw):  # type: ignore[no-untyped-def]
-    return engine.run(image, ["/bin/sh", "-c", script], purpose="test", **kw)
+    return engine.run(image, ["/bin/sh", "-c", script], purpose=Purpose.TEST, **kw)
 
 
 def test_run_returns_exit_code_and_both_streams_as_root_in_the_root_dir(

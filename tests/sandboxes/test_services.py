@@ -8,7 +8,7 @@ import docker
 import pytest
 
 from envfactory.core.errors import SandboxError
-from envfactory.core.models import BuildContext, ServiceSpec
+from envfactory.core.models import BuildContext, Purpose, ServiceSpec
 from sandboxes import DockerEngine
 from sandboxes import labels as L
 
@@ -78,7 +78,7 @@ def test_the_main_container_reaches_its_service_by_name_and_nothing_outside(
 ) -> None:
     client = docker_engine.client
     with docker_engine.sandbox(
-        base_image, purpose="test", services=[kv_service(base_image)]
+        base_image, purpose=Purpose.TEST, services=[kv_service(base_image)]
     ) as box:
         assert put(box, "hello") == 0
         assert get(box) == "hello"
@@ -100,9 +100,9 @@ def test_every_sandbox_gets_fresh_services_of_its_own(
     docker_engine: DockerEngine, base_image: str
 ) -> None:
     svc = [kv_service(base_image)]
-    with docker_engine.sandbox(base_image, purpose="test", services=svc) as a:
+    with docker_engine.sandbox(base_image, purpose=Purpose.TEST, services=svc) as a:
         assert put(a, "solver-wrote-this") == 0
-        with docker_engine.sandbox(base_image, purpose="test", services=svc) as b:
+        with docker_engine.sandbox(base_image, purpose=Purpose.TEST, services=svc) as b:
             assert get(b) == ""  # its own service, started empty
             assert network_of(docker_engine.client, a) != network_of(docker_engine.client, b)
 
@@ -111,7 +111,7 @@ def test_services_and_their_network_go_with_the_sandbox(
     docker_engine: DockerEngine, base_image: str
 ) -> None:
     client = docker_engine.client
-    box = docker_engine.start(base_image, purpose="test", services=[kv_service(base_image)])
+    box = docker_engine.start(base_image, purpose=Purpose.TEST, services=[kv_service(base_image)])
     network = network_of(client, box)
     (cname,), _ = service_objects(client, network)
     labels = client.api.inspect_container(cname)["Config"]["Labels"]
@@ -127,10 +127,10 @@ def test_a_service_never_ready_fails_the_start_and_leaves_nothing(
     before = {n.name for n in client.networks.list()}
     stuck = kv_service(base_image, ready="false", ready_timeout_s=2)
     with pytest.raises(SandboxError, match="service 'kv' not ready after 2s"):
-        docker_engine.start(base_image, purpose="test", services=[stuck])
+        docker_engine.start(base_image, purpose=Purpose.TEST, services=[stuck])
     left = {n.name for n in client.networks.list()} - before
     assert not [n for n in left if n.startswith("envfactory-svc-")]
-    with docker_engine.sandbox(base_image, purpose="test"):  # the pool slot came back
+    with docker_engine.sandbox(base_image, purpose=Purpose.TEST):  # the pool slot came back
         pass
 
 
@@ -138,7 +138,7 @@ def test_the_janitor_removes_the_services_of_a_dead_owner(
     docker_engine: DockerEngine, base_image: str
 ) -> None:
     client = docker_engine.client
-    box = docker_engine.start(base_image, purpose="test", services=[kv_service(base_image)])
+    box = docker_engine.start(base_image, purpose=Purpose.TEST, services=[kv_service(base_image)])
     network = network_of(client, box)
     try:
         removed = docker_engine.gc(include_live=True, run_id=docker_engine.run_id)

@@ -20,7 +20,7 @@ from pathlib import Path
 import docker.errors
 import pytest
 
-from envfactory.core.models import Limits
+from envfactory.core.models import Limits, Purpose
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 from sandboxes import labels as L
@@ -80,13 +80,13 @@ def host_config(engine: DockerEngine, cid: str) -> dict[str, object]:
 def test_a_standby_container_is_handed_out_started_with_exactly_the_kind_asked_for(
     engine: DockerEngine, base_image: str
 ) -> None:
-    with engine.sandbox(base_image, limits=TIGHT, purpose="verify") as on_demand:
+    with engine.sandbox(base_image, limits=TIGHT, purpose=Purpose.VERIFY) as on_demand:
         expected = host_config(engine, on_demand.id)
     assert containers_of(engine) == set()
-    with engine.standby(base_image, limits=TIGHT, purpose="verify", network=False):
+    with engine.standby(base_image, limits=TIGHT, purpose=Purpose.VERIFY, network=False):
         wait_for(lambda: engine.prestarted.waiting() == 2)
         waiting = containers_of(engine)
-        box = engine.start(base_image, limits=TIGHT, purpose="verify", network=False)
+        box = engine.start(base_image, limits=TIGHT, purpose=Purpose.VERIFY, network=False)
         try:
             assert box.id in waiting  # one of those started ahead, not a new one
             info = engine.client.api.inspect_container(box.id)
@@ -106,24 +106,24 @@ def test_a_standby_container_is_handed_out_started_with_exactly_the_kind_asked_f
 def test_a_start_of_another_kind_never_gets_a_standby_container(
     engine: DockerEngine, base_image: str
 ) -> None:
-    with engine.standby(base_image, limits=TIGHT, purpose="verify", network=False):
+    with engine.standby(base_image, limits=TIGHT, purpose=Purpose.VERIFY, network=False):
         wait_for(lambda: engine.prestarted.waiting() == 2)
         waiting = containers_of(engine)
         others = [
-            engine.start(base_image, limits=TIGHT, purpose="verify", network=True),
+            engine.start(base_image, limits=TIGHT, purpose=Purpose.VERIFY, network=True),
             engine.start(
                 base_image,
                 limits=TIGHT.model_copy(update={"capabilities": "root-work"}),
-                purpose="verify",
+                purpose=Purpose.VERIFY,
                 network=False,
             ),
             engine.start(
                 base_image,
                 limits=TIGHT.model_copy(update={"memory_mb": 512}),
-                purpose="verify",
+                purpose=Purpose.VERIFY,
                 network=False,
             ),
-            engine.start(base_image, limits=TIGHT, purpose="verify", run_id="another-run"),
+            engine.start(base_image, limits=TIGHT, purpose=Purpose.VERIFY, run_id="another-run"),
         ]
         try:
             assert not {b.id for b in others} & waiting
@@ -138,10 +138,10 @@ def test_a_standby_container_is_never_handed_out_twice(
     engine: DockerEngine, base_image: str
 ) -> None:
     seen: list[str] = []
-    with engine.standby(base_image, limits=TIGHT, purpose="verify"):
+    with engine.standby(base_image, limits=TIGHT, purpose=Purpose.VERIFY):
         wait_for(lambda: engine.prestarted.waiting() == 2)
         for _ in range(6):
-            box = engine.start(base_image, limits=TIGHT, purpose="verify")
+            box = engine.start(base_image, limits=TIGHT, purpose=Purpose.VERIFY)
             seen.append(box.id)
             box.remove()
             with pytest.raises(docker.errors.NotFound):  # used once, then gone for good
@@ -154,9 +154,9 @@ def test_a_standby_container_is_never_handed_out_twice(
 def test_the_end_of_the_scope_removes_every_waiting_container_but_not_those_handed_out(
     engine: DockerEngine, base_image: str
 ) -> None:
-    with engine.standby(base_image, limits=TIGHT, purpose="verify"):
+    with engine.standby(base_image, limits=TIGHT, purpose=Purpose.VERIFY):
         wait_for(lambda: engine.prestarted.waiting() == 2)
-        kept = engine.start(base_image, limits=TIGHT, purpose="verify")
+        kept = engine.start(base_image, limits=TIGHT, purpose=Purpose.VERIFY)
     engine.prestarted.settle()  # the scope's end removes them in the background
     try:
         # the replacement started by the take is waited for and removed too
@@ -174,10 +174,10 @@ def test_standby_off_starts_nothing_ahead(docker_engine: DockerEngine, base_imag
         client=docker_engine.client,
         run_id=f"test-standby-{uuid.uuid4().hex[:8]}",
     )
-    with eng.standby(base_image, purpose="verify"):
+    with eng.standby(base_image, purpose=Purpose.VERIFY):
         time.sleep(1.0)
         assert containers_of(eng) == set()
-        with eng.sandbox(base_image, purpose="verify"):
+        with eng.sandbox(base_image, purpose=Purpose.VERIFY):
             assert len(containers_of(eng)) == 1
     assert eng.prestarted.started == 0
 
@@ -187,7 +187,7 @@ import sys, time
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 engine = DockerEngine(SandboxSettings(standby=2), run_id=sys.argv[2])
-scope = engine.standby(sys.argv[1], purpose="verify")
+scope = engine.standby(sys.argv[1], purpose=Purpose.VERIFY)
 scope.__enter__()  # never left: only the process's end can drain it
 while engine.prestarted.waiting() < 2:
     time.sleep(0.05)
@@ -261,4 +261,4 @@ def test_a_miss_with_nothing_starting_does_not_wait() -> None:
 
 
 def _kind(image: str) -> Kind:
-    return Kind(image=image, limits=Limits(), network=False, purpose="verify", run_id=None)
+    return Kind(image=image, limits=Limits(), network=False, purpose=Purpose.VERIFY, run_id=None)

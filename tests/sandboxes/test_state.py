@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from envfactory.core.errors import SandboxFileNotFound
-from envfactory.core.models import StateKind
+from envfactory.core.models import Purpose, StateKind
 from sandboxes import DockerEngine, DockerSandbox
 
 pytestmark = pytest.mark.docker
@@ -77,7 +77,7 @@ def test_a_snapshot_starts_a_new_container_that_sees_the_same_files(
     assert ("/workspace/answer.txt", "A") in {(c.path, c.kind) for c in ref.diff}
     labels = docker_engine.client.images.get(ref.image).labels
     assert labels["envfactory.owner"] == "envfactory" and labels["envfactory.kind"] == "state"
-    with docker_engine.sandbox(ref.image, purpose="test") as again:
+    with docker_engine.sandbox(ref.image, purpose=Purpose.TEST) as again:
         assert again.read_file("/workspace/answer.txt") == b"42"
     docker_engine.remove_image(ref.image)
 
@@ -114,7 +114,7 @@ def test_the_fast_diff_agrees_on_a_snapshot_whose_layers_delete_files(
     sandbox.exec("rm -rf /etc/issue.net /usr/share/doc/git && mkdir -p /workspace/w")
     ref = sandbox.snapshot(StateKind.PARTIAL, with_diff=False)
     try:
-        with docker_engine.sandbox(ref.image, purpose="test") as again:
+        with docker_engine.sandbox(ref.image, purpose=Purpose.TEST) as again:
             again.exec(
                 "echo back > /etc/issue.net; mkdir -p /usr/share/doc/git; rm -r /workspace/w"
             )
@@ -169,7 +169,7 @@ def test_a_layer_snapshot_holds_exactly_what_docker_commit_holds(
     try:
         seen = []
         for ref in (fast, slow):
-            with docker_engine.sandbox(ref.image, purpose="test") as sb:
+            with docker_engine.sandbox(ref.image, purpose=Purpose.TEST) as sb:
                 res = sb.exec(LISTING, timeout=120)
                 assert res.exit_code == 0, res.stderr
                 seen.append(res.stdout)
@@ -187,10 +187,10 @@ def test_a_layer_snapshot_of_a_layer_snapshot_keeps_both_changes(
 ) -> None:
     sandbox.write_file("/workspace/one.txt", "1")
     first = sandbox.snapshot(StateKind.PARTIAL, method="layer")
-    with docker_engine.sandbox(first.image, purpose="test") as sb:
+    with docker_engine.sandbox(first.image, purpose=Purpose.TEST) as sb:
         sb.exec("echo 2 > /workspace/two.txt && rm /workspace/one.txt")
         second = sb.snapshot(StateKind.PARTIAL, method="layer")
-    with docker_engine.sandbox(second.image, purpose="test") as sb:
+    with docker_engine.sandbox(second.image, purpose=Purpose.TEST) as sb:
         assert sb.exec("ls /workspace").stdout.split() == ["two.txt"]
     docker_engine.remove_image(second.image)
     docker_engine.remove_image(first.image)

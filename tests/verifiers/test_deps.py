@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from envfactory.core.models import Purpose
 from sandboxes.builds import Context, rewrite_from_lines
 from verifiers.deps import (
     MANIFEST,
@@ -250,7 +251,7 @@ def layer(docker_engine, task_image):  # type: ignore[no-untyped-def]
 
 
 def _run_offline(engine, image: str, files: dict[str, bytes], answer: str | None):  # type: ignore[no-untyped-def]
-    with engine.sandbox(image, purpose="verify", network=False) as box:
+    with engine.sandbox(image, purpose=Purpose.VERIFY, network=False) as box:
         for name, data in files.items():
             box.write_file(f"/tests/{name}", data, 0o755)
         if answer is not None:

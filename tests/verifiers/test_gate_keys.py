@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from verifiers.gates import _input_key
+from verifiers.gate.table import input_key as _input_key
 from verifiers.runner import PreparedState, Replay
 
 

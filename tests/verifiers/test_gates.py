@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from envfactory.core.models import CheckKind, GateVerdict
+from envfactory.core.models import CheckKind, GateVerdict, Purpose
 from verifiers.evidence import findings_from_report
 from verifiers.gates import GateInput, run_gates, run_gates_detailed
 from verifiers.probes import PROBES, by_name
@@ -171,7 +171,7 @@ def test_full_state_gates_replay_each_state_and_fail_closed_on_tamper(
 def test_a_stored_shortcut_state_is_a_regression_check(docker_engine, sum_image, files) -> None:  # type: ignore[no-untyped-def]
     from envfactory.core.models import StateKind
 
-    with docker_engine.sandbox(sum_image, purpose="test") as box:
+    with docker_engine.sandbox(sum_image, purpose=Purpose.TEST) as box:
         box.exec(
             "mkdir -p out && echo 7 > out/total.txt && echo 7 > out/count.txt", workdir="/workspace"
         )

@@ -34,8 +34,10 @@ ORACLE = {**PRISTINE, "out/total.txt": b"100\n", "out/count.txt": b"4\n", "nums.
 def test_every_step_but_the_last_is_left_out_once() -> None:
     a, b, c = (Step(title=t, script=f"echo {t}") for t in "abc")
     assert omission_chains((a,)) == []
-    assert omission_chains((a, b)) == [("without-step-1", (b,))]
-    assert omission_chains((a, b, c)) == [("without-step-1", (b, c)), ("without-step-2", (a, c))]
+    named = [(str(row), steps) for row, steps in omission_chains((a, b))]
+    assert named == [("without-step-1", (b,))]
+    named = [(str(row), steps) for row, steps in omission_chains((a, b, c))]
+    assert named == [("without-step-1", (b, c)), ("without-step-2", (a, c))]
 
 
 def test_a_missing_named_output_decides_the_task() -> None:

@@ -8,7 +8,8 @@ import tarfile
 
 import pytest
 
-from envfactory.core.models import EnvironmentSpec, StateKind, VerifyScope
+from envfactory.core.models import EnvironmentSpec, Purpose, StateKind, VerifyScope
+from envfactory.core.models.rows import RowId
 from verifiers import archives, states
 from verifiers.runner import PreparedState, Replay
 
@@ -72,7 +73,7 @@ PROBES = (
 def _base(spec: EnvironmentSpec) -> states.ProducedState:
     prepared = PreparedState("unused", VerifyScope.WORKSPACE)
     recipe = (Replay(("/bin/sh", "-c", BASE_SCRIPT), workdir="/"),)
-    return states.ProducedState("base", StateKind.PARTIAL, prepared, recipe)
+    return states.ProducedState(RowId.prefix(1), StateKind.PARTIAL, prepared, recipe)
 
 
 @pytest.mark.docker
@@ -85,7 +86,7 @@ def test_batched_probes_leave_what_one_exec_each_leaves(docker_engine, sum_image
     if native:
         skip_unless_native(docker_engine)
     with docker_engine.sandbox(
-        sum_image, limits=spec.limits, purpose="test", native_usr=native
+        sum_image, limits=spec.limits, purpose=Purpose.TEST, native_usr=native
     ) as box:
         if native:
             assert box.exec(["/bin/sh", "-c", MOUNTS]).stdout.strip()
@@ -93,7 +94,7 @@ def test_batched_probes_leave_what_one_exec_each_leaves(docker_engine, sum_image
         keep, kib = states._keep_workspace(box, spec)
         assert kib is not None and states._batchable(spec, kib, len(PROBES))
         batched = states._run_batch(box, spec, keep, PROBES)
-    with docker_engine.sandbox(sum_image, limits=spec.limits, purpose="test") as box:
+    with docker_engine.sandbox(sum_image, limits=spec.limits, purpose=Purpose.TEST) as box:
         states.run_recipe(box, spec, _base(spec).recipe, ["base"])
         keep, _ = states._keep_workspace(box, spec)
         alone = {p.name: states._run_alone(box, spec, keep, p) for p in PROBES}

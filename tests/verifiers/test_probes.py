@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from envfactory.core.models import Purpose
 from verifiers.probes import PROBES, by_name
 from verifiers.runner import verifier_tar, verify_prepared
 from verifiers.states import pristine_state, produce_probe
@@ -120,7 +121,7 @@ def noop(docker_engine, sum_image):  # type: ignore[no-untyped-def]
 def test_each_naive_verifier_still_rejects_the_untouched_environment(
     docker_engine, sum_image, files, naive
 ):  # type: ignore[no-untyped-def]
-    with docker_engine.sandbox(sum_image, purpose="test") as box:
+    with docker_engine.sandbox(sum_image, purpose=Purpose.TEST) as box:
         assert naive_verify(box, _naive(files, naive), files, settle_s=0) == 0
 
 
@@ -138,7 +139,7 @@ def test_the_probe_fools_a_naive_verifier_and_the_sound_verifier_rejects_it(
     naive,  # type: ignore[no-untyped-def]
 ) -> None:
     probe = by_name(probe_name)
-    with docker_engine.sandbox(sum_image, purpose="test") as box:
+    with docker_engine.sandbox(sum_image, purpose=Purpose.TEST) as box:
         probe.apply(box, SPEC)
         assert naive_verify(box, _naive(files, naive), files) == 1, "the probe fools nothing"
     state = produce_probe(docker_engine, sum_image, SPEC, noop, probe)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from envfactory.core.models import StateKind
+from envfactory.core.models import Purpose, StateKind
+from envfactory.core.models.rows import RowId
 from verifiers.gates import GateInput, run_gates
 from verifiers.probes import CandidateFlood, Probe, perturbed_numbers, superset_lines
 from verifiers.runner import verifier_tar, verify_prepared
@@ -90,7 +91,7 @@ def states(docker_engine, report_image) -> tuple[ProducedState, ProducedState]: 
         report_image,
         SPEC,
         SPEC.reference_solution,
-        names=[None, "oracle"],
+        rows=[None, RowId.oracle()],
         kinds=[StateKind.PARTIAL, StateKind.ORACLE],
         want_diff=False,
     )
@@ -113,9 +114,9 @@ def test_every_verifier_accepts_the_oracle_and_rejects_the_untouched_workspace(
     docker_engine, report_image, files, name
 ):  # type: ignore[no-untyped-def]
     v = _verifier(files, name)
-    with docker_engine.sandbox(report_image, purpose="test") as box:
+    with docker_engine.sandbox(report_image, purpose=Purpose.TEST) as box:
         assert naive_verify(box, v, files, settle_s=0) == 0
-    with docker_engine.sandbox(report_image, purpose="test") as box:
+    with docker_engine.sandbox(report_image, purpose=Purpose.TEST) as box:
         for step in SPEC.reference_solution:
             assert box.exec(["bash", "-c", step.script], workdir=SPEC.workdir).ok
         assert naive_verify(box, v, files, settle_s=0) == 1
@@ -145,7 +146,7 @@ def test_the_probe_fools_a_loose_verifier_and_not_the_sound_one(
     docker_engine, report_image, files, states, probe_name, loose, fooled
 ):  # type: ignore[no-untyped-def]
     probe, base = _derived(states, probe_name)
-    with docker_engine.sandbox(report_image, purpose="test") as box:
+    with docker_engine.sandbox(report_image, purpose=Purpose.TEST) as box:
         if base.kind == StateKind.ORACLE:
             for step in SPEC.reference_solution:
                 assert box.exec(["bash", "-c", step.script], workdir=SPEC.workdir).ok

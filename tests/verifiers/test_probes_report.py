@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from envfactory.core.models import GateVerdict
+from envfactory.core.models import GateVerdict, Purpose
 from verifiers.gates import GateInput, run_gates
 from verifiers.probes import by_name
 from verifiers.runner import verifier_tar, verify_prepared
@@ -32,7 +32,7 @@ def _verifier(files, entry: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("naive", [*sorted(NAIVE), "sound"])
 def test_every_verifier_rejects_the_untouched_workspace(docker_engine, report_image, files, naive):  # type: ignore[no-untyped-def]
     entry = SOUND if naive == "sound" else NAIVE[naive]
-    with docker_engine.sandbox(report_image, purpose="test") as box:
+    with docker_engine.sandbox(report_image, purpose=Purpose.TEST) as box:
         assert naive_verify(box, _verifier(files, entry), files, settle_s=0) == 0
 
 
@@ -51,7 +51,7 @@ def test_the_probe_fools_its_naive_verifier_and_not_the_sound_one(
     docker_engine, report_image, files, probe_name, naive
 ):  # type: ignore[no-untyped-def]
     probe = by_name(probe_name)
-    with docker_engine.sandbox(report_image, purpose="test") as box:
+    with docker_engine.sandbox(report_image, purpose=Purpose.TEST) as box:
         probe.apply(box, SPEC)
         assert naive_verify(box, _verifier(files, NAIVE[naive]), files, settle_s=0) == 1
     noop = pristine_state(docker_engine, report_image, SPEC)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from envfactory.core.models import StateKind, VerifyScope
+from envfactory.core.models import Purpose, StateKind, VerifyScope
 from tests.native_view import skip_unless_native
 from verifiers.runner import (
     KILLS_ALL,
@@ -30,7 +30,7 @@ LIVE = "pgrep -f '[e]nvfactory-solver-bg-7f3a'"  # the bracket keeps pgrep's own
 def solver_state(docker_engine, sum_image):  # type: ignore[no-untyped-def]
     """A committed solver state: correct outputs, a background process still running, a
     forged reward file, a pre-planted guess at the verifier directory."""
-    with docker_engine.sandbox(sum_image, purpose="test") as box:
+    with docker_engine.sandbox(sum_image, purpose=Purpose.TEST) as box:
         for step in SPEC.reference_solution:
             assert box.exec(step.script, workdir="/workspace").ok
         box.exec(f"setsid nohup bash -c 'exec -a {MARK} sleep 1000' >/dev/null 2>&1 &")
@@ -85,7 +85,7 @@ def test_the_verifier_directory_is_fresh_random_and_absent_from_the_solver_state
     dirs = [s[0] for s in seen]
     assert all(d.startswith(VERIFIER_DIR_PREFIX) for d in dirs) and dirs[0] != dirs[1]
     assert seen[0][1:] == ["pytest.ini", "test_outputs.py"]  # only the verifier's own files
-    with docker_engine.sandbox(solver_state.image, purpose="test") as box:
+    with docker_engine.sandbox(solver_state.image, purpose=Purpose.TEST) as box:
         assert box.exec(f"ls -d {dirs[0]} {dirs[1]}").exit_code != 0
 
 
@@ -161,7 +161,7 @@ def test_the_sound_verifier_accepts_the_solved_state_and_rejects_the_pristine_on
 @pytest.fixture(scope="module")
 def hijacked_state(docker_engine, sum_image):  # type: ignore[no-untyped-def]
     """Wrong outputs, and python3 in /usr/local/bin replaced by `exit 0`."""
-    with docker_engine.sandbox(sum_image, purpose="test") as box:
+    with docker_engine.sandbox(sum_image, purpose=Purpose.TEST) as box:
         box.exec(
             "mkdir -p out && echo 1 > out/total.txt && echo 1 > out/count.txt", workdir="/workspace"
         )
@@ -202,7 +202,7 @@ def test_full_state_scope_turns_tamper_evidence_into_reward_zero(
 def test_a_workspace_too_big_for_the_exec_arguments_is_copied_by_archive(
     docker_engine, sum_image, files
 ):  # type: ignore[no-untyped-def]
-    with docker_engine.sandbox(sum_image, purpose="test") as box:
+    with docker_engine.sandbox(sum_image, purpose=Purpose.TEST) as box:
         for step in SPEC.reference_solution:
             assert box.exec(step.script, workdir="/workspace").ok
         assert box.exec("head -c 3000000 /dev/urandom > /workspace/big.bin").ok
@@ -241,7 +241,7 @@ def test_an_image_without_base64_gets_the_verifier_by_archive(
 ) -> None:  # type: ignore[no-untyped-def]
     # The small-state path unpacks the files from the exec's arguments with base64 and tar;
     # an image lacking one gets them by the engine's archive instead, and still verifies.
-    with docker_engine.sandbox(sum_image, purpose="test") as box:
+    with docker_engine.sandbox(sum_image, purpose=Purpose.TEST) as box:
         assert box.exec("rm -f /usr/bin/base64 && ! command -v base64").ok
         ref = box.snapshot(StateKind.SOLVER, label="no-base64")
     try:
@@ -265,7 +265,7 @@ def test_the_verifier_directory_holds_the_verifiers_files_alone_wherever_it_is_m
     # /tests is unpacked in place beside the workspace; /workspace/tests lies inside the
     # workspace, whose own tests/ the state brings: placed after it, the verifier's
     # files replace it. Either way the reward directory starts empty.
-    with docker_engine.sandbox(sum_image, purpose="test") as box:
+    with docker_engine.sandbox(sum_image, purpose=Purpose.TEST) as box:
         assert box.exec(
             f"mkdir -p {mount_path} /logs/verifier && echo planted > {mount_path}/planted.py"
             " && echo 1 > /logs/verifier/reward.txt"

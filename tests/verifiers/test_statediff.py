@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from envfactory.core.models import PathChange
+from envfactory.core.models import PathChange, Purpose
 from sandboxes import DockerEngine, DockerSandbox
 from verifiers import statediff
 from verifiers.statediff import live_diff
@@ -42,7 +42,7 @@ class ListingOnly:
 @pytest.fixture
 def box(docker_engine: DockerEngine, base_image: str) -> Iterator[DockerSandbox]:
     statediff.pristine_listing(docker_engine, base_image, SPEC)
-    with docker_engine.sandbox(base_image, purpose="test") as sb:
+    with docker_engine.sandbox(base_image, purpose=Purpose.TEST) as sb:
         yield sb
 
 

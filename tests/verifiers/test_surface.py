@@ -13,6 +13,7 @@ import tarfile
 import pytest
 
 from envfactory.core.models import BuildContext, EnvironmentSpec, Step
+from envfactory.core.models.rows import RowId
 from verifiers.probes.traced import (
     EXEC_EXIT,
     JS_EXIT,
@@ -232,7 +233,7 @@ def oracle(docker_engine, surface_image):  # type: ignore[no-untyped-def]
         surface_image,
         spec,
         spec.reference_solution,
-        names=["oracle"],
+        rows=[RowId.oracle()],
         kinds=[StateKind.ORACLE],
         want_diff=False,
     )

@@ -18,6 +18,7 @@ import tarfile
 from collections.abc import Callable, Mapping
 
 from envfactory.core.errors import SandboxFileNotFound
+from envfactory.core.models import Purpose
 from envfactory.core.models.base import Model
 from sandboxes.protocol import SandboxEngine
 
@@ -265,7 +266,7 @@ def _read_manifest(
     engine: SandboxEngine, image: str
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """What the build script recorded: (provided, missing, notes)."""
-    box = engine.start(image, purpose="verify-deps", network=False)
+    box = engine.start(image, purpose=Purpose.VERIFY_DEPS, network=False)
     try:
         text = box.read_file(MANIFEST).decode(errors="replace")
     except SandboxFileNotFound:

@@ -21,7 +21,10 @@ computing still parses them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from envfactory.core.models import EnvironmentSpec, Step
+from envfactory.core.models.rows import RowId
 
 from .base import Probe, qs
 from .workspace import Workspace, file_hashes, is_output, mentioned_paths
@@ -137,7 +140,7 @@ EOI
 
 
 #: The row of the reference solution run on minimal inputs (see `recomputed_steps`).
-RECOMPUTED = "probe:inputs-minimal+reference@no-op"
+RECOMPUTED = RowId.probe_on("inputs-minimal+reference", RowId.noop())
 
 
 def recomputed_steps(spec: EnvironmentSpec) -> tuple[Step, ...]:
@@ -158,4 +161,19 @@ def changed_outputs(state: Workspace, oracle: Workspace, pristine: Workspace) ->
     before, want, got = file_hashes(pristine), file_hashes(oracle), file_hashes(state)
     return sorted(
         p for p, h in want.items() if before.get(p) != h and is_output(p) and got.get(p) != h
+    )
+
+
+def recomputed_note(changed: Sequence[str]) -> str:
+    """What the report says of the reference run on minimal inputs (`changed`: the
+    outputs it wrote other bytes to; none: the row is not checked)."""
+    if not changed:
+        return (
+            f"{RECOMPUTED} not checked: the reference solution wrote the oracle's "
+            "outputs from minimal inputs (the inputs do not feed the answer)"
+        )
+    more = " …" if len(changed) > 5 else ""
+    return (
+        f"{RECOMPUTED} checked: from minimal inputs the reference solution wrote "
+        f"other bytes to {', '.join(changed[:5])}{more}"
     )

@@ -29,6 +29,7 @@ from envfactory.core.models import (
     Limits,
     Model,
     PartialSolution,
+    Purpose,
     ServiceSpec,
     Step,
     TaskSeed,
@@ -132,7 +133,7 @@ async def _run_steps(
     so a last step that changes nothing there (a check) makes a prefix look solved."""
     try:
         box = await asyncio.to_thread(
-            engine.start, image, limits=limits, purpose="research-check", services=services
+            engine.start, image, limits=limits, purpose=Purpose.RESEARCH_CHECK, services=services
         )
     except EnvFactoryError as exc:  # a service that does not start is the agent's to fix
         return f"{label}: the sandbox did not start: {exc}"

@@ -40,7 +40,8 @@ from .review import (
     ReviewState,
     ShortcutFinding,
 )
-from .sandbox import ChangeKind, ExecResult, PathChange, StateKind, StateRef
+from .rows import HEURISTIC_RULES, FindingRule, RowId, RowKind, Rule
+from .sandbox import ChangeKind, ExecResult, PathChange, Purpose, StateKind, StateRef
 from .seeds import Attachment, Constraints, TaskSeed
 from .solve_rate import SolveRate, SolveRateBand, SolveRateVerdict
 from .trajectories import (
@@ -75,6 +76,11 @@ from .verifiers import (
 )
 
 __all__ = [
+    "HEURISTIC_RULES",
+    "FindingRule",
+    "RowId",
+    "RowKind",
+    "Rule",
     "EvalAttempt",
     "EvalRun",
     "EvalTotals",
@@ -131,6 +137,7 @@ __all__ = [
     "PackSignature",
     "PartialSolution",
     "PathChange",
+    "Purpose",
     "Provenance",
     "ProvenanceChain",
     "AuthMethod",

@@ -11,6 +11,36 @@ from pydantic import Field
 from .base import Model, utcnow
 
 
+class Purpose(StrEnum):
+    """What a sandbox is for: its label and its name's middle part, and half of the key
+    under which the engine's standby hands a container out (a container started for one
+    purpose is never handed to another). One spelling, checked at the engine's door."""
+
+    EPISODE = "episode"  # a policy's rollout, a pack's episode
+    RESEARCH = "research"  # the research agent's builder
+    RESEARCH_CHECK = "research-check"  # the research agent trying its own environment
+    JUDGE = "judge"
+    RED_TEAM = "red_team"
+    VERIFIER_WRITER = "verifier-writer"
+    GATE_STATE = "gate-state"  # a gate state: the reference, a partial, a regression
+    GATE_PROBE = "gate-probe"  # a probe applied on a gate state
+    VERIFY = "verify"  # one verification
+    VERIFY_EXTRACT = "verify-extract"  # reading a state's files out for the verifier
+    VERIFY_TRACE = "verify-trace"  # the verifier traced on the oracle state
+    VERIFY_DEPS = "verify-deps"  # building the verification layer
+    VERIFY_DIFF = "verify-diff"  # what a state changed
+    TEST = "test"  # the test suite's own sandboxes
+
+    @classmethod
+    def of(cls, value: str) -> Purpose:
+        """`value` as a purpose; a clear error naming the known ones otherwise."""
+        try:
+            return cls(value)
+        except ValueError:
+            known = ", ".join(p.value for p in cls)
+            raise ValueError(f"unknown sandbox purpose {value!r}; use one of: {known}") from None
+
+
 class ExecResult(Model):
     exit_code: int | None  # None when the process was killed before reporting
     stdout: str = ""

@@ -10,6 +10,7 @@ from pydantic import Field, computed_field
 
 from .base import Model, NonEmpty, utcnow
 from .environments import FileEntry, Semantics
+from .rows import RowId
 from .sandbox import PathChange, StateRef
 from .solve_rate import SolveRate
 
@@ -138,6 +139,11 @@ class GateCheck(Model):
     @property
     def flaky(self) -> bool:
         return len(set(self.observed)) > 1
+
+    @property
+    def row(self) -> RowId:
+        """The row's identity, read back from its stored name."""
+        return RowId.parse(self.name)
 
 
 class FailureKind(StrEnum):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from envfactory.core.models import BuildContext
+from envfactory.core.models import BuildContext, Purpose
 from verifiers.formats import ImportedTask, context_tar, load_task
 
 from .formats_helpers import TB_EXAMPLES, example_dirs
@@ -50,13 +50,13 @@ def test_example_builds_and_its_oracle_passes_its_own_verifier(engine, artifacts
     task = load_task(path, artifacts)
     spec = task.spec
     image = engine.build(context_tar(spec.build, artifacts.get)).image
-    with engine.sandbox(image, limits=spec.limits, purpose="test") as sb:
+    with engine.sandbox(image, limits=spec.limits, purpose=Purpose.TEST) as sb:
         for number, step in enumerate(spec.reference_solution, start=1):
             result = sb.exec(step.script, workdir=spec.workdir, timeout=spec.limits.exec_timeout_s)
             assert result.exit_code == 0, f"step {number} ({step.title}): {result.stderr[-2000:]}"
         code, output = run_verifier(sb, task, artifacts)
         assert code == 0, f"verifier rejected the oracle state: {output[-2000:]}"
     if task.expected_failure is None:  # sound tasks must also reject the untouched state
-        with engine.sandbox(image, limits=spec.limits, purpose="test") as sb:
+        with engine.sandbox(image, limits=spec.limits, purpose=Purpose.TEST) as sb:
             code, output = run_verifier(sb, task, artifacts)
             assert code != 0, f"verifier accepted the untouched environment: {output[-2000:]}"

@@ -1,0 +1,195 @@
+"""The gate's plan: which rows a task has, what each expects, and what each waits for.
+
+Pure and deterministic: a spec, a probe battery and the stored regressions in, a
+`GatePlan` out; nothing here runs a container. The stages, in order:
+
+1. **states** — the reference chain (``prefix-1`` … ``prefix-(n-1)``, then ``oracle``, one
+   sandbox), the no-op, each authored partial solution and each regression state, every
+   one verified as soon as it is captured;
+2. **after a passing oracle** — the probes on the no-op and on every unsolved state, the
+   traced probes, the omissions (the reference with one step left out) and the probes
+   built from what the oracle wrote (`oracle_probes`): none is worth producing before the
+   oracle shows the verifier can accept the task at all;
+3. **after every primary row** — the rows under a secondary runtime (``harbor:…``): the
+   oracle, the no-op and each probe on the no-op.
+
+What the oracle wrote decides some rows (derived probes, omissions whose step changes no
+deciding file): the plan names those as *possible*; `oracle_probes` builds them from the
+oracle's workspace, again without a container.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from envfactory.core.models import (
+    CheckKind,
+    EnvironmentSpec,
+    Semantics,
+    StateKind,
+    StateRef,
+    Step,
+    VerifyScope,
+)
+from envfactory.core.models.rows import RowId
+
+from ..omissions import omission_chains
+from ..probes import FieldsDropped, Probe, TruncatedOutputs, superset_lines
+from ..probes.numbers import CandidateFlood, perturbed_numbers
+from ..probes.workspace import Workspace
+
+#: the secondary runtime a task may also declare (its rows run after the primary ones)
+HARBOR: Semantics = "harbor"
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """What the caller switched on or off (from `GateInput`)."""
+
+    omissions: bool = True
+    derived_probes: bool = True
+    traced_probes: bool = False
+
+
+@dataclass(frozen=True)
+class GatePlan:
+    """The rows a task has and how its states are produced."""
+
+    primary: Semantics
+    chain: tuple[RowId, ...]  # the reference's prefixes, then the oracle
+    partials: tuple[tuple[RowId, tuple[Step, ...]], ...]
+    regressions: tuple[tuple[RowId, StateRef], ...]
+    omissions: tuple[tuple[RowId, tuple[Step, ...]], ...]  # produced after a passing oracle
+    probes: tuple[Probe, ...]  # the static battery (traced probes join it later)
+    secondary: Semantics | None  # the runtime whose rows run after every primary row
+    batch_probes: bool  # a base's probes are produced in one sandbox (workspace scope)
+    standby: bool  # verified by exec in containers started ahead (full-state recipes)
+    derived: bool  # probes built from what the oracle wrote
+    traced: bool  # a traced-probe builder was given (it runs under envfactory only)
+    total: int  # rows, as far as they can be known before the oracle ran
+    notes: tuple[str, ...]
+
+    @property
+    def unsolved(self) -> int:
+        """States the probes run on besides the no-op (prefixes and partials)."""
+        return len(self.chain) - 1 + len(self.partials)
+
+    @property
+    def probes_follow(self) -> bool:
+        """Whether probes will run on the unsolved states (the battery has some)."""
+        return bool(self.probes) or self.traced
+
+
+def plan_gates(
+    spec: EnvironmentSpec,
+    probes: Sequence[Probe],
+    regressions: Sequence[StateRef] = (),
+    options: GateOptions = GateOptions(),
+) -> GatePlan:
+    steps = spec.reference_solution
+    primary: Semantics = spec.semantics[0] if spec.semantics else "envfactory"
+    envfactory = primary == "envfactory"
+    workspace = spec.verify_scope == VerifyScope.WORKSPACE
+    chain = (*(RowId.prefix(i + 1) for i in range(len(steps) - 1)), RowId.oracle())
+    omits = options.omissions and envfactory and workspace
+    omissions = tuple(omission_chains(steps)) if omits else ()
+    plan = GatePlan(
+        primary=primary,
+        chain=chain,
+        partials=tuple((RowId.partial(p.name), p.steps) for p in spec.partial_solutions),
+        regressions=tuple((regression_row(ref), ref) for ref in regressions),
+        omissions=omissions,
+        probes=tuple(probes),
+        secondary=HARBOR if envfactory and HARBOR in spec.semantics else None,
+        batch_probes=workspace and envfactory,
+        standby=primary != HARBOR and spec.verify_scope == VerifyScope.FULL_STATE,
+        derived=options.derived_probes and envfactory and workspace,
+        traced=options.traced_probes,
+        total=0,
+        notes=("one-block reference solution: no prefix states to check",)
+        if len(steps) <= 1
+        else (),
+    )
+    return _with_total(plan)
+
+
+def _with_total(plan: GatePlan) -> GatePlan:
+    n_unsolved = plan.unsolved
+    n_states = 2 + n_unsolved + len(plan.regressions)
+    total = n_states + sum(1 if p.noop_only else 1 + n_unsolved for p in plan.probes)
+    if plan.secondary:
+        total += 2 + len(plan.probes)
+    total += len(plan.omissions)
+    return replace(plan, total=total)
+
+
+def regression_row(ref: StateRef) -> RowId:
+    return RowId.regression(ref.label or ref.image[:19])
+
+
+def probes_for(base: StateKind, probes: Sequence[Probe]) -> tuple[Probe, ...]:
+    """The probes that run on a base state: all on the no-op, the others skip the
+    no-op-only ones (their attack does not depend on how far the work got)."""
+    if base == StateKind.PRISTINE:
+        return tuple(probes)
+    return tuple(p for p in probes if not p.noop_only)
+
+
+def secondary_rows(
+    semantics: Semantics, probes: Sequence[Probe]
+) -> tuple[tuple[RowId, CheckKind], ...]:
+    """The rows under a secondary runtime: its oracle, its no-op, each probe on the no-op."""
+    rows = [(RowId.oracle(), CheckKind.ORACLE), (RowId.noop(), CheckKind.NOOP)]
+    rows += [(RowId.probe_on(p.name, RowId.noop()), CheckKind.PROBE) for p in probes]
+    return tuple((row.under(semantics), kind) for row, kind in rows)
+
+
+@dataclass(frozen=True)
+class OracleProbes:
+    """The probes built from what the oracle wrote."""
+
+    on_oracle: tuple[Probe, ...]  # its outputs cut, fields dropped, numbers changed, padded
+    on_noop: tuple[Probe, ...]  # its programs and outputs flooded on the untouched state
+    recompute: bool  # the reference run again on minimal inputs
+
+
+def oracle_probes(
+    oracle: Workspace, pristine: Workspace, spec: EnvironmentSpec, probes: Sequence[Probe]
+) -> OracleProbes:
+    """What the oracle's outputs (`oracle` against `pristine`, workspace tars) give to
+    attack. Empty when the battery has no probes."""
+    if not probes:
+        return OracleProbes((), (), False)
+    cut = TruncatedOutputs.for_oracle(oracle, pristine)
+    dropped = FieldsDropped.for_oracle(oracle, pristine)
+    on_oracle: tuple[Probe, ...] = ((cut,) if cut.paths else ()) + (
+        (dropped,) if dropped.files else ()
+    )
+    on_oracle += perturbed_numbers(oracle, pristine, spec.instruction, spec.workdir)
+    on_oracle += superset_lines(oracle, pristine, spec.instruction, spec.workdir)
+    flood = CandidateFlood.for_oracle(oracle, pristine, spec.instruction, spec.workdir)
+    return OracleProbes(
+        on_oracle,
+        (flood,) if flood.applies else (),
+        any(p.name == "inputs-minimal" for p in probes),
+    )
+
+
+_KIND_ORDER = {
+    k: i
+    for i, k in enumerate(
+        [
+            CheckKind.ORACLE,
+            CheckKind.NOOP,
+            CheckKind.UNSOLVED,
+            CheckKind.PROBE,
+            CheckKind.REGRESSION,
+        ]
+    )
+}
+
+
+def report_order(row: RowId, kind: CheckKind) -> tuple[bool, int, str]:
+    """Where a row sits in the report: primary rows first, by kind, then by state name."""
+    return (row.semantics is not None, _KIND_ORDER.get(kind, 9), str(row.state))

@@ -1,0 +1,179 @@
+"""The gate report, built from the rows a run created and what they observed.
+
+A row with no results was skipped (listed with why); a probe row whose base state the
+verifier already accepts fails because its base does (`derived_from` names the base, and
+the report's reasons fold it under that cause). `unrunnable_signs` reads, from the
+verifier's output on a state it should accept, what it lacked to run at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from envfactory.core.models import (
+    CheckKind,
+    EnvironmentSpec,
+    GateCheck,
+    GateReport,
+    Semantics,
+    SkippedCheck,
+    StepFailure,
+    Verifier,
+)
+
+from ..evidence import check_evidence
+from ..runner import PreparedState, VerifyResult
+from ..states import ProducedState
+from .plan import report_order
+from .table import Row, RowTable
+
+
+@dataclass
+class CheckTiming:
+    """What one check cost (for the throughput benchmark)."""
+
+    name: str
+    produce_s: float
+    verify_s: list[float] = field(default_factory=list)  # each repeat, container to reward
+    command_s: list[float] = field(default_factory=list)  # each repeat, the entry command
+    shared_with: str | None = None  # verified once with an identical state
+
+
+@dataclass
+class GateRun:
+    report: GateReport
+    timings: list[CheckTiming]
+    states: dict[str, ProducedState]
+    results: dict[str, list[VerifyResult]]
+    wall_s: float = 0.0
+    #: what each row actually verified (layer image swapped in, harbor replay), by row name:
+    #: the mutation score re-verifies exactly these (verifiers.mutation)
+    prepared: dict[str, PreparedState] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the run learnt besides its rows."""
+
+    notes: tuple[str, ...]
+    skipped: tuple[SkippedCheck, ...]
+    reference_failure: StepFailure | None
+    unrunnable: tuple[str, ...]
+
+
+def build_run(
+    spec: EnvironmentSpec,
+    verifier: Verifier,
+    *,
+    table: RowTable,
+    primary: Semantics,
+    outcome: Outcome,
+    skip_reason: Callable[[Row], str],
+    repeats: int,
+    provided: tuple[str, ...],
+    wall_s: float,
+) -> GateRun:
+    rows, timings, skipped = [], [], list(outcome.skipped)
+    failed_bases = _failed_bases(table)
+    for r in sorted(table.rows, key=lambda r: report_order(r.id, r.kind)):
+        res = table.results_of(r)
+        if not res:
+            skipped.append(SkippedCheck(name=r.name, why=skip_reason(r)))
+            continue
+        rows.append(_check(r, res, primary, table.twin_of(r), failed_bases))
+        timings.append(
+            CheckTiming(
+                r.name,
+                r.state.produce_s,
+                [x.duration_s for x in res],
+                [x.command_s for x in res],
+                table.twin_of(r),
+            )
+        )
+    report = GateReport(
+        env_id=spec.id,
+        verifier_version=verifier.version,
+        checks=tuple(rows),
+        repeats=repeats,
+        notes=tuple(sorted(set(outcome.notes))),
+        reference_failure=outcome.reference_failure,
+        unrunnable=outcome.unrunnable,
+        provided=provided,
+        skipped=tuple(skipped),
+        semantics=spec.semantics or ("envfactory",),
+    )
+    states = {r.name: r.state for r in table.rows}
+    prepared = {r.name: r.prepared for r in table.rows}
+    return GateRun(report, timings, states, table.results, wall_s, prepared)
+
+
+def _failed_bases(table: RowTable) -> set[str]:
+    """Unsolved states the verifier already accepts (their probes' failures derive)."""
+    return {
+        r.name
+        for r in table.rows
+        if r.kind in (CheckKind.UNSOLVED, CheckKind.NOOP)
+        and any(x.reward != r.expected for x in table.results_of(r))
+    }
+
+
+def _check(
+    r: Row,
+    res: list[VerifyResult],
+    primary: Semantics,
+    shared_with: str | None,
+    failed_bases: set[str],
+) -> GateCheck:
+    base = r.id.base
+    base_name = str(base.under(r.id.semantics)) if base is not None else None
+    return GateCheck(
+        kind=r.kind,
+        name=r.name,
+        state=r.state.ref,
+        expected=r.expected,
+        observed=tuple(x.reward for x in res),
+        duration_s=round(r.state.produce_s + sum(x.duration_s for x in res), 3),
+        evidence=check_evidence(
+            r.state, res, r.probe, shared_with=shared_with, expected=r.expected
+        ),
+        tamper=r.prepared.tamper,
+        semantics=r.id.semantics or primary,
+        derived_from=base_name if base_name in failed_bases else None,
+    )
+
+
+#: Output lines that say the verifier could not run at all (not that it judged the state).
+_UNRUNNABLE = (
+    (r"([\w.+-]+): (?:command )?not found", "command not found: {0}"),
+    (r"No module named '?([\w.]+)'?", "Python module not installed: {0}"),
+    (r"No interpreter found for Python ([\d.]+)", "Python {0} is not in the image"),
+    (
+        r"(?:Could not resolve host|Temporary failure in name resolution)[: ]*([\w.-]*)",
+        "network: {0}",
+    ),
+    (r"Failed to (?:fetch|download)[: ]+(\S+)", "network: {0}"),
+    (r"Network is unreachable", "network: unreachable"),
+    (r"Unable to locate package (\S+)", "apt package: {0}"),
+)
+
+
+def unrunnable_signs(
+    results: Sequence[VerifyResult], missing: Sequence[str] = ()
+) -> tuple[str, ...]:
+    """What the verifier lacked, from its output on a state it should accept. When the
+    verification layer named what it could not provide and the run shows signs of a lack,
+    those named things are the cause (the other signs are the install lines the layer made
+    harmless, e.g. `apt-get update` or the uv installer failing offline)."""
+    found: list[str] = []
+    for r in results:
+        text = f"{r.stdout}\n{r.stderr}"
+        for pattern, fmt in _UNRUNNABLE:
+            for m in re.finditer(pattern, text):
+                item = fmt.format(*(g or "?" for g in m.groups()))
+                if item not in found:
+                    found.append(item)
+    if found and missing:
+        return tuple(missing[:8])  # what the layer could not provide, seen failing: the cause
+    return tuple(found[:8])

@@ -1,0 +1,58 @@
+"""What the verifier is shown for a produced state, per runtime.
+
+Under envfactory's runtime a state is verified as captured, in the verification layer's
+image when the verifier needs one (`verifiers.deps`), and a full-state recipe's tamper
+evidence leaves out the paths the oracle itself changes. Under Harbor's runtime the
+state's recipe is replayed in the verifier's own container, every process ended first
+unless the state is the reference's own (oracle, partial) or the pristine one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from envfactory.core.models import Semantics, StateKind, VerifyScope
+
+from ..runner import KILLS_ALL, PreparedState, Replay
+from ..states import ProducedState
+
+#: what the report says whenever rows ran under Harbor's runtime
+HARBOR_LEFT_PROCESSES = (
+    "under harbor semantics a process the solver leaves running can rewrite the tests "
+    "or the reward file during verification; no verifier can prevent that in Harbor's "
+    "runtime (harbor probe rows end every process first); envfactory's runtime ends "
+    "every solver process"
+)
+
+#: states Harbor's runtime verifies with the solver's processes kept
+_KEEPS_PROCESSES = (StateKind.ORACLE, StateKind.PARTIAL, StateKind.PRISTINE)
+
+
+@dataclass(frozen=True)
+class Views:
+    primary: Semantics
+    image: str  # the pristine environment image
+    verify_image: str | None = None  # the verification layer's image, when there is one
+
+    def prepared(
+        self, st: ProducedState, secondary: Semantics | None, expected: frozenset[str]
+    ) -> PreparedState:
+        """What to verify for `st` (`expected`: the paths the oracle changes)."""
+        if secondary == "harbor" or self.primary == "harbor":
+            if st.prepared.semantics == "harbor":
+                return st.prepared
+            return self.replayed(st.recipe, kill=st.kind not in _KEEPS_PROCESSES)
+        prepared = st.prepared
+        if prepared.scope == VerifyScope.FULL_STATE and expected:
+            kept = tuple(t for t in prepared.tamper if t.path not in expected)
+            prepared = replace(prepared, tamper=kept, expected=expected)
+        if self.verify_image:
+            prepared = replace(prepared, image=self.verify_image)
+        return prepared
+
+    def replayed(self, recipe: tuple[Replay, ...], *, kill: bool = False) -> PreparedState:
+        """A state Harbor's runtime verifies: its recipe replayed in the verifier's own
+        container (every process ended first where `kill`)."""
+        image = self.verify_image or self.image
+        replay = (*recipe, KILLS_ALL) if kill and recipe else recipe
+        return PreparedState(image, VerifyScope.FULL_STATE, replay=replay, semantics="harbor")
