@@ -133,11 +133,12 @@ class RowId:
     @classmethod
     def parse(cls, name: str) -> RowId:
         """A stored row name back as a `RowId`; ValueError when it is none."""
-        semantics: Semantics | None = None
-        head, sep, rest = name.partition(":")
-        if sep and head in _SEMANTICS:
-            semantics, name = head, rest  # type: ignore[assignment]
-        return cls._parse_state(name).under(semantics)
+        semantics = row_semantics_of(name)
+        state = name.partition(":")[2] if semantics else name
+        try:
+            return cls._parse_state(state).under(semantics)
+        except ValueError as exc:
+            raise ValueError(f"not a gate row name: {name!r} ({exc})") from None
 
     @classmethod
     def _parse_state(cls, name: str) -> RowId:
