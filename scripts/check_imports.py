@@ -35,43 +35,54 @@ EXCEPTIONS = {("envfactory.core.bounded_yaml", "yaml")}
 def cycles(graph: grimp.ImportGraph, modules: set[str]) -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan, iterative)."""
     edges = {m: sorted(graph.find_modules_directly_imported_by(m) & modules) for m in modules}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
+    tarjan = _Tarjan(edges)
     for start in sorted(modules):
-        if start in index:
-            continue
+        if start not in tarjan.index:
+            tarjan.visit(start)
+    return tarjan.found
+
+
+class _Tarjan:
+    def __init__(self, edges: dict[str, list[str]]) -> None:
+        self.edges = edges
+        self.index: dict[str, int] = {}
+        self.low: dict[str, int] = {}
+        self.stack: list[str] = []
+        self.on_stack: set[str] = set()
+        self.found: list[list[str]] = []
+
+    def visit(self, start: str) -> None:
         work = [(start, 0)]
         while work:
             node, i = work.pop()
             if i == 0:
-                index[node] = low[node] = len(index)
-                stack.append(node)
-                on_stack.add(node)
-            if i < len(edges[node]):
+                self.index[node] = self.low[node] = len(self.index)
+                self.stack.append(node)
+                self.on_stack.add(node)
+            if i < len(self.edges[node]):
                 work.append((node, i + 1))
-                nxt = edges[node][i]
-                if nxt not in index:
+                nxt = self.edges[node][i]
+                if nxt not in self.index:
                     work.append((nxt, 0))
-                elif nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
+                elif nxt in self.on_stack:
+                    self.low[node] = min(self.low[node], self.index[nxt])
                 continue
             if work:  # node is done: pass its low link up to the caller
                 parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
+                self.low[parent] = min(self.low[parent], self.low[node])
+            if self.low[node] == self.index[node]:
+                self._component(node)
+
+    def _component(self, root: str) -> None:
+        component = []
+        while True:
+            member = self.stack.pop()
+            self.on_stack.discard(member)
+            component.append(member)
+            if member == root:
+                break
+        if len(component) > 1:
+            self.found.append(sorted(component))
 
 
 def layer_names(config: Path) -> set[str]:

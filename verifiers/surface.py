@@ -349,40 +349,56 @@ def _unescape(s: str) -> str:
 
 def parse_trace(text: str, *, root_cwd: str) -> list[Access]:
     """Every path lookup in an `strace -f -y` log, made absolute (see `Access`)."""
-    cwd: dict[int, str] = {}
-    exe: dict[int, str] = {}
-    out: list[Access] = []
+    trace = _Trace(root_cwd)
     for pid, rest in _joined(text.splitlines()):
         m = _CALL.match(rest)
-        if m is None:
-            continue
-        name, args, ret, err = m.groups()
-        here = cwd.setdefault(pid, root_cwd)
+        if m is not None:
+            trace.call(pid, *m.groups())
+    return trace.out
+
+
+@dataclass
+class _Trace:
+    """Each process's working directory and program, followed through forks."""
+
+    root_cwd: str
+    cwd: dict[int, str] = field(default_factory=dict)
+    exe: dict[int, str] = field(default_factory=dict)
+    out: list[Access] = field(default_factory=list)
+
+    def call(self, pid: int, name: str, args: str, ret: str | None, err: str | None) -> None:
+        here = self.cwd.setdefault(pid, self.root_cwd)
         if (c := _CWD.search(args)) is not None:
-            here = cwd[pid] = c.group(1)
+            here = self.cwd[pid] = c.group(1)
         if name in _FORKS:
             if ret not in ("?", None) and int(ret) > 0:
-                cwd[int(ret)], exe[int(ret)] = here, exe.get(pid, "")
-            continue
+                self.cwd[int(ret)], self.exe[int(ret)] = here, self.exe.get(pid, "")
+            return
         op = _OPS.get(name)
         s = _STR.search(args)
-        if op is None or s is None:
-            continue
-        path = _unescape(s.group(1))
+        path = _unescape(s.group(1)) if s is not None else ""
+        if op is None or not path:
+            return
         base = here
         if name in _AT_CALLS and (fd := _FD_PATH.match(args)) is not None:
             base = fd.group(1)
-        if not path:
-            continue
         full = posixpath.normpath(posixpath.join(base, path))
-        ok = ret != "?" and int(ret) >= 0
+        ok = ret != "?" and int(ret or 0) >= 0
+        self._moved(pid, op, ok, full)
+        op = _open_kind(args) if op == "open" else op
+        self.out.append(Access(full, op, ok, err or "", self.exe.get(pid, ""), here, pid))
+
+    def _moved(self, pid: int, op: str, ok: bool, full: str) -> None:
+        """An exec changes the process's program, a chdir its directory."""
         if op == "exec" and ok:
-            exe[pid] = full
+            self.exe[pid] = full
         if op == "chdir" and ok:
-            cwd[pid] = full
-        if op == "open" and "O_DIRECTORY" in args:
-            op = "list"
-        elif op == "open" and re.search(r"O_WRONLY|O_RDWR|O_CREAT", args):
-            op = "write"
-        out.append(Access(full, op, ok, err or "", exe.get(pid, ""), here, pid))
-    return out
+            self.cwd[pid] = full
+
+
+def _open_kind(args: str) -> str:
+    if "O_DIRECTORY" in args:
+        return "list"
+    if re.search(r"O_WRONLY|O_RDWR|O_CREAT", args):
+        return "write"
+    return "open"

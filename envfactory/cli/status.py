@@ -142,7 +142,7 @@ def status(
 
       envfactory status validate-tasks-3e1f0c2a9b7d
     """
-    from workflows.client import SYNTH_PREFIX, connect, list_synthesis
+    from workflows.client import SYNTH_PREFIX, connect
 
     settings = load_settings()
     console = Console()
@@ -150,31 +150,12 @@ def status(
     async def main() -> None:
         client = await connect(settings.temporal)
         if workflow_id is None:
-            rows = await list_synthesis(client)
-            rows += await list_synthesis(client, workflow_type="ValidateTasks")
-            if as_json:
-                typer.echo(json.dumps([{"workflow_id": w, "status": st} for w, st in rows]))
-                return
-            table = Table("workflow", "execution", "stage")
-            for wid, state in rows:
-                table.add_row(wid, state, await _stage(client, wid) if state == "running" else "—")
-            console.print(table)
+            await _list_recent(client, console, as_json)
             return
         wid = workflow_id
         if not wid.startswith(SYNTH_PREFIX) and not _is_validation(wid):
             wid = SYNTH_PREFIX + wid
-        s = await _one(client, wid)
-        if as_json:
-            typer.echo(s.model_dump_json(indent=1))
-            return
-        if not watch:
-            console.print(_render(wid, s))
-            return
-        with Live(_render(wid, s), console=console, refresh_per_second=4) as live:
-            while not _finished(s):
-                await asyncio.sleep(1)
-                s = await _one(client, wid)
-                live.update(_render(wid, s))
+        await _show_one(client, console, wid, as_json=as_json, watch=watch)
 
     from temporalio.service import RPCError
 
@@ -186,3 +167,36 @@ def status(
     except RPCError as exc:  # e.g. no such workflow id
         console.print(f"[red]error:[/] {workflow_id}: {exc.message}")
         raise typer.Exit(1) from exc
+
+
+async def _list_recent(client: Client, console: Console, as_json: bool) -> None:
+    """The recent synthesis and validation workflows, a running one with its stage."""
+    from workflows.client import list_synthesis
+
+    rows = await list_synthesis(client)
+    rows += await list_synthesis(client, workflow_type="ValidateTasks")
+    if as_json:
+        typer.echo(json.dumps([{"workflow_id": w, "status": st} for w, st in rows]))
+        return
+    table = Table("workflow", "execution", "stage")
+    for wid, state in rows:
+        table.add_row(wid, state, await _stage(client, wid) if state == "running" else "—")
+    console.print(table)
+
+
+async def _show_one(
+    client: Client, console: Console, wid: str, *, as_json: bool, watch: bool
+) -> None:
+    """One workflow in detail; with `watch`, refreshed until it finishes."""
+    s = await _one(client, wid)
+    if as_json:
+        typer.echo(s.model_dump_json(indent=1))
+        return
+    if not watch:
+        console.print(_render(wid, s))
+        return
+    with Live(_render(wid, s), console=console, refresh_per_second=4) as live:
+        while not _finished(s):
+            await asyncio.sleep(1)
+            s = await _one(client, wid)
+            live.update(_render(wid, s))

@@ -207,7 +207,14 @@ def _dispatch(acc: _Found, argv: list[str]) -> None:
     elif prog == "git" and args[:1] == ["clone"]:
         for url in (a for a in args if re.match(r"^(https?|git)://|^git@", a)):
             _need_url(acc, url, argv)
-    elif re.fullmatch(r"pip(3(\.\d+)?)?", prog) and args[:1] == ["install"]:
+    else:
+        _dispatch_python(acc, prog, argv)
+
+
+def _dispatch_python(acc: _Found, prog: str, argv: list[str]) -> None:
+    """pip, `python -m pip`, uv and uvx: the Python installers a verifier may call."""
+    args = argv[1:]
+    if re.fullmatch(r"pip(3(\.\d+)?)?", prog) and args[:1] == ["install"]:
         _pip(acc, (prog,), args[1:], argv)
     elif re.fullmatch(r"python(3(\.\d+)?)?", prog) and args[:3] == ["-m", "pip", "install"]:
         _pip(acc, (prog, "-m", "pip"), args[3:], argv)

@@ -93,6 +93,14 @@ PYTEST_CONFIGS = {
 }
 _SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"}
 _MAKEFILES = {"Makefile", "makefile", "GNUmakefile"}
+#: what a program of each kind runs when it loads a planted file as its own code
+_EXIT_BY_KIND = {
+    "python": PY_EXIT,
+    "node": JS_EXIT,
+    "perl": PERL_EXIT,
+    "ruby": RUBY_EXIT,
+    "make": MAKE_EXIT,
+}
 _SHELLISH = ("", ".sh", ".bash", ".env", ".rc", ".conf", ".cfg", ".inc")
 _PY_ROOT = re.compile(
     r"^.*?/python3(?:\.\d+)?(?:/(?:lib-dynload|site-packages|dist-packages))?/([^/]+)(?:/([^/]+))?"
@@ -136,7 +144,6 @@ def imported_modules(accesses: Iterable[Access]) -> set[str]:
 def content_for(a: Access) -> Plant | None:
     """What to plant at a looked-up path, by type (None: a lookup of unknown type)."""
     base, ext = posixpath.basename(a.path), posixpath.splitext(a.path)[1]
-    kind = process_kind(a.exe)
     if base == "conftest.py":
         return CONFTEST, 0o644
     if base in PYTEST_CONFIGS:
@@ -145,16 +152,21 @@ def content_for(a: Access) -> Plant | None:
         return PTH_EXIT, 0o644
     if a.op == "exec":
         return EXEC_EXIT, 0o755
-    if kind == "python" and ext == ".py":
-        return PY_EXIT, 0o644
-    if kind == "node" and ext in ("", ".js", ".cjs", ".mjs"):
-        return JS_EXIT, 0o644
-    if kind == "perl" and ext in (".pm", ".pl"):
-        return PERL_EXIT, 0o644
-    if kind == "ruby" and ext == ".rb":
-        return RUBY_EXIT, 0o644
-    if kind == "make" and (base in _MAKEFILES or ext == ".mk"):
-        return MAKE_EXIT, 0o644
+    return _for_interpreter(a, base, ext)
+
+
+def _for_interpreter(a: Access, base: str, ext: str) -> Plant | None:
+    """A file the looking-up program would load as its own code."""
+    kind = process_kind(a.exe)
+    loads = {
+        "python": ext == ".py",
+        "node": ext in ("", ".js", ".cjs", ".mjs"),
+        "perl": ext in (".pm", ".pl"),
+        "ruby": ext == ".rb",
+        "make": base in _MAKEFILES or ext == ".mk",
+    }
+    if loads.get(kind, False):
+        return _EXIT_BY_KIND[kind], 0o644
     if kind == "shell" and (a.op == "open" or (a.op == "stat" and not a.ok and ext in _SHELLISH)):
         # Sourced (`. ./config.sh`), tested before sourcing (`[ -f x ] && . x`) or searched
         # for through PATH: a shebang script that exits 0 serves all three.
