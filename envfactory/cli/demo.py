@@ -28,7 +28,7 @@ from rich.live import Live
 from rich.table import Table
 
 from envfactory.core.errors import ConfigError, EnvFactoryError
-from envfactory.core.models import Decision, Rule, TaskSeed
+from envfactory.core.models import Decision, GateVerdict, Rule, TaskSeed
 from envfactory.core.settings import Settings, load_settings
 
 from .status import render
@@ -144,10 +144,10 @@ async def decide_open(client: Any, services: Any, wid: str, status: Any, console
 
 def gate_table(services: Any, env_id: str, report_id: str) -> Table:
     report = services.store.gate_reports.get(int(report_id))
-    verdict = report.verdict.value
+    passed = report.verdict == GateVerdict.PASSED
     table = Table(
-        title=f"{env_id} — verifier v{report.verifier_version}: gates {verdict}",
-        title_style="bold green" if verdict == "passed" else "bold red",
+        title=f"{env_id} — verifier v{report.verifier_version}: gates {report.verdict.value}",
+        title_style="bold green" if passed else "bold red",
     )
     for col in ("check", "name", "expected", "observed", "ok", "s"):
         table.add_column(col)

@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from envfactory.core.errors import EnvFactoryError
-from envfactory.core.models import GateCheck, SkippedCheck
+from envfactory.core.models import GateCheck, SkippedCheck, TaskVerdict
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 
@@ -249,7 +249,7 @@ def _print_table(out: Console, result: TaskValidation) -> None:
     )
     for reason in report.reasons:
         out.print(f"    - {reason}", markup=False)
-    for other in report.semantics[1:] if report.outcome.value == "passed" else ():
+    for other in report.semantics[1:] if report.outcome == TaskVerdict.PASSED else ():
         safe = report.safe_under(other)
         word = "[green]safe[/]" if safe else "[red]NOT SAFE[/] (an export to it is refused)"
         out.print(f"  under {other} semantics: {word}")
