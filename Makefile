@@ -40,13 +40,15 @@ test-faults: $(STAMP)
 	@eval "$$(bash scripts/start-postgres.sh)"; $(BIN)/python -m pytest -m faults $(PYTEST_ARGS)
 
 # ruff (lint and format), the import contracts (.importlinter), what they cannot state (no import cycle, every
-# package in a layer: scripts/check_imports.py), and strict mypy ([tool.mypy] in pyproject).
+# package in a layer: scripts/check_imports.py), strict mypy ([tool.mypy] in pyproject), and the tables
+# generated from code (the probes in docs/verifiers.md, the settings in README.md: scripts/gen_docs.py).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/check_imports.py
 	$(BIN)/mypy
+	$(BIN)/python scripts/gen_docs.py --check
 
 demo: $(STAMP)
 	@bash scripts/host-deps.sh demo

@@ -79,7 +79,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def every_row(inp: GateInput) -> GateInput:
-    """Every harbor row runs, even after its verdict is settled (before session 13)."""
+    """Every harbor row runs, even after its verdict is settled: the baseline of
+    `--compare settle-early`."""
     return replace(inp, settle_early=False)
 
 

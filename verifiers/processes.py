@@ -28,8 +28,8 @@ done"""
 #: The same where this shell's parent is the container's init, which is then the shell
 #: marking a command's end (`DockerEngine.run`, nothing to keep but init and us): one
 #: `kill -9 -1` reaches every other process in a single pass of the kernel, so a chain
-#: of processes forking anew between two rounds of a /proc walk cannot outrun it (the
-#: attacker pass of session 11 rewrote a reward file that way, 4 runs in 4).
+#: of processes forking anew between two rounds of a /proc walk cannot outrun it (against
+#: such a walk, an attacker pass rewrote a reward file that way in 4 runs of 4).
 KILL_ALL_BUT_INIT = f"""\
 if [ "$PPID" = 1 ]; then kill -9 -1 2>/dev/null; kill -9 -1 2>/dev/null
 else

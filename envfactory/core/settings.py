@@ -22,47 +22,108 @@ class _Sub(BaseModel):
 
 
 class SandboxSettings(_Sub):
-    base_image: str | None = None  # None → build the local debootstrap base image
-    from_map: dict[str, str] = Field(default_factory=dict)  # extra "public:tag" → local image
-    map_public_images: bool = True  # FROM python:*/ubuntu:*/debian:* → local base images
-    pool_size: int = Field(default=2, ge=1)
-    #: containers kept created and started ahead of demand for each kind a caller declares
-    #: (a gate run: its verification containers), besides the `pool_size` in use; 0 = off.
-    #: Off by default: on 2 loaded cores it did not pay (42.5 s per task on, 38.2 s off).
-    standby: int = Field(default=0, ge=0)
-    build_network: bool = True  # builds may reach package registries
-    build_timeout_s: int = Field(default=900, ge=10)
-    runtime: Literal["auto", "runc", "runsc"] = "runc"
-    output_cap_bytes: int = Field(default=1_000_000, ge=1024)
-    docker_timeout_s: int = Field(default=300, ge=10)  # client timeout for builds/imports
-    #: how often the disk watchdog measures an idle sandbox (engines without storage-opt);
-    #: it measures sooner when a sandbox's usage grows towards its quota
-    disk_poll_s: float = Field(default=0.5, gt=0)
-    #: the janitor (workers, `envfactory up`) removes sandboxes of dead owners this often
-    janitor_period_s: float = Field(default=120.0, gt=0)
-    #: sandboxes owned by another host are removed only once this old (their owner's
-    #: liveness cannot be checked from here)
-    janitor_foreign_ttl_s: float = Field(default=86_400.0, gt=0)
-    #: verification containers see the image's /usr/lib and /usr/local through the
-    #: kernel's overlayfs where the storage driver is fuse-overlayfs and the view is the
-    #: same files (`sandboxes/native_usr.py`); false: always the storage driver's view
-    native_usr: bool = True
-    #: where those containers' writes there go (one directory each, removed with it): a
-    #: directory of root's, mode 0700 (made so when absent); None: /var/lib/envfactory/scratch
-    scratch_dir: Path | None = None
-    #: `run` (every verification but a full-state recipe's) makes the command the
-    #: container's own, read to its end; false: a started container and an exec, as
-    #: before (one runtime process, a seccomp filter and three engine calls more)
-    own_command: bool = True
+    base_image: str | None = Field(
+        default=None,
+        description="an image of your own registry to use instead of the base image; unset: "
+        "the debootstrap base, built locally",
+    )
+    from_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="JSON map of extra public image names (`name:tag`) → local images; wins "
+        "over the built-in map",
+    )
+    map_public_images: bool = Field(
+        default=True,
+        description="`FROM python:*` / `ubuntu:*` / `debian:*` are built on the local base "
+        'image of the release they name (docs/verifiers.md, "Base images by release"); '
+        "`false`: kept as written",
+    )
+    pool_size: int = Field(default=2, ge=1, description="concurrent sandboxes")
+    # Off by default: on 2 loaded cores it did not pay (42.5 s per task on, 38.2 s off).
+    standby: int = Field(
+        default=0,
+        ge=0,
+        description="containers a caller keeps started ahead of demand for each kind it "
+        "declares (a gate run: its verification containers; each used once), besides the "
+        "pool; 0: off",
+    )
+    build_network: bool = Field(default=True, description="builds may reach package registries")
+    build_timeout_s: int = Field(
+        default=900, ge=10, description="the longest an image build may take, in seconds"
+    )
+    runtime: Literal["auto", "runc", "runsc"] = Field(
+        default="runc",
+        description="the container runtime: `runsc` (gVisor, refused when the engine lacks "
+        "it), `auto` (runsc where the engine has it, else runc)",
+    )
+    output_cap_bytes: int = Field(
+        default=1_000_000,
+        ge=1024,
+        description="bytes of a command's output kept; past the cap it is cut (a verification "
+        "cut there earns no reward)",
+    )
+    docker_timeout_s: int = Field(
+        default=300, ge=10, description="the Docker client's timeout for builds and imports"
+    )
+    disk_poll_s: float = Field(
+        default=0.5,
+        gt=0,
+        description="how often the disk watchdog measures an idle sandbox (engines without "
+        "`--storage-opt size=`); sooner while its usage grows towards the quota",
+    )
+    janitor_period_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="how often the janitor (workers, `envfactory up`) removes sandboxes of dead "
+        "owners",
+    )
+    # Their owner's liveness cannot be checked from here.
+    janitor_foreign_ttl_s: float = Field(
+        default=86_400.0,
+        gt=0,
+        description="sandboxes owned by another host are removed only once this old",
+    )
+    native_usr: bool = Field(
+        default=True,
+        description="on fuse-overlayfs, verification containers read the image's `/usr/lib` "
+        "and `/usr/local` through kernel overlays of its own layers where that view is the "
+        "same files (`sandboxes/native_usr.py`; root only; 13–25% less CPU per verification "
+        "in benchmarks/RESULTS.md); `false`: always the storage driver's view",
+    )
+    scratch_dir: Path | None = Field(
+        default=None,
+        description="where those overlays' writes go, one directory per container, removed "
+        "with it: root's, mode 0700 (made so when absent, else the overlays stay off); "
+        "unset: `/var/lib/envfactory/scratch`",
+    )
+    # An exec costs one runtime process, a seccomp filter and three engine calls more.
+    own_command: bool = Field(
+        default=True,
+        description="a verification (every one but a full-state recipe's) is its container's "
+        "own command, its output attached before the start and read to its end (no exec: 17% "
+        "less CPU per gate run in benchmarks/RESULTS.md); `false`: a started container and "
+        "an exec",
+    )
 
 
 class TemporalSettings(_Sub):
-    address: str | None = None  # None → start the embedded dev server
-    namespace: str = "default"
-    api_key: str | None = None
-    dev_port: int = 7233
-    task_queue_agents: str = "agents"
-    task_queue_sandbox: str = "sandbox"
+    address: str | None = Field(
+        default=None,
+        description="a Temporal cluster's `host:port`; unset: the embedded dev server",
+    )
+    namespace: str = Field(default="default", description="the Temporal namespace")
+    api_key: str | None = Field(
+        default=None, description="an API key for the cluster (connects over TLS when set)"
+    )
+    dev_port: int = Field(default=7233, description="the port the embedded dev server listens on")
+    task_queue_agents: str = Field(
+        default="agents", description="the task queue of the agent activities"
+    )
+    task_queue_sandbox: str = Field(
+        default="sandbox",
+        description="the task queue of the sandbox activities (builds, gates); must differ "
+        "from the agents' queue",
+    )
 
 
 class AgentSettings(_Sub):
@@ -71,21 +132,56 @@ class AgentSettings(_Sub):
     ``model`` and ``base_url`` have no default: the scripted backend needs neither, and the
     openai backend refuses to start without a model (see ``AgentsSettings``)."""
 
-    backend: Literal["scripted", "openai"] = "scripted"
-    model: str | None = None
-    base_url: str | None = None  # None → the OpenAI default URL
-    api_key_env: str = "OPENAI_API_KEY"  # the variable holding the key, never the key itself
-    temperature: float = Field(default=0.2, ge=0, le=2)
-    max_turns: int = Field(default=40, ge=1)
-    max_tokens: int = Field(default=4096, ge=16)
-    context_window: int = Field(default=128_000, ge=1024)
-    wall_time_s: int = Field(default=1800, ge=1)
-    request_timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=4, ge=0)
-    token_budget: int | None = Field(default=None, ge=1)  # prompt+completion over a run
-    compact_at: float = Field(default=0.8, gt=0, le=1)  # fraction of context_window
-    #: identical failing turns (or text-only turns) in a row that end a run as stuck
-    stuck_after: int = Field(default=4, ge=2)
+    backend: Literal["scripted", "openai"] = Field(
+        default="scripted",
+        description="`scripted` replays recorded tool calls (the example seeds only); "
+        "`openai`: any chat-completions endpoint (OpenAI, SGLang, vLLM)",
+    )
+    model: str | None = Field(
+        default=None,
+        description="the model name; required by `openai` (the start is refused without it)",
+    )
+    base_url: str | None = Field(
+        default=None,
+        description="the endpoint, e.g. `http://127.0.0.1:30000/v1` for a local server; "
+        "unset: OpenAI's",
+    )
+    # The variable's name, never the key itself: settings are logged and stored.
+    api_key_env: str = Field(
+        default="OPENAI_API_KEY",
+        description="the environment variable holding the API key (a local server may need none)",
+    )
+    temperature: float = Field(default=0.2, ge=0, le=2, description="sampling temperature")
+    max_turns: int = Field(default=40, ge=1, description="the turn budget of one run")
+    max_tokens: int = Field(default=4096, ge=16, description="the most tokens one reply may have")
+    context_window: int = Field(
+        default=128_000, ge=1024, description="the model's context window, in tokens"
+    )
+    wall_time_s: int = Field(
+        default=1800, ge=1, description="the wall-time budget of one run, in seconds"
+    )
+    request_timeout_s: float = Field(
+        default=120.0, gt=0, description="the timeout of one request, in seconds"
+    )
+    max_retries: int = Field(default=4, ge=0, description="retries of a failed request")
+    token_budget: int | None = Field(
+        default=None,
+        ge=1,
+        description="prompt and completion tokens one run may spend; unset: no budget",
+    )
+    compact_at: float = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="the history is compacted when it would pass this fraction of the "
+        "context window",
+    )
+    stuck_after: int = Field(
+        default=4,
+        ge=2,
+        description="identical failing (or text-only) turns in a row that end a run as stuck "
+        "([docs/agents.md](docs/agents.md))",
+    )
 
     @property
     def model_name(self) -> str:
@@ -109,20 +205,45 @@ class AgentsSettings(_Sub):
     it does not set itself. An empty variable counts as unset (compose passes ``${X:-}``).
     """
 
-    default: AgentSettings = AgentSettings()
-    research: AgentSettings = AgentSettings()
-    judge: AgentSettings = AgentSettings()
-    verifier: AgentSettings = AgentSettings()
-    red_team: AgentSettings = AgentSettings()
-    #: reads each rewarded trajectory after the regex rules; scripted by default, and a
-    #: scripted analyst with no script for a seed reports nothing
-    shortcut_analyst: AgentSettings = AgentSettings()
-    #: the analyst's tries at a valid report per trajectory (invalid structured output is
-    #: sent back with the validation errors); then the attempt is recorded as failed
-    analyst_attempts: int = Field(default=3, ge=1, le=20)
-    #: extra directories of recorded scripts for the scripted backend (the packaged ones
-    #: under envfactory/agents/scripts are always used): ENVFACTORY_AGENTS__SCRIPT_DIRS='["/s"]'
-    script_dirs: tuple[Path, ...] = ()
+    default: AgentSettings = Field(
+        default=AgentSettings(),
+        description="every role's values, for each field the role does not set itself",
+    )
+    research: AgentSettings = Field(
+        default=AgentSettings(),
+        description="the research role's own values (it turns the seed into an environment)",
+    )
+    judge: AgentSettings = Field(
+        default=AgentSettings(),
+        description="the judge role's own values (it attempts the task, k times)",
+    )
+    verifier: AgentSettings = Field(
+        default=AgentSettings(),
+        description="the verifier writer's own values (it never sees the reference solution)",
+    )
+    red_team: AgentSettings = Field(
+        default=AgentSettings(),
+        description="the red team's own values (it tries to earn the reward without doing the "
+        "task)",
+    )
+    shortcut_analyst: AgentSettings = Field(
+        default=AgentSettings(),
+        description="the shortcut analyst's own values: it reads each rewarded trajectory "
+        "after the regex rules; a scripted analyst with no script for a seed reports nothing",
+    )
+    # Invalid structured output is sent back with the validation errors, then retried.
+    analyst_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="tries the shortcut analyst gets at a valid report per trajectory before "
+        "the analysis is recorded as failed",
+    )
+    script_dirs: tuple[Path, ...] = Field(
+        default=(),
+        description="JSON list of extra directories of recorded scripts for the scripted "
+        "backend (the packaged ones, under `envfactory/agents/scripts`, are always used)",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -169,19 +290,46 @@ def _given(value: Any) -> Any:
 
 
 class GateSettings(_Sub):
-    repeats: int = Field(default=3, ge=1)
-    judges: int = Field(default=2, ge=1)
-    max_patch_rounds: int = Field(default=2, ge=0)
-    #: mutants per environment for the gate battery's mutation score; 0 = off. Off by
-    #: default for cost: every surviving mutant is verified on every gate state (about 70
-    #: with two unsolved states and the probe library), minutes per environment on 2 cores.
-    mutation_max: int = Field(default=0, ge=0)
-    #: a score (killed / non-equivalent mutants) below this sends the environment to review
-    mutation_min_score: float = Field(default=0.8, ge=0.0, le=1.0)
-    #: the accepted judge solve-rate band [min, max] (a seed's constraints may set its own):
-    #: 0 or below min → unproven; above max → flagged too easy for a reviewer to decide
-    min_solve_rate: float = Field(default=0.0, ge=0.0, le=1.0)
-    max_solve_rate: float = Field(default=1.0, ge=0.0, le=1.0)
+    repeats: int = Field(default=3, ge=1, description="runs per gate check")
+    judges: int = Field(
+        default=2,
+        ge=1,
+        description="judge attempts per environment (k; a seed's `constraints.judges` wins)",
+    )
+    max_patch_rounds: int = Field(
+        default=2,
+        ge=0,
+        description="rounds in which the verifier is rewritten after failed gates or a "
+        "confirmed shortcut, before the seed is rejected",
+    )
+    # Off by default for cost: every surviving mutant is verified on every gate state (about
+    # 70 with two unsolved states and the probe library), minutes per environment on 2 cores.
+    mutation_max: int = Field(
+        default=0,
+        ge=0,
+        description="mutants per environment for the gate battery's mutation score; 0: off",
+    )
+    mutation_min_score: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="a mutation score (killed / non-equivalent mutants) below this sends the "
+        "environment to review",
+    )
+    min_solve_rate: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="the accepted judge solve-rate band's lower end (a seed's constraints may "
+        "set its own): a rate of 0 or below it → unproven (docs/pipeline.md)",
+    )
+    max_solve_rate: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=1.0,
+        description="the band's upper end: above it → a too-easy flag a reviewer confirms or "
+        "overrides",
+    )
 
     @model_validator(mode="after")
     def _band_ordered(self) -> GateSettings:
@@ -195,19 +343,29 @@ class GateSettings(_Sub):
 
 
 class ApiSettings(_Sub):
-    host: str = "127.0.0.1"
-    port: int = 8600
-    #: origins besides the server's own (scheme://host[:port]) whose form posts the review
-    #: pages accept, e.g. ["https://review.example.com"] behind a proxy
-    allowed_origins: tuple[str, ...] = ()
-    #: the largest request body accepted (JSON or form); larger ones get 413 unread
-    max_request_bytes: int = Field(default=1 << 20, ge=1024)
+    host: str = Field(
+        default="127.0.0.1", description="the address the HTTP API and review UI listen on"
+    )
+    port: int = Field(default=8600, description="the port of the HTTP API and review UI")
+    allowed_origins: tuple[str, ...] = Field(
+        default=(),
+        description="JSON list of origins besides the server's own (`scheme://host[:port]`) "
+        "whose form posts the review pages accept (a proxy's public origin)",
+    )
+    max_request_bytes: int = Field(
+        default=1 << 20,
+        ge=1024,
+        description="the largest request body accepted (JSON or form); larger ones get 413 unread",
+    )
 
 
 class PackSettings(_Sub):
-    #: a folder of trusted Ed25519 public keys (*.pub, PEM). When set, `pack import` and
-    #: `train --pack` refuse a pack that is unsigned or signed by a key not in it.
-    trust_dir: Path | None = None
+    trust_dir: Path | None = Field(
+        default=None,
+        description="a folder of trusted Ed25519 public keys (`*.pub`, PEM); when set, "
+        "`pack import` and `train --pack` refuse packs that are unsigned or signed by a key "
+        "not in it",
+    )
 
 
 class ArtifactSettings(_Sub):
@@ -216,15 +374,35 @@ class ArtifactSettings(_Sub):
     several hosts share nothing but the bucket). Keys are the same in both:
     ``<s3_prefix><first two hex digits>/<the other 62>``."""
 
-    backend: Literal["local", "s3"] = "local"
-    s3_bucket: str | None = None
-    s3_prefix: str = ""  # e.g. "envfactory/": every object key starts with it
-    s3_endpoint_url: str | None = None  # None → AWS; e.g. http://minio:9000
-    s3_region: str | None = None
-    #: None → boto3's own chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, profile, role)
-    s3_access_key_id: SecretStr | None = None
-    s3_secret_access_key: SecretStr | None = None
-    s3_connect_timeout_s: float = Field(default=5.0, gt=0)
+    backend: Literal["local", "s3"] = Field(
+        default="local",
+        description="`local`: under the home directory; `s3`: in a bucket of any "
+        "S3-compatible service (AWS, MinIO, Ceph), so hosts share no filesystem",
+    )
+    s3_bucket: str | None = Field(default=None, description="the bucket; required by `s3`")
+    s3_prefix: str = Field(
+        default="",
+        description="what every object name starts with, e.g. `envfactory/`; the rest is the "
+        "local layout's: `<prefix>ab/cdef…`",
+    )
+    s3_endpoint_url: str | None = Field(
+        default=None,
+        description="the service's URL, e.g. `http://minio:9000`; unset: AWS",
+    )
+    s3_region: str | None = Field(
+        default=None, description="the bucket's region; unset: boto3's default"
+    )
+    s3_access_key_id: SecretStr | None = Field(
+        default=None,
+        description="the access key; unset: boto3's own chain (`AWS_ACCESS_KEY_ID`…, "
+        "profile, role)",
+    )
+    s3_secret_access_key: SecretStr | None = Field(
+        default=None, description="the secret key that goes with the access key"
+    )
+    s3_connect_timeout_s: float = Field(
+        default=5.0, gt=0, description="the timeout of a connection to the service, in seconds"
+    )
 
     @model_validator(mode="after")
     def _s3_needs_a_bucket(self) -> ArtifactSettings:
@@ -239,9 +417,13 @@ class ArtifactSettings(_Sub):
 
 
 class SeedLimits(_Sub):
-    max_attachments: int = Field(default=32, ge=0)
-    max_attachment_bytes: int = Field(default=5_000_000, ge=1)
-    max_total_bytes: int = Field(default=20_000_000, ge=1)
+    max_attachments: int = Field(default=32, ge=0, description="files one seed may attach")
+    max_attachment_bytes: int = Field(
+        default=5_000_000, ge=1, description="the largest file a seed may attach, in bytes"
+    )
+    max_total_bytes: int = Field(
+        default=20_000_000, ge=1, description="a seed's files together, at most, in bytes"
+    )
 
 
 class Settings(BaseSettings):
@@ -249,20 +431,33 @@ class Settings(BaseSettings):
         env_prefix="ENVFACTORY_", env_nested_delimiter="__", frozen=True, extra="ignore"
     )
 
-    home: Path = Path(".envfactory")
-    database_url: str | None = None  # None → SQLite under home
+    home: Path = Field(
+        default=Path(".envfactory"),
+        description="data directory: SQLite database, artifacts, Temporal dev-server database",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="the store's database, e.g. `postgresql+psycopg://user@host/db`; unset or "
+        "empty: SQLite under the home directory",
+    )
     sandbox: SandboxSettings = SandboxSettings()
     temporal: TemporalSettings = TemporalSettings()
     agents: AgentsSettings = AgentsSettings()
     gates: GateSettings = GateSettings()
     api: ApiSettings = ApiSettings()
     seeds: SeedLimits = SeedLimits()
-    #: `envfactory review decide` decides as the reviewer this token belongs to
-    reviewer_token: SecretStr | None = None
+    reviewer_token: SecretStr | None = Field(
+        default=None,
+        description="the reviewer token `envfactory review decide` decides with; unset: the "
+        "local operator (docs/review-security.md)",
+    )
     packs: PackSettings = PackSettings()
     artifacts: ArtifactSettings = ArtifactSettings()
-    # The issue's name for the base-image override; same as ENVFACTORY_SANDBOX__BASE_IMAGE.
-    base_image: str | None = None
+    # The issue's name for the base-image override.
+    base_image: str | None = Field(
+        default=None,
+        description="the same as `ENVFACTORY_SANDBOX__BASE_IMAGE`, which wins when both are set",
+    )
 
     @model_validator(mode="after")
     def _base_image_alias(self) -> Settings:

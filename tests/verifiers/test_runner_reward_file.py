@@ -115,7 +115,7 @@ def test_output_cut_at_the_cap_falls_back_to_the_stopped_containers_file(
     res = _verify(engine, sum_image, files, f"echo 1 > {REWARD_DIR}/reward.txt; {flood}")
     # Read afterwards and recorded, but a cut output is reward 0: a program the verifier
     # ran could have written the file and flooded the output before the verifier's check
-    # (attacker pass, session 11).
+    # (an attacker pass on the verification path did exactly that).
     assert res.reward_file == "reward.txt\n1\n" and res.reward == 0
     assert any("passed the cap" in n for n in res.notes)
     assert len(res.stdout) < 3_000_000  # cut before its tail: the file was read afterwards

@@ -11,6 +11,8 @@ one rejects it (tests/verifiers/test_probes.py).
 
 Probes built per gate run from what the oracle wrote (`TruncatedOutputs`, `FieldsDropped`,
 `perturbed_numbers`, `CandidateFlood`) are not in `PROBES`: the gates build them.
+`GATE_BUILT` lists every such class, traced ones included, so that the probe table of
+docs/verifiers.md (`scripts/gen_docs.py`) shows them beside `PROBES`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,15 @@ from collections.abc import Mapping
 from .base import Probe
 from .hijack import PathHijack
 from .inputs import EmptiedInputs, MinimalInputs
-from .numbers import CandidateFlood, ScaledNumbers, ZeroedNumbers, perturbed_numbers
+from .numbers import (
+    CandidateFlood,
+    NanNumbers,
+    OneNumbers,
+    PlaceholderLines,
+    ScaledNumbers,
+    ZeroedNumbers,
+    perturbed_numbers,
+)
 from .processes import DelayedRewrite
 from .pytest_attacks import (
     BreakCollection,
@@ -31,6 +41,7 @@ from .pytest_attacks import (
 )
 from .rewards import ForgedOutput, RewardFile
 from .superset import SupersetLines, superset_lines
+from .traced import TracedLink, TracedOverwrite, TracedReplay, TracedShadow
 from .workspace import (
     CrashingPrograms,
     DeleteTests,
@@ -70,6 +81,24 @@ PROBES: tuple[Probe, ...] = (
     RewardWritingPrograms(),
 )
 
+#: The probe classes the gates build per run, from the oracle's outputs or the verifier's
+#: traced run on the oracle (`verifiers.surface.traced_probes`); never in `PROBES`.
+GATE_BUILT: tuple[type[Probe], ...] = (
+    TruncatedOutputs,
+    FieldsDropped,
+    ZeroedNumbers,
+    OneNumbers,
+    ScaledNumbers,
+    NanNumbers,
+    PlaceholderLines,
+    SupersetLines,
+    CandidateFlood,
+    TracedShadow,
+    TracedOverwrite,
+    TracedLink,
+    TracedReplay,
+)
+
 
 def probes_for(verifier_files: Mapping[str, tuple[bytes, int]]) -> tuple[Probe, ...]:
     """The default set with `ModuleShadow` also shadowing every module the verifier's own
@@ -87,6 +116,7 @@ def by_name(name: str) -> Probe:
 
 
 __all__ = [
+    "GATE_BUILT",
     "PROBES",
     "CandidateFlood",
     "Probe",

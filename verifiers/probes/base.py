@@ -47,10 +47,9 @@ class Probe(ABC):
 
     @property
     def summary(self) -> str:
-        """The docstring's first sentence, on one line (what a report's evidence quotes)."""
-        text = " ".join(self.doc.split())
-        end = text.find(". ")
-        return text if end < 0 else text[: end + 1]
+        """The docstring's first sentence, on one line (what a report's evidence quotes and
+        the probe table in docs/verifiers.md shows)."""
+        return first_sentence(self.doc)
 
     @abstractmethod
     def script(self, spec: EnvironmentSpec) -> str:
@@ -72,6 +71,13 @@ class Probe(ABC):
 
     def apply(self, sandbox: Sandbox, spec: EnvironmentSpec) -> ExecResult:
         return sandbox.exec(["/bin/sh", "-c", self.script(spec)], timeout=120, user="root")
+
+
+def first_sentence(doc: str) -> str:
+    """`doc`'s first sentence, its whitespace folded to single spaces."""
+    text = " ".join(doc.split())
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
 
 
 def q(s: str) -> str:

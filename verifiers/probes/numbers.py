@@ -262,9 +262,9 @@ class OneNumbers(_NumbersRewritten):
 
 class NanNumbers(_NumbersRewritten):
     """Applied to the oracle state: every number the reference solution wrote into a data
-    file the instruction names becomes ``NaN`` (which Python's ``float`` and ``json`` read,
-    as do pandas, numpy and awk's ``+0`` on some builds). Every comparison with NaN is
-    false, so a check written as "fail when it is off" — ``if abs(got - want) > tol:
+    file the instruction names becomes ``NaN``, with which every comparison is false (and
+    which Python's ``float`` and ``json`` read, as do pandas, numpy and awk's ``+0`` on some
+    builds). So a check written as "fail when it is off" — ``if abs(got - want) > tol:
     fail``, ``assert not (got < lo or got > hi)``, ``if got != got`` forgotten — lets it
     through, where "pass when it is close" (``math.isclose``, ``abs(...) <= tol``) does
     not. The zeroed, one and scaled variants cannot show this: their figures are real

@@ -78,10 +78,11 @@ def padded(text: str, keep: frozenset[str], inputs: Sequence[str]) -> str:
 
 
 class SupersetLines(Probe):
-    """Applied to the oracle state: each list output the instruction names gets lines of
-    its own shape taken from the task's inputs (module docstring). Fools a verifier that
-    checks that the expected items are present but not that nothing else is. Built per
-    gate run (`superset_lines`); never in the default battery."""
+    """Applied to the oracle state: each list output the instruction names gets up to 50
+    lines of its own lines' shape (``10.0.0.7`` for ``203.0.113.5``) found in the inputs the
+    task started with and not in the output, its order kept (module docstring). Fools a
+    verifier that checks that the expected items are present but not that nothing else is.
+    Built per gate run (`superset_lines`); never in the default battery."""
 
     name = "superset-lines"
 
