@@ -131,7 +131,7 @@ def test_a_batch_cut_short_leaves_the_rest_to_their_own_execs(docker_engine, sum
         ),
     )
     produced = list(states.produce_probe_batch(docker_engine, sum_image, spec, _base(spec), probes))
-    assert [s.name for s in produced] == [f"probe:{p.name}@base" for p in probes]
+    assert [s.name for s in produced] == [f"probe:{p.name}@prefix-1" for p in probes]
     for st, mine in zip(produced, ("first", "second", "third"), strict=True):
         members = archives.read_members(dict(st.prepared.workspace)["/workspace"])
         written = {
