@@ -44,7 +44,8 @@ only now, in a directory no image holds; it runs in a clean environment nothing 
 state reaches; and the reward file is read after nothing the solver started can still
 write it, by nothing (no binary) the solver could have replaced.
 
-Quoting: values put into generated shell go through `shlex.quote`; the few words put
+Quoting: every value put into generated shell goes through `shlex.quote` (a command
+name through `_command`, which also quotes a word shlex leaves bare); the few words put
 in unquoted are named constants of this module or of `verifiers.processes` /
 `verifiers.tamper`, or an int. The markers below are used by the generator and the
 parser alike, so the two cannot drift apart.
@@ -174,7 +175,7 @@ def setup_script(
     `before`: lines run first, with the image's environment (`replay_lines`)."""
     lines = [
         *before,
-        f'fail() {{ echo {SETUP_FAILED_MARK}: "$1" >&2; exit {SETUP_FAILED}; }}',
+        f"fail() {{ printf '%s: %s\\n' {SETUP_FAILED_MARK} \"$1\" >&2; exit {SETUP_FAILED}; }}",
         f"PATH={shlex.quote(FIXED_PATH)}; export PATH; entry=$1; shift",
     ]
     if inline:
@@ -206,10 +207,12 @@ def _workspace_lines(prepared: PreparedState, stage: str) -> list[str]:
     lines: list[str] = []
     for i, (path, tar) in enumerate(prepared.workspace):
         q = shlex.quote(path)
-        lines.append(f"rm -rf -- {q} || fail 'removing {path}'")
+        lines.append(f"rm -rf -- {q} || fail {shlex.quote('removing ' + path)}")
         if tar is not None:
             src = shlex.quote(f"{stage}/ws/{i}/{archive_root(path)}")
-            lines.append(f"{_mkdir_parent(path)}mv -- {src} {q} || fail 'placing {path}'")
+            lines.append(
+                f"{_mkdir_parent(path)}mv -- {src} {q} || fail {shlex.quote('placing ' + path)}"
+            )
     return lines
 
 
@@ -231,7 +234,7 @@ def _place_verifier(
         ]
         if rd:
             lines.append(
-                f"mkdir -p -- {rd} && chown root:root {rd} && chmod 0755 {rd} "
+                f"mkdir -p -- {rd} && chown root:root -- {rd} && chmod 0755 -- {rd} "
                 "|| fail 'preparing the reward directory'"
             )
         return lines
@@ -288,7 +291,7 @@ def replay_lines(replay: Sequence[Replay], spec: EnvironmentSpec) -> tuple[list[
 def replay_then_kill(argv: Sequence[str]) -> str:
     """One recipe entry followed, in the same shell, by the kill of every process it left
     (`KILLS_ALL` after it, in an exec'd replay)."""
-    return f"{shlex.join(argv)} </dev/null\n{KILL_STRAYS}"
+    return f"{_command(argv)} </dev/null\n{KILL_STRAYS}"
 
 
 def reward_tail(reward_dir: str, status: TailStatus) -> str:
@@ -305,12 +308,13 @@ def print_reward_file(reward_dir: str, status: TailStatus) -> str:
     Run on its own only where nothing else could still write the file."""
     d = shlex.quote(reward_dir.rstrip("/"))
     files = " ".join(f"{d}/{shlex.quote(name)}" for name in REWARD_FILES)
+    mark = shlex.quote(REWARD_MARK)
     return (
         f"for f in {files}; do\n"
-        f'  [ -f "$f" ] || continue; printf "\\n{REWARD_MARK}%s\\n" "${{f##*/}}"\n'
+        f'  [ -f "$f" ] || continue; printf \'\\n%s%s\\n\' {mark} "${{f##*/}}"\n'
         f"  {_READ_BUILTIN}\n"
         f"  exit {status}\n"
-        f'done\nprintf "\\n{REWARD_MARK}{NO_REWARD_FILE}\\n"; exit {status}'
+        f"done\nprintf '\\n%s%s\\n' {mark} {shlex.quote(NO_REWARD_FILE)}; exit {status}"
     )
 
 
@@ -333,6 +337,16 @@ def setup_failed(res: ExecResult) -> bool:
 def inline_unavailable(res: ExecResult) -> bool:
     """The image has no base64 or tar: the staged tar must come in by `put_archive`."""
     return res.exit_code == SETUP_FAILED and NO_INLINE_MARK in res.stderr
+
+
+def _command(argv: Sequence[str]) -> str:
+    """`argv` as the words of a command. `shlex.quote` leaves a word of safe characters
+    bare, and a bare word in command position can be a reserved word (``if``) or an
+    assignment (``A=b``): the command name is always single-quoted."""
+    words = [shlex.quote(w) for w in argv]
+    if words and words[0] == argv[0]:  # all safe characters, no quote: wrap it as is
+        words[0] = f"'{argv[0]}'"
+    return " ".join(words)
 
 
 def _mkdir_parent(path: str) -> str:
