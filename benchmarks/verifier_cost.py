@@ -37,7 +37,8 @@ from envfactory.store import ArtifactStore
 from sandboxes import DockerEngine
 from sandboxes.protocol import Sandbox
 from verifiers.formats import context_tar, load_task
-from verifiers.runner import _read_reward_file, verifier_tar, verify_prepared
+from verifiers.reward_file import read_reward_file
+from verifiers.runner import verifier_tar, verify_prepared
 from verifiers.states import ProducedState, produce_chain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,7 +89,7 @@ def reward_read_s(
         _put_tests(box, vdir)
         box.exec(["sh", "-c", entry], workdir="/tests")
         t0 = time.perf_counter()
-        assert _read_reward_file(box, reward_dir) is not None
+        assert read_reward_file(box, reward_dir) is not None
         return time.perf_counter() - t0
     finally:
         box.remove()

@@ -41,9 +41,7 @@ from envfactory.core.models.rows import RowId
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from . import archives
-from .probes import Probe
-from .processes import KILL_STRAYS
-from .runner import (
+from .prepare import (
     PreparedState,
     Replay,
     archive_root,
@@ -52,6 +50,8 @@ from .runner import (
     prepare_state,
     workspace_from,
 )
+from .probes import Probe
+from .processes import KILL_STRAYS
 from .statediff import live_diff, pristine_listing
 from .tamper import tamper_changes
 
@@ -322,7 +322,7 @@ def produce_probe_batch(
 
     Nothing but the workspaces is taken from this sandbox, so it reads /usr/lib and
     /usr/local through the kernel's overlayfs where no workspace path lies there
-    (`runner.native_usr_workspace`: cheaper for the hundreds of processes a batch starts;
+    (`prepare.native_usr_workspace`: cheaper for the hundreds of processes a batch starts;
     what a probe writes there stays visible to the probes after it, as without it).
 
     They run in one exec, each copying its workspace aside, and one archive brings every

@@ -6,7 +6,7 @@ working directory before the standard library, Node walks ``node_modules`` upwar
 ``source``s ``./config.sh``, pytest looks for ``conftest.py`` and ``pytest.ini`` in every
 ancestor, a shell resolves commands through ``PATH``. Rather than guess which of these a
 verifier does, `trace_surface` runs it once, on a prepared state (the oracle's), staged
-exactly as the runner stages it (`runner._setup_script` with its `wrap` hook), under
+exactly as the runner stages it (`verify_script.setup_script` with its `wrap` hook), under
 ``strace -f``, and keeps each path its processes opened, stat-ed, executed or failed to
 find inside *solver-writable* places. `traced_probes` turns that surface into probes
 (`probes.traced`) that plant a same-named file of the right type at each such path.
@@ -44,6 +44,7 @@ import functools
 import posixpath
 import re
 import secrets
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ from envfactory.core.models import EnvironmentSpec, Purpose, Verifier, VerifySco
 from sandboxes.protocol import Sandbox, SandboxEngine
 
 from . import archives
+from .prepare import PreparedState
 from .probes.base import Probe
 from .probes.traced import (
     Access,
@@ -65,8 +67,9 @@ from .probes.traced import (
     plants,
     replays,
 )
-from .runner import _STAGE_PREFIX, PreparedState, _q, _replay, _setup_script, _staged_tar
+from .runner import replay_state
 from .tamper import VERIFIER_DIR_PREFIX, category_of
+from .verify_script import STAGE_PREFIX, script_argv, setup_script, staged_tar
 
 _TRACE_PREFIX = "/.envfactory-trace-"
 _TRACE_MAX_BYTES = 256 * 1024 * 1024
@@ -77,7 +80,7 @@ _SYSCALLS = (
     "open,openat,openat2,creat,stat,lstat,newfstatat,statx,access,faccessat,faccessat2,"
     "execve,execveat,readlink,readlinkat,chdir,fork,vfork,clone,clone3"
 )
-_NEVER = ("/proc", "/sys", "/dev", VERIFIER_DIR_PREFIX.rstrip("-"), _STAGE_PREFIX.rstrip("-"))
+_NEVER = ("/proc", "/sys", "/dev", VERIFIER_DIR_PREFIX.rstrip("-"), STAGE_PREFIX.rstrip("-"))
 
 
 @dataclass(frozen=True)
@@ -119,10 +122,13 @@ def strace_bundle() -> dict[str, tuple[bytes, int]] | None:
 
 
 def _tracer_words(tdir: str, bundle: dict[str, tuple[bytes, int]]) -> str:
-    run = f"{_q(tdir + '/ld.so')} --library-path {_q(tdir)} " if "ld.so" in bundle else ""
+    """strace (through the copied loader when there is one) as shell words for
+    `setup_script`'s `wrap`; `_SYSCALLS` is a fixed list of names and commas."""
+    q = shlex.quote
+    run = f"{q(tdir + '/ld.so')} --library-path {q(tdir)} " if "ld.so" in bundle else ""
     return (
-        f"{run}{_q(tdir + '/strace')} --seccomp-bpf -f -y -qq -s 4096 -e signal=none "
-        f"-e trace={_SYSCALLS} -o {_q(tdir + '/log')}"
+        f"{run}{q(tdir + '/strace')} --seccomp-bpf -f -y -qq -s 4096 -e signal=none "
+        f"-e trace={_SYSCALLS} -o {q(tdir + '/log')}"
     )
 
 
@@ -158,15 +164,15 @@ def trace_verifier(
     )
     try:
         if prepared.replay:
-            _replay(engine, box, spec, prepared)
+            replay_state(engine, box, spec, prepared)
         token = secrets.token_hex(8)
         vdir = verifier.mount_path or VERIFIER_DIR_PREFIX + token  # as the runner picks it
-        stage, tdir = _STAGE_PREFIX + token, _TRACE_PREFIX + token
-        box.put_archive("/", _staged_tar(prepared, stage, verifier_files))
+        stage, tdir = STAGE_PREFIX + token, _TRACE_PREFIX + token
+        box.put_archive("/", staged_tar(prepared, stage, verifier_files))
         members = [(f"{tdir.lstrip('/')}/{n}", data, mode) for n, (data, mode) in bundle.items()]
         box.put_archive("/", archives.combine(members, [], dirs=[(tdir.lstrip("/"), 0o700)]))
         # Tracing slows a run down (a few times for import-heavy Python): a longer leash.
-        script = _setup_script(
+        script = setup_script(
             prepared,
             verifier,
             vdir,
@@ -175,7 +181,7 @@ def trace_verifier(
             inline=False,
             wrap=_tracer_words(tdir, bundle),
         )
-        argv = ["/bin/sh", "-c", script, "envfactory-verify", verifier.entry]
+        argv = script_argv(script, verifier.entry)
         res = box.exec(argv, timeout=verifier.timeout_s * 3 + 15, workdir="/", user="root")
         try:
             text = box.read_file(tdir + "/log", max_bytes=_TRACE_MAX_BYTES).decode(errors="replace")

@@ -1,0 +1,356 @@
+"""The shell a verification runs, generated here and nowhere else, and the markers it
+prints that the runner parses back.
+
+`setup_script` is run as ``/bin/sh -c SCRIPT envfactory-verify ENTRY [CHUNK...]``, as
+root, from ``/``, in a fresh container (`verifiers.runner`). Step by step:
+
+0. ``before`` (a harbor row run as one command): the recipe that re-creates the state,
+   each entry in a subshell cd'd to its workdir, under ``timeout``, with the image's
+   environment, no input and its output dropped (`replay_lines`). Harbor's runtime
+   verifies in the solver's own container, so the replay comes first, in the same one.
+1. ``fail WHAT``: prints ``envfactory-setup-failed: WHAT`` on stderr and exits 125, so
+   the runner tells a broken setup from the verifier's own exit status (`setup_failed`).
+2. PATH is fixed; the entry command is taken from ``$1`` and shifted away, so ``"$@"``
+   holds the staged chunks only. The entry is never interpolated into the script.
+3. Inline staging: without ``base64`` or ``tar`` the script prints
+   ``envfactory-inline-unavailable`` and exits 125 (`inline_unavailable`: the runner then
+   brings the same tar in by ``put_archive`` and runs the script without chunks); else
+   the chunks are decoded and untarred at ``/``. Either way the files land under the
+   stage directory ``/.envfactory-stage-<token>/`` (`staged_tar`): ``ws/<i>/<name>`` for
+   workspace path i, ``verifier/`` for the verifier.
+4. The workspace is swapped in: each declared path is removed and the state's copy, if
+   it has one, moved into place. A path the state lacks stays absent, whatever the
+   pristine image holds there.
+5. The verifier is placed (`_place_verifier`). envfactory: whatever the state holds at
+   the verifier directory and the reward directory is removed, the staged directory is
+   moved there and the reward directory created afresh by root, mode 0755. Harbor: the
+   files are copied over what is there and the reward directory keeps what the state
+   left in it, as Harbor's upload does.
+6. ``cd`` into the verifier directory, then into the verifier's ``cwd`` if it has one
+   and the state holds it (else ``/``).
+7. The entry runs under ``/usr/bin/timeout -s KILL T [WRAP] /usr/bin/env -i PATH=…
+   HOME=/root LANG=C.UTF-8 LC_ALL=C.UTF-8 VERIFIER_DIR=DIR /bin/sh -c "$entry"``: no
+   variable of the image or the state, no profile file. Without a reward directory it
+   is ``exec``'d, so its status is the command's.
+8. With a reward directory the entry runs as a child and the reward tail follows
+   (`reward_tail`): every other process in the container is killed, then the first
+   regular file of ``reward.txt``, ``reward.json`` is printed after the line
+   ``envfactory-reward-file:NAME`` (``-`` for none), at most 4 KiB read with shell
+   builtins only, and the script exits with the entry's status. Every other writer is
+   dead by then, so the *last* marker in the output is the tail's (`split_reward_tail`).
+
+Why it is shaped so (`verifiers.runner`, invariants 3, 4 and 6): the verifier arrives
+only now, in a directory no image holds; it runs in a clean environment nothing of the
+state reaches; and the reward file is read after nothing the solver started can still
+write it, by nothing (no binary) the solver could have replaced.
+
+Quoting: every value put into generated shell goes through `shlex.quote` (a command
+name through `_command`, which also quotes a word shlex leaves bare); the few words put
+in unquoted are named constants of this module or of `verifiers.processes` /
+`verifiers.tamper`, or an int. The markers below are used by the generator and the
+parser alike, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import base64
+import shlex
+from collections.abc import Sequence
+from typing import Literal
+
+from envfactory.core.models import EnvironmentSpec, ExecResult, Verifier
+from sandboxes.execution import KILL_GRACE_S, wrap_command
+
+from . import archives
+from .prepare import KILLS_ALL, PreparedState, Replay, archive_root
+from .processes import KILL_ALL_BUT_INIT, KILL_STRAYS
+from .tamper import FIXED_PATH
+
+#: where the staged files are unpacked (not under /run: a workspace may be /run)
+STAGE_PREFIX = "/.envfactory-stage-"
+#: the script's ``$0``: names it in error messages and in ``ps``
+ARGV0 = "envfactory-verify"
+#: exit status of the setup part (steps 1–6): the entry never ran
+SETUP_FAILED = 125
+#: stderr prefix of a setup failure (`fail`)
+SETUP_FAILED_MARK = "envfactory-setup-failed"
+#: stderr line of an image that cannot unpack inline chunks (no base64 or tar)
+NO_INLINE_MARK = "envfactory-inline-unavailable"
+#: stdout line prefix of the reward tail, followed by the reward file's name
+REWARD_MARK = "envfactory-reward-file:"
+#: what the tail names after the marker when the directory holds no reward file
+NO_REWARD_FILE = "-"
+#: Harbor's reward files, in the order the tail looks for them
+REWARD_FILES = ("reward.txt", "reward.json")
+#: what the tail exits with: 0 (a read of its own), or the entry's status saved in rc
+TailStatus = Literal["0", "$rc"]
+
+ARG_CHUNK = 100_000  # one argument stays under Linux's 128 KiB MAX_ARG_STRLEN
+INLINE_MAX = 1_000_000  # all of them well under ARG_MAX
+
+#: Lines of "$f" up to 4 KiB, with shell builtins only: no fork (what the entry left, a
+#: fork bomb, may hold every pid) and no binary the state's programs, run as root by the
+#: verifier, could have replaced (an attack that planted a /usr/bin/head printing 1
+#: turned a failing verifier into a pass when the tail still ran `head`).
+_READ_BUILTIN = (
+    '{ t=0; while IFS= read -r l || [ -n "$l" ]; do t=$((t + ${#l} + 1)); '
+    '[ $t -gt 4096 ] && break; printf \'%s\\n\' "$l"; l=; done < "$f"; }'
+)
+
+
+def staged_tar(
+    prepared: PreparedState, stage: str, verifier_files: dict[str, tuple[bytes, int]]
+) -> bytes:
+    """One tar for `/`: under the stage dir, the workspace copies (`ws/<i>/`) and the
+    verifier (`verifier/`); the setup script moves them into place."""
+    root = stage.lstrip("/")
+    members = [
+        (f"{root}/verifier/{name}", data, mode) for name, (data, mode) in verifier_files.items()
+    ]
+    trees = [
+        (f"{root}/ws/{i}", tar) for i, (_, tar) in enumerate(prepared.workspace) if tar is not None
+    ]
+    return archives.combine(members, trees, dirs=[(root, 0o700), (f"{root}/verifier", 0o700)])
+
+
+def inline_chunks(staged: bytes) -> list[str] | None:
+    """The staged tar as base64 arguments for the script's ``"$@"``; None when there is
+    nothing to stage or too much for the command line."""
+    if not staged:
+        return None
+    text = base64.b64encode(staged).decode()
+    if len(text) > INLINE_MAX:
+        return None
+    return [text[i : i + ARG_CHUNK] for i in range(0, len(text), ARG_CHUNK)]
+
+
+def script_argv(script: str, entry: str, chunks: Sequence[str] = ()) -> list[str]:
+    """The argv that runs `script`: the entry and the chunks ride as its arguments."""
+    return ["/bin/sh", "-c", script, ARGV0, entry, *chunks]
+
+
+def verification_argv(
+    prepared: PreparedState,
+    verifier: Verifier,
+    vdir: str,
+    stage: str,
+    chunks: Sequence[str] | None,
+    *,
+    before: Sequence[str] = (),
+) -> list[str]:
+    """The argv of a real verification: `setup_script` with the reward tail where the
+    verifier has a reward directory, unpacking `chunks` (None: the staged files are
+    already in place) and running `before` first."""
+    script = setup_script(
+        prepared,
+        verifier,
+        vdir,
+        stage,
+        verifier.timeout_s,
+        inline=chunks is not None,
+        reward_dir=verifier.reward_dir,
+        before=before,
+    )
+    return script_argv(script, verifier.entry, chunks or ())
+
+
+def setup_script(
+    prepared: PreparedState,
+    verifier: Verifier,
+    vdir: str,
+    stage: str,
+    timeout_s: int,
+    *,
+    inline: bool,
+    wrap: str = "",
+    reward_dir: str | None = None,
+    before: Sequence[str] = (),
+) -> str:
+    """The verification script (steps 0–8 of the module docstring), for `script_argv`.
+
+    `wrap` (shell words, already quoted by the caller) goes between the timeout and the
+    clean environment: `verifiers.surface` puts its tracer there, so a traced run is
+    staged exactly like a real one. With `reward_dir`, the entry runs as a child and the
+    script ends with the reward tail, so the reward file is read without a second exec.
+    `before`: lines run first, with the image's environment (`replay_lines`)."""
+    lines = [
+        *before,
+        f"fail() {{ printf '%s: %s\\n' {SETUP_FAILED_MARK} \"$1\" >&2; exit {SETUP_FAILED}; }}",
+        f"PATH={shlex.quote(FIXED_PATH)}; export PATH; entry=$1; shift",
+    ]
+    if inline:
+        lines += _unpack_lines()
+    lines += _workspace_lines(prepared, stage)
+    lines += _place_verifier(prepared, verifier, vdir, stage)
+    lines.append(f"cd -- {shlex.quote(vdir)} || fail 'no verifier dir'")
+    if verifier.cwd:  # the harness's convention; a state without that directory gets `/`
+        lines.append(f"cd -- {shlex.quote(verifier.cwd)} 2>/dev/null || cd /")
+    run = _entry_run(vdir, timeout_s, wrap)
+    if reward_dir is None:
+        lines.append(f"exec {run}")
+    else:  # the entry as a child: this shell then reads the reward file (one exec in all)
+        lines += [run, "rc=$?", reward_tail(reward_dir, "$rc")]
+    return "\n".join(lines)
+
+
+def _unpack_lines() -> list[str]:
+    """Step 3: the staged tar from "$@", or the mark that this image cannot unpack it."""
+    return [
+        "command -v base64 >/dev/null 2>&1 && command -v tar >/dev/null 2>&1 || "
+        f"{{ echo {NO_INLINE_MARK} >&2; exit {SETUP_FAILED}; }}",
+        "printf %s \"$@\" | base64 -d | tar -x -f - -C / || fail 'unpacking the staged files'",
+    ]
+
+
+def _workspace_lines(prepared: PreparedState, stage: str) -> list[str]:
+    """Step 4: each workspace path removed, then the state's copy (if any) moved there."""
+    lines: list[str] = []
+    for i, (path, tar) in enumerate(prepared.workspace):
+        q = shlex.quote(path)
+        lines.append(f"rm -rf -- {q} || fail {shlex.quote('removing ' + path)}")
+        if tar is not None:
+            src = shlex.quote(f"{stage}/ws/{i}/{archive_root(path)}")
+            lines.append(
+                f"{_mkdir_parent(path)}mv -- {src} {q} || fail {shlex.quote('placing ' + path)}"
+            )
+    return lines
+
+
+def _place_verifier(
+    prepared: PreparedState, verifier: Verifier, vdir: str, stage: str
+) -> list[str]:
+    """Step 5: shell lines that put the verifier files at `vdir` and prepare the reward
+    directory.
+
+    envfactory semantics: whatever the state holds at `vdir` or in the reward directory is
+    removed first. Harbor semantics: the files are copied over what is there (as Harbor's
+    upload does) and the reward directory keeps what the state left in it."""
+    src, dst = shlex.quote(stage + "/verifier"), shlex.quote(vdir)
+    rd = shlex.quote(verifier.reward_dir) if verifier.reward_dir else None
+    if prepared.semantics == "harbor":
+        lines = [
+            f"mkdir -p -- {dst} && cp -a -- {src}/. {dst}/ && rm -rf -- {shlex.quote(stage)} "
+            "|| fail 'placing the verifier'"
+        ]
+        if rd:
+            lines.append(
+                f"mkdir -p -- {rd} && chown root:root -- {rd} && chmod 0755 -- {rd} "
+                "|| fail 'preparing the reward directory'"
+            )
+        return lines
+    # Each command is a process started in a fresh container: as few as the order allows.
+    # A directory of our own random name cannot be in the state: nothing to remove there.
+    lines = [
+        *([f"rm -rf -- {dst}"] if verifier.mount_path else []),
+        f"{_mkdir_parent(vdir)}mv -- {src} {dst} || fail 'placing the verifier'",
+        f"rm -rf -- {shlex.quote(stage)} {rd or ''}",
+    ]
+    if rd:  # created afresh by root: root-owned, and -m sets its mode whatever the umask
+        lines.append(f"mkdir -p -m 0755 -- {rd} || fail 'preparing the reward directory'")
+    return lines
+
+
+def _entry_run(vdir: str, timeout_s: int, wrap: str) -> str:
+    """Step 7: the entry under a hard timeout and a clean environment."""
+    env = " ".join(
+        shlex.quote(e)
+        for e in (
+            f"PATH={FIXED_PATH}",
+            "HOME=/root",
+            "LANG=C.UTF-8",
+            "LC_ALL=C.UTF-8",
+            f"VERIFIER_DIR={vdir}",
+        )
+    )
+    return (
+        f"/usr/bin/timeout -s KILL {int(timeout_s)} {wrap + ' ' if wrap else ''}"
+        f'/usr/bin/env -i {env} /bin/sh -c "$entry"'
+    )
+
+
+def replay_lines(replay: Sequence[Replay], spec: EnvironmentSpec) -> tuple[list[str], float]:
+    """Step 0: a harbor row's recipe as shell lines run before the verification's setup,
+    each entry as `runner.replay_state` would exec it (root, its workdir, the image's
+    environment, its own timeout, no input; its output dropped), and the seconds they
+    may take."""
+    lines: list[str] = []
+    budget = 0.0
+    secs = spec.limits.exec_timeout_s
+    for entry in replay:
+        if entry == KILLS_ALL:  # a shell of its own: its `set --` leaves "$@" alone
+            lines.append(f"/bin/sh -c {shlex.quote(KILL_STRAYS)}")
+            continue
+        run = shlex.join(wrap_command(list(entry.argv), secs))
+        lines.append(
+            f"( cd -- {shlex.quote(entry.workdir)} && exec {run} ) </dev/null >/dev/null 2>&1"
+        )
+        budget += secs + KILL_GRACE_S
+    return lines, budget
+
+
+def replay_then_kill(argv: Sequence[str]) -> str:
+    """One recipe entry followed, in the same shell, by the kill of every process it left
+    (`KILLS_ALL` after it, in an exec'd replay)."""
+    return f"{_command(argv)} </dev/null\n{KILL_STRAYS}"
+
+
+def reward_tail(reward_dir: str, status: TailStatus) -> str:
+    """Step 8: shell that ends every process but itself (and what keeps the container
+    alive), then prints the reward file (`print_reward_file`) and exits with `status`.
+    Printed last, after every other writer is dead, so the last marker in the output is
+    this one."""
+    return f"{KILL_ALL_BUT_INIT}\n{print_reward_file(reward_dir, status)}"
+
+
+def print_reward_file(reward_dir: str, status: TailStatus) -> str:
+    """Shell that prints the reward marker, the reward file's name and at most 4 KiB of
+    it — or the marker and `NO_REWARD_FILE` when there is none — and exits with `status`.
+    Run on its own only where nothing else could still write the file."""
+    d = shlex.quote(reward_dir.rstrip("/"))
+    files = " ".join(f"{d}/{shlex.quote(name)}" for name in REWARD_FILES)
+    mark = shlex.quote(REWARD_MARK)
+    return (
+        f"for f in {files}; do\n"
+        f'  [ -f "$f" ] || continue; printf \'\\n%s%s\\n\' {mark} "${{f##*/}}"\n'
+        f"  {_READ_BUILTIN}\n"
+        f"  exit {status}\n"
+        f"done\nprintf '\\n%s%s\\n' {mark} {shlex.quote(NO_REWARD_FILE)}; exit {status}"
+    )
+
+
+def split_reward_tail(res: ExecResult) -> tuple[ExecResult, str | None, bool]:
+    """The verifier's own result, what the reward tail read ("NAME\\nBODY"; None: no
+    reward file), and whether the tail ran at all (its marker is the last in the output)."""
+    cut = res.stdout.rfind("\n" + REWARD_MARK)
+    if cut < 0:
+        return res, None, False
+    found = res.stdout[cut + 1 + len(REWARD_MARK) :]
+    text = None if found == NO_REWARD_FILE + "\n" else found
+    return res.model_copy(update={"stdout": res.stdout[:cut]}), text, True
+
+
+def setup_failed(res: ExecResult) -> bool:
+    """The script's setup part failed (`fail`): the entry never ran."""
+    return res.exit_code == SETUP_FAILED and SETUP_FAILED_MARK in res.stderr
+
+
+def inline_unavailable(res: ExecResult) -> bool:
+    """The image has no base64 or tar: the staged tar must come in by `put_archive`."""
+    return res.exit_code == SETUP_FAILED and NO_INLINE_MARK in res.stderr
+
+
+def _command(argv: Sequence[str]) -> str:
+    """`argv` as the words of a command. `shlex.quote` leaves a word of safe characters
+    bare, and a bare word in command position can be a reserved word (``if``) or an
+    assignment (``A=b``): the command name is always single-quoted."""
+    words = [shlex.quote(w) for w in argv]
+    if words and words[0] == argv[0]:  # all safe characters, no quote: wrap it as is
+        words[0] = f"'{argv[0]}'"
+    return " ".join(words)
+
+
+def _mkdir_parent(path: str) -> str:
+    """`mkdir -p PARENT && ` for a path below a subdirectory; nothing (no process) for a
+    path directly under `/`, whose parent always exists."""
+    parent = path.rstrip("/").rsplit("/", 1)[0] or "/"
+    return "" if parent == "/" else f"mkdir -p -- {shlex.quote(parent)} && "
