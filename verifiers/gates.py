@@ -243,7 +243,7 @@ class _Scheduler:
         self._settle(False, "the verifier rejects the reference solution's state")
 
     def _queue_probes(self, base: ProducedState) -> None:
-        if not self.battery and self.inp.traced_probes is None:
+        if not self.plan.probes_follow:
             return
         with self.ex.lock:
             ok = self.oracle_gate.wait_for(base)
@@ -372,7 +372,7 @@ class _Scheduler:
             if admitted == Admission.DROPPED:
                 self.notes.append(f"{row.name}: {DROPPED_NOTE}")
                 return
-            resampled = queue_probes and kind == CheckKind.UNSOLVED and self._probes_follow()
+            resampled = queue_probes and kind == CheckKind.UNSOLVED and self.plan.probes_follow
             row.repeats = runs = self.repeats.first(
                 kind, secondary=row.secondary, resampled=resampled
             )
@@ -384,9 +384,6 @@ class _Scheduler:
         if queue_probes and not row.secondary and probe is None:
             if kind in (CheckKind.NOOP, CheckKind.UNSOLVED):
                 self._queue_probes(st)
-
-    def _probes_follow(self) -> bool:
-        return bool(self.battery) or self.inp.traced_probes is not None
 
     def _prepared(self, st: ProducedState, secondary: Semantics | None) -> PreparedState:
         return self.views.prepared(st, secondary, self.found.expected)
