@@ -15,7 +15,10 @@ Invariants, checked on the node graph *before* any Python value is built:
 - an alias may not refer to a node that contains it (a recursive document);
 - the document's expanded size (every node once per path that reaches it, scalars
   weighted by their length) is at most ``2 * len(text) + alias_allowance``: a document
-  without aliases always fits, aliases may add at most ``alias_allowance``.
+  without aliases always fits, aliases may add at most ``alias_allowance``;
+- every mapping key is a plain scalar (``? [a, b]`` would build a key no dict can hold);
+- an integer has at most ``MAX_INT_DIGITS`` digits (Python refuses to convert longer
+  ones with a ValueError, which is no YAML error).
 
 A refusal is a ``YamlTooComplex`` (a ``yaml.MarkedYAMLError``, so callers that already
 catch ``yaml.YAMLError`` keep working) whose message says what and where.
@@ -33,6 +36,10 @@ import yaml
 class YamlLimits:
     max_depth: int = 50
     alias_allowance: int = 100_000
+
+
+#: Python's own limit for converting a decimal string to an int (sys.int_info)
+MAX_INT_DIGITS = 4300
 
 
 class YamlTooComplex(yaml.MarkedYAMLError):
@@ -70,6 +77,20 @@ class BoundedSafeLoader(yaml.SafeLoader):
             self._depth -= 1
 
 
+def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
+    """An integer, refused past `MAX_INT_DIGITS` digits with the place it is at."""
+    assert isinstance(node, yaml.ScalarNode)
+    if sum(c.isalnum() for c in node.value) > MAX_INT_DIGITS:
+        raise YamlTooComplex(
+            f"an integer of more than {MAX_INT_DIGITS} digits is not accepted", node.start_mark
+        )
+    value: int = loader.construct_yaml_int(node)
+    return value
+
+
+BoundedSafeLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
 def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.MappingNode):
         return [n for pair in node.value for n in pair]
@@ -101,10 +122,22 @@ def expanded_size(root: yaml.Node, cap: int) -> int:
         elif key in open_:
             raise YamlTooComplex("an alias refers to a node that contains it", node.start_mark)
         elif key not in size:
+            _check_keys(node)
             open_.add(key)
             stack.append((node, True))
             stack.extend((c, False) for c in _children(node) if id(c) not in size)
     return size[id(root)]
+
+
+def _check_keys(node: yaml.Node) -> None:
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            raise YamlTooComplex(
+                "a mapping key must be a plain value (text or a number), not a list or a mapping",
+                key.start_mark,
+            )
 
 
 def load(

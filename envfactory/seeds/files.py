@@ -135,11 +135,27 @@ def _unsafe(seed_dir: Path, entry: str) -> tuple[str, str] | None:
     return None
 
 
+#: directories an attachment may nest (os.walk recurses: 1,000 levels overflow its stack)
+MAX_DEPTH = 64
+
+
+def _too_deep(seed_dir: Path, top: Path) -> Problem:
+    return Problem(
+        f"attachment '{_rel(seed_dir, top)}'",
+        f"has directories nested deeper than {MAX_DEPTH} levels",
+        "flatten it, or attach it as one archive (tar.gz)",
+    )
+
+
 def _walk(
     seed_dir: Path, top: Path, files: dict[str, Path], skip: Path, limits: SeedLimits
 ) -> list[Problem]:
     problems: list[Problem] = []
     for dirpath, dirnames, filenames in os.walk(top):  # does not follow symlinked dirs
+        if len(Path(dirpath).relative_to(top).parts) >= MAX_DEPTH:
+            dirnames[:] = []  # top-down: nothing below is walked (os.walk recurses)
+            problems.append(_too_deep(seed_dir, top))
+            break
         for name in sorted(dirnames + filenames):
             p = Path(dirpath) / name
             mode = p.lstat().st_mode

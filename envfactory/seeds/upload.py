@@ -74,6 +74,7 @@ def _chosen(
         Problem(f"attachment '{n}'", "was uploaded twice", "upload each file once")
         for n in sorted({n for n in names if names.count(n) > 1})
     ]
+    problems += _file_and_directory(names)
     if len(uploads) > limits.max_attachments:
         problems.append(files.too_many(limits))
     if problems or "attachments" not in data:
@@ -107,6 +108,27 @@ def _match(listed: list[str], uploads: Sequence[Upload]) -> tuple[list[Upload], 
     return list(uploads), problems
 
 
+def _file_and_directory(names: Sequence[str]) -> list[Problem]:
+    """Names that are a file and, in another upload, a directory (``a`` and ``a/b``): no
+    directory tree holds both."""
+    given = set(names)
+    clashes: dict[str, str] = {}  # the file → a path inside it
+    for m in sorted(given):
+        parts = m.split("/")
+        for i in range(1, len(parts)):
+            directory = "/".join(parts[:i])
+            if directory in given:
+                clashes.setdefault(directory, m)
+    return [
+        Problem(
+            f"attachment '{n}'",
+            f"is a file, and also the directory of '{m}'",
+            "rename one of them: a path cannot be both a file and a directory",
+        )
+        for n, m in sorted(clashes.items())
+    ]
+
+
 def _covers(entry: str, name: str) -> bool:
     entry = entry.rstrip("/")
     return name == entry or name.startswith(entry + "/")
@@ -128,6 +150,8 @@ def _bad_name(name: str) -> Problem | None:
         return Problem(where, "is not a plain relative path ('..', '.' or '//')", hint)
     if "\x00" in name:
         return Problem(where, "contains a NUL character", hint)
+    if len(pure.parts) > files.MAX_DEPTH:
+        return Problem(where, f"is nested deeper than {files.MAX_DEPTH} levels", hint)
     return None
 
 

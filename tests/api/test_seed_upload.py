@@ -198,3 +198,27 @@ def test_a_seed_nobody_scripted_is_refused_while_the_roles_are_scripted(scripted
     as_form = upload(scripted, "title: Rotate it\ndescription: renew it\ndomain: ops\n", [])
     assert as_form.status_code == 422 and "scripted backend" in as_form.text
     assert scripted.store.seeds.count() == 0
+
+
+def test_an_upload_that_is_both_a_file_and_a_directory_is_refused(small: Api):
+    res = upload(small, "title: t\ndescription: d\ndomain: x\n", [("a", b"1"), ("a/b", b"2")])
+    assert res.status_code == 422, res.text
+    assert "attachment 'a': is a file, and also the directory of 'a/b'" in res.json()["detail"]
+    assert small.store.seeds.count() == 0
+
+
+def test_a_seed_yaml_no_dict_can_hold_is_a_422_not_a_500(small: Api):
+    for text, says in (
+        ("? [a, b]\n: 1\ntitle: t\ndescription: d\ndomain: x\n", "mapping key must be a plain"),
+        ("? {a: 1}\n: 1\ntitle: t\ndescription: d\ndomain: x\n", "mapping key must be a plain"),
+    ):
+        res = upload(small, text, [])
+        assert res.status_code == 422, res.text
+        assert says in res.json()["detail"]
+
+
+def test_an_upload_nested_past_the_depth_limit_is_refused(small: Api):
+    deep = "/".join(["d"] * 65) + "/leaf.txt"
+    res = upload(small, "title: t\ndescription: d\ndomain: x\n", [(deep, b"1")])
+    assert res.status_code == 422, res.text
+    assert "nested deeper than 64 levels" in res.json()["detail"]

@@ -63,3 +63,16 @@ def test_deep_nesting_is_refused_without_a_recursion_error(depth):
 
 def test_a_refusal_is_a_yaml_error_for_callers_that_catch_those():
     assert issubclass(YamlTooComplex, yaml.YAMLError)
+
+
+@pytest.mark.parametrize("text", ["? [a, b]\n: 1\n", "? {a: 1}\n: 2\n", "{[1]: 2}\n"])
+def test_a_mapping_key_no_dict_can_hold_is_refused_with_its_line(text: str) -> None:
+    with pytest.raises(YamlTooComplex, match=r"mapping key must be a plain value .*\(line 1\)"):
+        load(text)
+
+
+def test_an_integer_past_pythons_conversion_limit_is_a_yaml_error() -> None:
+    with pytest.raises(yaml.YAMLError, match="more than 4300 digits"):
+        load("a: 1\nb: " + "9" * 4301 + "\n")
+    assert load("b: " + "9" * 4300 + "\n") == {"b": int("9" * 4300)}
+    assert load("x: 0x1f\ny: 1_000\nz: -12\n") == {"x": 31, "y": 1000, "z": -12}

@@ -5,6 +5,7 @@ and through the command line, case by case."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +34,20 @@ def _write(path: Path, data: bytes | str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data.encode() if isinstance(data, str) else data)
     return path
+
+
+def _deep(d: Path, levels: int) -> Path:
+    """An attachment whose directories nest `levels` deep (one file at the bottom)."""
+    here = os.getcwd()
+    os.chdir(d / "data")  # relative steps: a 1,100-level absolute path passes PATH_MAX
+    try:
+        for _ in range(levels):
+            os.mkdir("d")
+            os.chdir("d")
+        Path("leaf.txt").write_text("x\n")
+    finally:
+        os.chdir(here)
+    return d
 
 
 def _outside(d: Path) -> Path:
@@ -301,6 +316,16 @@ CASES = [
         ("attachment 'data\\0x'", "contains a NUL character"),
     ),
     Case(
+        "mapping key that is a list",
+        lambda d: _yaml(d, "domain:", "? [a, b]\n: 1\ndomain:"),
+        ("seed.yaml", "a mapping key must be a plain value", "line 4"),
+    ),
+    Case(
+        "attachment directory nested 65 levels",
+        lambda d: _deep(d, 65),
+        ("attachment 'data'", "nested deeper than 64 levels", "tar.gz"),
+    ),
+    Case(
         "key given twice",
         lambda d: _yaml(d, "domain:", "title: again\ndomain:"),
         ("seed.yaml", "key 'title' appears twice (second time on line 4)"),
@@ -387,3 +412,33 @@ def test_the_cli_refuses_a_bad_seed_with_a_non_zero_exit_and_stores_nothing(
     else:  # validation happens before the store is opened: not even a database appears
         assert not (home / "envfactory.db").exists()
         assert not (home / "artifacts").exists()
+
+
+def test_an_attachment_nested_1100_levels_is_refused_not_a_recursion_error(
+    seed_dir: Path, limits: SeedLimits, store: Store, artifacts: ArtifactStore
+) -> None:
+    _deep(seed_dir, 1100)  # os.walk alone recurses past Python's stack at ~1,000
+    try:
+        with pytest.raises(InvalidSeed, match="nested deeper than 64 levels"):
+            submit_seed(seed_dir, store=store, artifacts=artifacts, limits=limits)
+        assert store.seeds.count() == 0
+    finally:
+        _remove_deep(seed_dir / "data")
+
+
+def _remove_deep(top: Path) -> None:
+    """Remove a tree too deep for shutil.rmtree (it recurses too), bottom up."""
+    here = os.getcwd()
+    os.chdir(top)
+    try:
+        depth = 0
+        while os.path.isdir("d"):
+            os.chdir("d")
+            depth += 1
+        for _ in range(depth):
+            for name in os.listdir("."):
+                os.unlink(name) if not os.path.isdir(name) else os.rmdir(name)
+            os.chdir("..")
+        os.rmdir("d")
+    finally:
+        os.chdir(here)

@@ -166,6 +166,11 @@ def read_toml(file: Path) -> dict[str, Any]:
             f"{file}: values nested too deeply to read",
             hint="a task.toml needs a few levels of nesting at most",
         ) from None
+    except ValueError as exc:  # an integer past Python's conversion limit (4300 digits)
+        raise InvalidTask(
+            f"{file}: a value cannot be read: {exc}".split("; use sys.")[0],
+            hint="write numbers of a sensible size",
+        ) from None
 
 
 def _name(path: Path, config: dict[str, Any]) -> str:

@@ -75,6 +75,14 @@ HARBOR_CASES = {
         {"instruction.md": "count the\x00errors\n"},
         ["instruction must not contain NUL"],
     ),
+    "integer of 5000 digits in TOML": (
+        {"task.toml": "[verifier]\ntimeout_sec = " + "9" * 5000 + "\n"},
+        ["task.toml", "a value cannot be read", "4300 digits"],
+    ),
+    "compose key that is a list": (
+        {"environment/docker-compose.yaml": "services:\n  ? [a, b]\n  : {}\n"},
+        ["docker-compose.yaml", "mapping key must be a plain value"],
+    ),
 }
 
 
@@ -119,6 +127,14 @@ TB_CASES = {
     "deeply nested task.yaml": (
         {"task.yaml": "instruction: " + "[" * 3000 + "]" * 3000},
         ["task.yaml", "nesting deeper than 50 levels"],
+    ),
+    "task.yaml key that is a mapping": (
+        {"task.yaml": "instruction: x\n? {a: 1}\n: 2\n"},
+        ["task.yaml", "mapping key must be a plain value"],
+    ),
+    "integer of 5000 digits in task.yaml": (
+        {"task.yaml": "instruction: x\nmax_test_timeout_sec: " + "9" * 5000 + "\n"},
+        ["task.yaml", "more than 4300 digits"],
     ),
     "NUL escape in task.yaml": (
         {"task.yaml": 'instruction: "count\\0errors"\n'},
