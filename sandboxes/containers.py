@@ -153,12 +153,12 @@ class Containers:
 
     def _create_and_start(self, kind: Kind) -> Started:
         """Low-level create + start, returning the id, name and overlay volumes (docker-py's
-        `containers.run` adds an inspect of its own). `kind.join`: the services' network, instead of none
-        (and besides the default bridge when the sandbox has network). A container whose
-        overlay volumes the engine refuses is started again without them, and the image
-        keeps the storage driver's view from then on (`NativeUsr.refuse`). A `kind.command`
-        container's output is attached before its start (nothing it prints is missed) and
-        returned last."""
+        `containers.run` adds an inspect of its own). `kind.join`: the services' network,
+        instead of none (and besides the default bridge when the sandbox has network). A
+        container whose overlay volumes the engine refuses is started again without them,
+        and the image keeps the storage driver's view from then on (`NativeUsr.refuse`). A
+        `kind.command` container's output is attached before its start (nothing it prints
+        is missed) and returned last."""
         native = kind.native_usr and self.runtime() == "runc"
         image = self._inspect_image(kind.image) if native else {}
         name, labels = named(kind)
