@@ -36,6 +36,19 @@ Disk: `Limits.disk_mb` per sandbox — storage-opt where the driver takes it, an
 Network is off unless `network=True` (or `Limits.network`); builds use the host network
 unless `settings.build_network` is off. Root keeps only `Limits.capabilities`' profile
 (`capabilities.py`: "root-work" by default, "locked" drops every capability). `SandboxFileNotFound` is a FileNotFoundError.
+
+Modules, front door first::
+
+    engine.py       DockerEngine: the pool of slots, standby, start/run/sandbox/asandbox, gc
+    images.py       base images by flavour and release, FROM substitution, cached builds
+    containers.py   a sandbox Kind's container: created locked down, started, adopted;
+                    the runtime (runc/runsc), storage-opt, the disk watchdog
+    standby.py      containers started ahead of demand (Kind, Launched, Standby)
+    sandbox.py      DockerSandbox: exec, files, diff, snapshot, restart, remove
+    execution.py    exec with a hard timeout and an output cap; a run's end mark
+    base_image.py   debootstrap base images; builds.py: contexts, FROM maps, run_build
+    capabilities.py, disk.py, health.py, native_usr.py, services.py,
+    overlay_diff.py, overlay_snapshot.py, labels.py, gc.py, janitor.py, protocol.py
 """
 
 from .engine import DockerEngine, tar_dir
