@@ -31,6 +31,7 @@ def _owner(base_image: str, run_id: str) -> tuple[subprocess.Popen[str], str]:
     """A process that starts a sandbox, prints its id and keeps running."""
     code = textwrap.dedent(f"""
         import time
+        from envfactory.core.models import Purpose
         from envfactory.core.settings import SandboxSettings
         from sandboxes import DockerEngine
         sb = DockerEngine(SandboxSettings(), run_id={run_id!r}).start({base_image!r}, purpose=Purpose.TEST)

@@ -24,6 +24,7 @@ def _orphan(base_image: str, run_id: str) -> str:
     """A sandbox whose owning process exits without removing it (a crashed worker)."""
     code = textwrap.dedent(f"""
         import os
+        from envfactory.core.models import Purpose
         from envfactory.core.settings import SandboxSettings
         from sandboxes import DockerEngine
         sb = DockerEngine(SandboxSettings(), run_id={run_id!r}).start({base_image!r}, purpose=Purpose.TEST)

@@ -184,6 +184,7 @@ def test_standby_off_starts_nothing_ahead(docker_engine: DockerEngine, base_imag
 
 _CHILD = """
 import sys, time
+from envfactory.core.models import Purpose
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 engine = DockerEngine(SandboxSettings(standby=2), run_id=sys.argv[2])
