@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from envfactory.core.models import GateReport, GateVerdict
+from envfactory.core.models import GateReport, GateVerdict, LimitCaps
 from envfactory.core.models.rows import row_semantics_of
 from sandboxes.protocol import SandboxEngine
 
@@ -77,11 +77,13 @@ def validate_task(
     progress: Progress | None = None,
     on_stage: Callable[[str], None] | None = None,
     adjust: Callable[[GateInput], GateInput] | None = None,
+    caps: LimitCaps | None = None,
 ) -> TaskValidation:
     """Import the task at `path`, build its image and its verification layer, run every
     gate on its verifier (`probes=None`: the whole library, tailored and traced; `adjust`
-    changes the gate input before the run, for benchmarks that compare batteries)."""
-    task = load_task(path, artifacts)
+    changes the gate input before the run, for benchmarks that compare batteries; `caps`:
+    the operator's ceilings on the task's limits)."""
+    task = load_task(path, artifacts, caps)
     if on_stage:
         on_stage("building")
     t0 = time.monotonic()

@@ -85,9 +85,10 @@ def import_(
 
       envfactory task import ~/src/terminal-bench --suite tb1 --json
     """
-    store, artifacts = _stores(load_settings())
+    settings = load_settings()
+    store, artifacts = _stores(settings)
     with store:
-        report = import_tasks(paths, store, artifacts, suite=suite)
+        report = import_tasks(paths, store, artifacts, suite=suite, caps=settings.sandbox.task_caps)
     _print_import(report, as_json)
     raise typer.Exit(1 if report.failed else 0)
 
@@ -105,6 +106,7 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
                             "path": str(e.path),
                             "format": e.format,
                             "new": e.new,
+                            "warnings": list(e.warnings),
                         }
                         for e in report.imported
                     ],
@@ -125,6 +127,8 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
     for e in report.imported:
         word = "imported" if e.new else "unchanged"
         out.print(f"{word:9}  {e.env_id}  {e.suite}/{e.name}  ({e.format}, {e.path})")
+        for w in e.warnings:
+            out.print(f"[yellow]warning[/]    {w}", markup=True)
     for f in report.failed:
         out.print(f"[red]failed[/]     {f.path}: {f.error.message}")
         if f.error.hint:

@@ -174,6 +174,7 @@ def _validate_one(
                 concurrency=jobs,
                 progress=progress,
                 on_stage=lambda stage: bar.update(tid, description=f"{path.name}: {stage}"),
+                caps=engine.settings.task_caps,
             )
             if mutants:  # --mutation-score (envfactory/cli/mutation_view.py)
                 attach_mutation_score(

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
+from .models import LimitCaps
 
 
 class _Sub(BaseModel):
@@ -82,6 +83,12 @@ class SandboxSettings(_Sub):
         default=86_400.0,
         gt=0,
         description="sandboxes owned by another host are removed only once this old",
+    )
+    task_caps: LimitCaps = Field(
+        default_factory=LimitCaps,
+        description="ceilings on the limits an imported task asks for (task.toml "
+        "[environment], [agent], [verifier]): a value above one is clamped to it at import, "
+        "with a warning",
     )
     native_usr: bool = Field(
         default=True,

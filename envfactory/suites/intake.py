@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from envfactory.core.errors import Conflict, EnvFactoryError
-from envfactory.core.models import EnvironmentSpec, EnvStatus, TaskOrigin
+from envfactory.core.models import EnvironmentSpec, EnvStatus, LimitCaps, TaskOrigin
 from envfactory.store import ArtifactStore, Store
-from verifiers.formats import ImportedTask, load_task
+from verifiers.formats import CLAMPED, ImportedTask, load_task
 
 from .discover import find_tasks, suite_name
 from .origin import file_hashes, git_origin
@@ -32,6 +32,7 @@ class ImportedEntry:
     path: Path
     format: str
     new: bool  # False: the same content was stored before
+    warnings: tuple[str, ...] = ()  # limits clamped to the operator's ceilings
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,15 @@ class ImportReport:
 
 
 def import_tasks(
-    paths: Iterable[Path], store: Store, artifacts: ArtifactStore, *, suite: str | None = None
+    paths: Iterable[Path],
+    store: Store,
+    artifacts: ArtifactStore,
+    *,
+    suite: str | None = None,
+    caps: LimitCaps | None = None,
 ) -> ImportReport:
-    """Import every task at or under each path (see `find_tasks`)."""
+    """Import every task at or under each path (see `find_tasks`), its limits clamped to
+    `caps` (the operator's ceilings)."""
     report = ImportReport()
     for path in paths:
         try:
@@ -60,17 +67,24 @@ def import_tasks(
         name = suite or suite_name(Path(path))
         for task_dir in tasks:
             try:
-                report.imported.append(import_one(task_dir, store, artifacts, suite=name))
+                report.imported.append(
+                    import_one(task_dir, store, artifacts, suite=name, caps=caps)
+                )
             except EnvFactoryError as exc:
                 report.failed.append(ImportFailure(task_dir, exc))
     return report
 
 
 def import_one(
-    task_dir: Path, store: Store, artifacts: ArtifactStore, *, suite: str
+    task_dir: Path,
+    store: Store,
+    artifacts: ArtifactStore,
+    *,
+    suite: str,
+    caps: LimitCaps | None = None,
 ) -> ImportedEntry:
     """Read, then store spec and verifier together (or find them stored already)."""
-    task = load_task(task_dir, artifacts)
+    task = load_task(task_dir, artifacts, caps)
     spec = task.spec.model_copy(update={"origin": origin_of(task_dir, artifacts, suite)})
     new = _store(store, spec, task)
     stored = spec if new else store.environments.get(spec.id)
@@ -81,6 +95,7 @@ def import_one(
         format=task.format,
         new=new,
         suite=(stored.origin.suite if stored.origin else None) or suite,
+        warnings=tuple(n for n in task.notes if CLAMPED in n),
     )
 
 

@@ -10,6 +10,7 @@ reward file or an output line (docs/task-formats.md). Every layout problem is an
 `InvalidTask` that names the missing or wrong file and how to fix it.
 """
 
+from .caps import CLAMPED
 from .export import export_harbor, render_steps
 from .files import FileSource, context_tar, materialize
 from .loader import load_task
@@ -21,6 +22,7 @@ __all__ = [
     "BlobReader",
     "BlobWriter",
     "FileSource",
+    "CLAMPED",
     "ImportedTask",
     "TaskFormat",
     "context_tar",

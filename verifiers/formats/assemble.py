@@ -6,7 +6,8 @@ Invariants:
 - workspace paths are absolute and normalised;
 - the spec id is derived from the content, so importing the same task twice gives the
   same id (the verifier's `env_id` follows it);
-- a one-step reference solution is recorded in the notes (no prefix states).
+- a one-step reference solution is recorded in the notes (no prefix states);
+- limits above the operator's ceilings are clamped, with a note each (`caps`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from envfactory.core.models import (
     BuildContext,
     EnvironmentSpec,
     FileEntry,
+    LimitCaps,
     Limits,
     PartialSolution,
     Provenance,
@@ -32,6 +34,7 @@ from envfactory.core.models import (
     VerifyScope,
 )
 
+from .caps import clamp
 from .dockerfile import final_workdir
 from .model import ONE_BLOCK_NOTE, ImportedTask, TaskFormat
 from .options import EnvfactoryOptions
@@ -63,10 +66,11 @@ class Found:
     services: tuple[ServiceSpec, ...] = ()  # a compose file's side services
 
 
-def assemble(found: Found) -> ImportedTask:
-    """The task's models, or InvalidTask naming the field a value broke (e.g. a NUL)."""
+def assemble(found: Found, caps: LimitCaps | None = None) -> ImportedTask:
+    """The task's models, its limits within `caps` (the operator's ceilings, default
+    `LimitCaps()`), or InvalidTask naming the field a value broke (e.g. a NUL)."""
     try:
-        return _assemble(found)
+        return _assemble(found, caps or LimitCaps())
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         field_name = ".".join(str(p) for p in err["loc"]) or "?"
@@ -76,11 +80,13 @@ def assemble(found: Found) -> ImportedTask:
         ) from None
 
 
-def _assemble(found: Found) -> ImportedTask:
+def _assemble(found: Found, caps: LimitCaps) -> ImportedTask:
     opts = found.options
     workdir, workspace = _workspace(found)
     scope, semantics, scope_notes = _scope(found, workspace)
-    limits = found.limits
+    limits, verifier_timeout_s, clamped = clamp(
+        found.limits, found.verifier_timeout_s, caps, found.where
+    )
     if opts.capabilities:
         limits = limits.model_copy(update={"capabilities": opts.capabilities})
     spec = EnvironmentSpec(
@@ -105,13 +111,13 @@ def _assemble(found: Found) -> ImportedTask:
         env_id=spec.id,
         files=found.verifier_files,
         entry=opts.verifier_entry or found.entry,
-        timeout_s=found.verifier_timeout_s,
+        timeout_s=verifier_timeout_s,
         provenance=Provenance(author=f"import:{found.format}"),
         mount_path=found.mount_path,
         reward_dir=found.reward_dir,
         cwd=workdir if found.mount_path else None,
     )
-    notes = [*found.notes, *scope_notes]
+    notes = [*found.notes, *clamped, *scope_notes]
     if len(found.steps) == 1:
         notes.append(ONE_BLOCK_NOTE)
     return ImportedTask(

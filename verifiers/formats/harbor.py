@@ -26,7 +26,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from envfactory.core.errors import InvalidTask
-from envfactory.core.models import Limits, PartialSolution, ServiceSpec, Step, VerifyScope
+from envfactory.core.models import (
+    LimitCaps,
+    Limits,
+    PartialSolution,
+    ServiceSpec,
+    Step,
+    VerifyScope,
+)
 
 from .assemble import Found, assemble
 from .compose import compose_services
@@ -51,17 +58,17 @@ class _Loose(BaseModel):
 
 
 class _Verifier(_Loose):
-    timeout_sec: float = Field(default=600.0, gt=0)
+    timeout_sec: float = Field(default=600.0, gt=0, allow_inf_nan=False)
     env: dict[str, str] = Field(default_factory=dict)
     verify_scope: VerifyScope | None = None
 
 
 class _Agent(_Loose):
-    timeout_sec: float | None = Field(default=None, gt=0)
+    timeout_sec: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
 
 class _Environment(_Loose):
-    cpus: float = Field(default=1.0, gt=0)
+    cpus: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     memory_mb: int | None = Field(default=None, ge=64)
     memory: str | None = None  # Harbor's deprecated "2G" form
     storage_mb: int | None = Field(default=None, ge=16)  # → limits.disk_mb
@@ -81,7 +88,7 @@ def is_harbor(path: Path) -> bool:
     return any((path / name).exists() for name in ("task.toml", "instruction.md", "environment"))
 
 
-def load_harbor(path: Path, artifacts: BlobWriter) -> ImportedTask:
+def load_harbor(path: Path, artifacts: BlobWriter, caps: LimitCaps | None = None) -> ImportedTask:
     _require(path)
     config = read_toml(path / "task.toml")
     opts = parse_table(EnvfactoryOptions, config.get("envfactory"), where="task.toml [envfactory]")
@@ -120,7 +127,7 @@ def load_harbor(path: Path, artifacts: BlobWriter) -> ImportedTask:
         mount_path="/tests",
         reward_dir=REWARD_DIR if reward else None,
     )
-    return assemble(found)
+    return assemble(found, caps)
 
 
 def _is_text(file: Path) -> bool:

@@ -10,14 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from envfactory.core.errors import InvalidTask
+from envfactory.core.models import LimitCaps
 
 from .harbor import is_harbor, load_harbor
 from .model import BlobWriter, ImportedTask
 from .tbench import is_tbench, load_tbench
 
 
-def load_task(path: Path, artifacts: BlobWriter) -> ImportedTask:
-    """Read a Harbor or Terminal-Bench 1 task; its files go into `artifacts`."""
+def load_task(path: Path, artifacts: BlobWriter, caps: LimitCaps | None = None) -> ImportedTask:
+    """Read a Harbor or Terminal-Bench 1 task; its files go into `artifacts`; its limits
+    are clamped to `caps` (the operator's ceilings, `settings.sandbox.task_caps`)."""
     path = Path(path)
     if not path.is_dir():
         raise InvalidTask(
@@ -31,9 +33,9 @@ def load_task(path: Path, artifacts: BlobWriter) -> ImportedTask:
             hint="keep one layout: remove task.yaml, or task.toml and instruction.md",
         )
     if harbor:
-        return load_harbor(path, artifacts)
+        return load_harbor(path, artifacts, caps)
     if tbench:
-        return load_tbench(path, artifacts)
+        return load_tbench(path, artifacts, caps)
     present = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())[:12]
     raise InvalidTask(
         f"{path}: unknown task layout (found: {', '.join(present) or 'nothing'})",

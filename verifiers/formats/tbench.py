@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envfactory.core import bounded_yaml
 from envfactory.core.errors import InvalidTask
-from envfactory.core.models import Limits
+from envfactory.core.models import LimitCaps, Limits
 
 from .assemble import Found, assemble
 from .files import store_files, walk_files
@@ -47,8 +47,8 @@ class _TaskYaml(BaseModel):
 
     instruction: str | None = None
     descriptions: list[dict[str, Any]] | None = None  # the older form: key/description
-    max_agent_timeout_sec: float = Field(default=360.0, gt=0)
-    max_test_timeout_sec: float = Field(default=60.0, gt=0)
+    max_agent_timeout_sec: float = Field(default=360.0, gt=0, allow_inf_nan=False)
+    max_test_timeout_sec: float = Field(default=60.0, gt=0, allow_inf_nan=False)
     envfactory: dict[str, Any] | None = None
 
 
@@ -56,7 +56,7 @@ def is_tbench(path: Path) -> bool:
     return (path / "task.yaml").is_file()
 
 
-def load_tbench(path: Path, artifacts: BlobWriter) -> ImportedTask:
+def load_tbench(path: Path, artifacts: BlobWriter, caps: LimitCaps | None = None) -> ImportedTask:
     _require(path)
     config = _read_yaml(path / "task.yaml")
     task = parse_table(_TaskYaml, config, where="task.yaml")
@@ -84,7 +84,7 @@ def load_tbench(path: Path, artifacts: BlobWriter) -> ImportedTask:
         test_texts=_texts(path),
         mount_path="/tests",  # Terminal-Bench's $TEST_DIR
     )
-    return assemble(found)
+    return assemble(found, caps)
 
 
 def _require(path: Path) -> None:

@@ -68,6 +68,23 @@ class Limits(Model):
     capabilities: CapabilityProfile = "root-work"
 
 
+class LimitCaps(Model):
+    """The operator's ceilings on what an imported task may ask for: a value above one is
+    clamped to it at import, with a warning naming the field and both values (a
+    stranger's suite must not switch the limits off or pin a gate slot indefinitely)."""
+
+    cpus: float = Field(default=4.0, gt=0, description="CPUs a task's sandbox may ask for")
+    memory_mb: int = Field(default=8192, ge=64, description="memory (MiB) a task may ask for")
+    disk_mb: int = Field(default=20480, ge=16, description="disk quota (MiB) a task may ask for")
+    pids: int = Field(default=4096, ge=16, description="processes a task may ask for")
+    exec_timeout_s: int = Field(
+        default=3600, ge=1, description="seconds one agent command of a task may run"
+    )
+    verifier_timeout_s: int = Field(
+        default=3600, ge=1, description="seconds a task's verifier may run"
+    )
+
+
 class ServiceSpec(Model):
     """A container next to the main one (a database, a cache, a web service).
 
