@@ -52,4 +52,3 @@ def _warning(where: str, what: str, asked: float, cap: float, setting: str) -> s
 def _number(x: float) -> str:
     """As the task wrote it: 99999999, not 1e+08."""
     return str(int(x)) if float(x).is_integer() else str(x)
-

@@ -65,9 +65,7 @@ def test_the_default_ceilings_apply_when_the_caller_names_none(harbor_task, arti
         ("[environment]\nmemory_mb = -1\n", "[environment].memory_mb"),
     ],
 )
-def test_a_limit_that_is_no_number_is_refused_naming_the_field(
-    harbor_task, artifacts, toml, field
-):
+def test_a_limit_that_is_no_number_is_refused_naming_the_field(harbor_task, artifacts, toml, field):
     with pytest.raises(InvalidTask, match=field.replace("[", r"\[").replace("]", r"\]")):
         load_task(harbor_task({"task.toml": 'version = "1.0"\n' + toml}), artifacts)
 
