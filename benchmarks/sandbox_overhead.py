@@ -21,7 +21,7 @@ import subprocess
 import time
 from collections.abc import Callable
 
-from envfactory.core.models import BuildContext, EnvironmentSpec, StateKind, Step
+from envfactory.core.models import BuildContext, EnvironmentSpec, Purpose, StateKind, Step
 from envfactory.core.settings import SandboxSettings
 from sandboxes import DockerEngine
 from verifiers import statediff
@@ -90,14 +90,14 @@ def main() -> None:
     ]
 
     def ours() -> None:
-        sb = engine.start(image, purpose="benchmark")
+        sb = engine.start(image, purpose=Purpose.BENCHMARK)
         try:
             assert sb.exec(["true"]).exit_code == 0
         finally:
             sb.remove()
 
     def once() -> None:
-        res, sb = engine.run(image, ["true"], purpose="benchmark")
+        res, sb = engine.run(image, ["true"], purpose=Purpose.BENCHMARK)
         sb.remove()
         assert res.exit_code == 0
 
@@ -123,7 +123,7 @@ def main() -> None:
         reference_solution=(Step(script="true"),),
     )
     statediff.pristine_listing(engine, image, spec)
-    with engine.sandbox(image, purpose="benchmark") as sb:
+    with engine.sandbox(image, purpose=Purpose.BENCHMARK) as sb:
         sb.exec("mkdir -p /workspace && head -c 1000000 /dev/urandom > /workspace/blob")
         for _ in range(max(3, args.n // 4)):
             exec_t.append(timed(lambda: sb.exec(["true"])))

@@ -65,6 +65,7 @@ from benchmarks.harbor_trials import HarborRun, find_harbor, oracle_trials
 from benchmarks.naive_harness import NaiveRow, NaiveRun, naive_run, rows_of, sample
 from benchmarks.sandbox_overhead import busy_cpu_s
 from benchmarks.verifier_cost import oracle_state
+from envfactory.core.models import Purpose
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 from sandboxes import DockerEngine
@@ -236,7 +237,7 @@ def bare_container_s(image: str, n: int = 5) -> float:
 
 def exec_overhead_s(engine: DockerEngine, image: str, n: int = 5) -> float:
     """Median wall of exec'ing `true` in a warm sandbox: what an exec adds to a command."""
-    with engine.sandbox(image, purpose="bench") as box:
+    with engine.sandbox(image, purpose=Purpose.BENCHMARK) as box:
         return st.median([box.exec(["true"]).duration_s for _ in range(n)])
 
 

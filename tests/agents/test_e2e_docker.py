@@ -110,7 +110,7 @@ def test_scripted_pipeline_yields_a_built_solvable_verified_environment(
     assert any(e.path == "Dockerfile" for e in spec.build.files)
 
     async def in_fresh(role_fn, inp, role, rt=None):
-        box = engine.start(spec.image, purpose=f"agents-e2e-{role}")
+        box = engine.start(spec.image, purpose=Purpose.TEST)
         try:
             return await role_fn(inp, rt=rt or _rt(seed, role, store), sandbox=box)
         finally:

@@ -29,6 +29,7 @@ class Purpose(StrEnum):
     VERIFY_TRACE = "verify-trace"  # the verifier traced on the oracle state
     VERIFY_DEPS = "verify-deps"  # building the verification layer
     VERIFY_DIFF = "verify-diff"  # what a state changed
+    BENCHMARK = "benchmark"  # benchmarks/ measuring the engine itself
     TEST = "test"  # the test suite's own sandboxes
 
     @classmethod
