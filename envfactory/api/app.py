@@ -93,11 +93,30 @@ def create_app(
     # `receive` raises inside an ExceptionGroup, which FastAPI would turn into a 400.
     app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
     app.middleware("http")(_refuse_nul)
+    app.middleware("http")(_security_headers)
     app.include_router(routes.router)
     app.include_router(tasks.router)
     app.include_router(ui.router)
     app.add_api_route("/", ui.root_redirect, include_in_schema=False)
     return app
+
+
+#: on every response: no framing by another site, no content sniffing, no referrer abroad
+#: (the review pages add their Content-Security-Policy, `ui.page_policy`)
+SECURITY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+
+
+async def _security_headers(
+    request: Request, call_next: Callable[[Request], Awaitable[Any]]
+) -> Any:
+    response = await call_next(request)
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response
 
 
 async def _refuse_nul(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:

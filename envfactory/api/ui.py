@@ -10,6 +10,7 @@ its form was rendered with; the sign-in form carries a double-submit token.
 
 from __future__ import annotations
 
+import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
@@ -51,12 +52,27 @@ def _page(
     status: int = 200,
     **data: Any,
 ) -> HTMLResponse:
+    nonce = secrets.token_urlsafe(16)
     common = {
         "who": session.who if session else None,
         "csrf": session.csrf if session else "",
         "Role": ReviewerRole,
+        "nonce": nonce,
     }
-    return ctx.templates.TemplateResponse(request, name, common | data, status_code=status)
+    page = ctx.templates.TemplateResponse(request, name, common | data, status_code=status)
+    page.headers["Content-Security-Policy"] = page_policy(nonce)
+    return page
+
+
+def page_policy(nonce: str) -> str:
+    """A review page runs only its own inline script and style (this response's nonce) and
+    loads nothing from elsewhere; no site may frame it (clickjacking a decision) and its
+    forms post only to this origin."""
+    return (
+        f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; "
+        "img-src 'self' data:; connect-src 'self'; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    )
 
 
 def _signin(request: Request) -> RedirectResponse:

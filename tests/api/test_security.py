@@ -220,3 +220,25 @@ def test_a_broken_old_reviewers_json_is_refused_naming_the_file(tmp_path, store)
             on_seed=store_only,
         )
     assert store.reviewers.list() == []
+
+
+def test_a_review_page_runs_only_its_own_script_and_no_site_may_frame_it(api: Api):
+    item = add_item(api.store, traj=False)
+    api.sign_in("ana")
+    first = api.client.get(f"/ui/items/{item.id}")
+    second = api.client.get(f"/ui/items/{item.id}")
+    assert first.status_code == 200
+    policy = first.headers["content-security-policy"]
+    nonce = policy.split("'nonce-", 1)[1].split("'", 1)[0]
+    assert f'<script nonce="{nonce}">' in first.text and f'<style nonce="{nonce}">' in first.text
+    assert "frame-ancestors 'none'" in policy and "form-action 'self'" in policy
+    assert "unsafe-inline" not in policy and "style=" not in first.text
+    assert nonce not in second.headers["content-security-policy"]  # one per response
+    assert first.headers["x-frame-options"] == "DENY"
+    assert first.headers["x-content-type-options"] == "nosniff"
+
+
+def test_json_responses_carry_the_security_headers_too(api: Api):
+    res = api.client.get("/api/seeds", headers=api.auth("ana"))
+    assert res.headers["x-frame-options"] == "DENY"
+    assert res.headers["referrer-policy"] == "same-origin"
