@@ -44,7 +44,7 @@ from envfactory.store import ArtifactStore, Store
 
 from . import routes, tasks, ui
 from .auth import ReviewerRegistry, reviewer_registry
-from .body_limit import BodySizeLimit
+from .body_limit import BodySizeLimit, Cap
 from .context import (
     ApiContext,
     DecisionSink,
@@ -91,7 +91,9 @@ def create_app(
     _error_handlers(app)
     # Inside _refuse_nul (added later, so outside it): a BaseHTTPMiddleware re-raises what
     # `receive` raises inside an ExceptionGroup, which FastAPI would turn into a 400.
-    app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
+    app.add_middleware(
+        BodySizeLimit, max_bytes=settings.api.max_request_bytes, by_path=_file_routes(settings)
+    )
     app.middleware("http")(_refuse_nul)
     app.middleware("http")(_security_headers)
     app.include_router(routes.router)
@@ -99,6 +101,13 @@ def create_app(
     app.include_router(ui.router)
     app.add_api_route("/", ui.root_redirect, include_in_schema=False)
     return app
+
+
+def _file_routes(settings: Settings) -> dict[str, Cap]:
+    """The seed upload carries a seed's files: its cap is their limit together, plus the
+    JSON cap for seed.yaml and the multipart framing."""
+    upload = settings.seeds.max_total_bytes + settings.api.max_request_bytes
+    return {"/api/seeds/upload": Cap(upload, "ENVFACTORY_SEEDS__MAX_TOTAL_BYTES")}
 
 
 #: on every response: no framing by another site, no content sniffing, no referrer abroad

@@ -362,7 +362,8 @@ class ApiSettings(_Sub):
     max_request_bytes: int = Field(
         default=1 << 20,
         ge=1024,
-        description="the largest request body accepted (JSON or form); larger ones get 413 unread",
+        description="the largest request body accepted (JSON or form); larger ones get 413 "
+        "unread (the seed upload's cap is ENVFACTORY_SEEDS__MAX_TOTAL_BYTES plus this)",
     )
 
 

@@ -222,3 +222,20 @@ def test_an_upload_nested_past_the_depth_limit_is_refused(small: Api):
     res = upload(small, "title: t\ndescription: d\ndomain: x\n", [(deep, b"1")])
     assert res.status_code == 422, res.text
     assert "nested deeper than 64 levels" in res.json()["detail"]
+
+
+@pytest.fixture
+def default_limits(tmp_path: Path, store: Store) -> Iterator[Api]:
+    """A model configured and the default seed limits (5 MB a file, 20 MB a seed)."""
+    yield from make_api(tmp_path, store, Settings(home=tmp_path / "home", agents=MODEL_CONFIGURED))
+
+
+def test_an_upload_within_the_documented_file_limits_passes_the_body_cap(default_limits: Api):
+    """5 MB per file, 20 MB a seed (the defaults) — not the JSON routes' 1 MiB."""
+    api = default_limits
+    big = b"x" * 4_900_000
+    res = upload(api, "title: t\ndescription: d\ndomain: x\n", [("data.bin", big)])
+    assert res.status_code == 201, res.text[:300]
+    over = upload(api, "title: t\ndescription: d\ndomain: x\n", [("a.bin", b"x" * 22_000_000)])
+    assert over.status_code == 413
+    assert "ENVFACTORY_SEEDS__MAX_TOTAL_BYTES" in over.json()["detail"]
