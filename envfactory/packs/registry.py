@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from envfactory.core.errors import Conflict, NotFound, PublishBlocked
+from envfactory.core.errors import Conflict, InvalidPack, NotFound, PublishBlocked
 from envfactory.core.models import EnvironmentSpec, EnvStatus, PackManifest, TaskSeed
 
 from .export import ExportItem
@@ -131,6 +131,11 @@ def import_pack(
     scratch = Path(tempfile.mkdtemp(prefix="envfactory-import-"))
     try:
         verified = open_verified(Path(path), scratch / "pack", limits, trust)
+        if not verified.manifest.environments:
+            raise InvalidPack(
+                f"{path}: pack.json lists no environments: there is nothing to import",
+                hint="export a pack from published environments (envfactory pack export)",
+            )
         io = images or DockerImages.from_engine(engine)
         done: list[ImportedEnvironment] = []
         for entry in verified.manifest.environments:
