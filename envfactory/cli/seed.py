@@ -14,11 +14,12 @@ from typing import Annotated, NoReturn
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.table import Table
 
 from envfactory.agents.scriptbook import require_scripts, script_book, seed_names
 from envfactory.core.errors import EnvFactoryError, InvalidSeed
-from envfactory.core.models import TaskSeed
+from envfactory.core.models import TaskSeed, shown
 from envfactory.core.settings import Settings, load_settings
 from envfactory.seeds import SeedDraft, load_seed, store_draft
 from envfactory.store import ArtifactStore, Store
@@ -187,7 +188,11 @@ def list_seeds(
     table.add_column("title", overflow="fold")
     for s in seeds:
         table.add_row(
-            s.id, f"{s.created_at:%Y-%m-%d %H:%M}", s.domain, str(len(s.attachments)), s.title
+            s.id,
+            f"{s.created_at:%Y-%m-%d %H:%M}",
+            _text(s.domain),
+            str(len(s.attachments)),
+            _text(s.title),
         )
     _out().print(table)
 
@@ -217,18 +222,24 @@ def show(
 
 
 def _print_seed(seed: TaskSeed) -> None:
+    """What a user wrote, printed as text: control characters as escapes (a seed stored
+    before they were refused), brackets never read as console markup."""
     out = _out()
     c = seed.constraints
-    out.print(f"[bold]{seed.id}[/]  {seed.title}")
-    out.print(f"  domain      {seed.domain}")
+    out.print(f"[bold]{seed.id}[/]  {_text(seed.title)}")
+    out.print(f"  domain      {_text(seed.domain)}")
     out.print(f"  submitted   {seed.created_at:%Y-%m-%d %H:%M:%S} UTC")
-    out.print(f"  source      {seed.source or '-'}")
-    out.print(f"  repository  {seed.repository or '-'}")
+    out.print(f"  source      {_text(seed.source or '-')}")
+    out.print(f"  repository  {_text(seed.repository or '-')}")
     out.print(
         f"  constraints max_turns {c.max_turns}, time budget {c.time_budget_s} s, base {c.base_image}"
     )
     out.print(f"  content     sha256 {seed.content_hash}")
     for a in seed.attachments:
-        out.print(f"  attachment  {a.path} ({_size(a.size)}, {a.key[:12]})")
+        out.print(f"  attachment  {_text(a.path)} ({_size(a.size)}, {a.key[:12]})")
     out.print()
-    out.print(Markdown(seed.description))
+    out.print(Markdown(shown(seed.description, keep="\n\t")))
+
+
+def _text(value: str) -> str:
+    return escape(shown(value))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from envfactory.core.models import CONTROL_MESSAGE, control_characters, shown
 from envfactory.core.settings import SeedLimits
 
 from .format import decode_utf8
@@ -66,7 +67,7 @@ def resolve(
     files: dict[str, Path] = {}
     problems: list[Problem] = []
     for entry in listed:
-        where = f"attachment '{entry}'".replace("\x00", "\\0")
+        where = "attachment '" + shown(entry.replace("\x00", "\\0")) + "'"
         unsafe = _unsafe(seed_dir, entry)
         if unsafe:
             problems.append(Problem(where, unsafe[0], unsafe[1]))
@@ -114,6 +115,8 @@ def _unsafe(seed_dir: Path, entry: str) -> tuple[str, str] | None:
     """Why ``entry`` may not be used, or None. Checks the text, then each path component."""
     if "\x00" in entry:
         return "contains a NUL character (\\0)", "remove it from the path"
+    if control_characters(entry):
+        return CONTROL_MESSAGE, "rename the file without them"
     if "\\" in entry:
         return "uses backslashes", "write paths with forward slashes: data/input.csv"
     pure = PurePosixPath(entry)
@@ -159,7 +162,15 @@ def _walk(
         for name in sorted(dirnames + filenames):
             p = Path(dirpath) / name
             mode = p.lstat().st_mode
-            if stat.S_ISLNK(mode):
+            if control_characters(name):
+                problems.append(
+                    Problem(
+                        f"attachment '{shown(_rel(seed_dir, p))}'",
+                        CONTROL_MESSAGE,
+                        "rename the file without them",
+                    )
+                )
+            elif stat.S_ISLNK(mode):
                 problems.append(
                     Problem(
                         f"attachment '{_rel(seed_dir, p)}'",

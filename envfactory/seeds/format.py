@@ -24,19 +24,20 @@ from pydantic import (
 )
 
 from envfactory.core import bounded_yaml
-from envfactory.core.models import Constraints, refuse_nul
+from envfactory.core.models import Constraints, refuse_control, refuse_nul
 
 from .problems import FIELD_HINTS, Problem, from_validation_error
 
 _NoNul = AfterValidator(refuse_nul)
+_OneLine = AfterValidator(refuse_control)  # a title ESC-sequenced rewrites a reviewer's terminal
 Title = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), _NoNul
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), _OneLine
 ]
 Domain = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), _NoNul
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), _OneLine
 ]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1), _NoNul]
-Source = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500), _NoNul]
+Source = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500), _OneLine]
 
 _REPO_URL = re.compile(r"^((https?|ssh|git|file)://\S+|[\w.-]+@[\w.-]+:\S+)$")
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from envfactory.core.models import CONTROL_MESSAGE, control_characters, shown
 from envfactory.core.settings import SeedLimits
 
 from . import files
@@ -150,6 +151,8 @@ def _bad_name(name: str) -> Problem | None:
         return Problem(where, "is not a plain relative path ('..', '.' or '//')", hint)
     if "\x00" in name:
         return Problem(where, "contains a NUL character", hint)
+    if control_characters(name):
+        return Problem(f"attachment '{shown(name)}'", CONTROL_MESSAGE, hint)
     if len(pure.parts) > files.MAX_DEPTH:
         return Problem(where, f"is nested deeper than {files.MAX_DEPTH} levels", hint)
     return None

@@ -326,6 +326,20 @@ CASES = [
         ("attachment 'data'", "nested deeper than 64 levels", "tar.gz"),
     ),
     Case(
+        "title with an escape sequence",
+        lambda d: _yaml(
+            d,
+            "title: Nightly ETL drops rows after a schema change",
+            'title: "Nightly ETL\\e[2J\\rdrops rows"',
+        ),
+        ("field 'title'", "without control characters", "\\x1b", "\\r"),
+    ),
+    Case(
+        "attachment named with a newline",
+        lambda d: (_write(d / "data" / "a\nb.csv", "x\n"), d)[1],
+        ("attachment 'data/a\\nb.csv'", "without control characters"),
+    ),
+    Case(
         "key given twice",
         lambda d: _yaml(d, "domain:", "title: again\ndomain:"),
         ("seed.yaml", "key 'title' appears twice (second time on line 4)"),

@@ -151,3 +151,31 @@ def test_a_seed_that_sets_no_band_hashes_as_it_did_before_bands_existed(
     }
     canonical = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     assert draft.content_hash == hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def test_seed_show_prints_a_stored_title_with_control_characters_as_escapes(
+    seed_dir: Path, tmp_path: Path
+) -> None:
+    """A seed stored before control characters were refused cannot drive the terminal."""
+    from envfactory.core.settings import Settings
+
+    home = tmp_path / "home"
+    env = {"ENVFACTORY_HOME": str(home), "ENVFACTORY_DATABASE_URL": None, "COLUMNS": "200"}
+    runner = CliRunner()
+    sub = runner.invoke(app, ["seed", "submit", str(seed_dir), "--json"], env=env | MODEL_ENV)
+    seed = TaskSeed.model_validate_json(sub.stdout)
+    with Store.from_settings(Settings(home=home, database_url=None)) as store:
+        bad = seed.model_copy(
+            update={
+                "id": "seed-00000000abcd",
+                "title": "ok\x1b[2J[bold]x[/]\rgone",
+                "content_hash": "0" * 64,
+            }
+        )
+        store.seeds.add(bad)
+    human = runner.invoke(app, ["seed", "show", bad.id], env=env)
+    assert human.exit_code == 0, human.output
+    assert "\x1b" not in human.output and "\r" not in human.output
+    assert "ok\\x1b[2J[bold]x[/]\\rgone" in human.output
+    listed = runner.invoke(app, ["seed", "list"], env=env)
+    assert "\x1b" not in listed.output

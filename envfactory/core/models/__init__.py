@@ -1,6 +1,18 @@
 """Every value that crosses a process, a table or a file: frozen pydantic models."""
 
-from .base import NUL_MESSAGE, ArtifactKey, Model, UserText, new_id, refuse_nul, utcnow
+from .base import (
+    CONTROL_MESSAGE,
+    NUL_MESSAGE,
+    ArtifactKey,
+    Model,
+    UserText,
+    control_characters,
+    new_id,
+    refuse_control,
+    refuse_nul,
+    shown,
+    utcnow,
+)
 from .environments import (
     BuildContext,
     BuildResult,
@@ -162,6 +174,10 @@ __all__ = [
     "new_id",
     "NUL_MESSAGE",
     "UserText",
+    "refuse_control",
     "refuse_nul",
+    "shown",
+    "control_characters",
+    "CONTROL_MESSAGE",
     "utcnow",
 ]

@@ -29,6 +29,36 @@ def refuse_nul(value: str) -> str:
     return value
 
 
+#: What no one-line user text needs and a terminal acts on: C0 and C1 controls (ESC, CR,
+#: newline, tab, DEL …) and the bidirectional overrides that reorder what is shown.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+CONTROL_MESSAGE = "must be one line without control characters (newline, CR, tab, ESC, …)"
+
+
+def control_characters(value: str) -> list[str]:
+    """The control characters in `value`, spelled as escapes ("\\x1b"), in order, once each."""
+    seen = dict.fromkeys(m.group() for m in _CONTROL.finditer(value))
+    return [c.encode("unicode_escape").decode() for c in seen]
+
+
+def refuse_control(value: str) -> str:
+    """The one check for one-line user text (titles, names, paths; a pydantic validator);
+    a NUL gets the NUL check's own message."""
+    found = control_characters(refuse_nul(value))
+    if found:
+        raise ValueError(f"{CONTROL_MESSAGE}; found {', '.join(found)}")
+    return value
+
+
+def shown(value: str, keep: str = "") -> str:
+    """`value` as a terminal may print it: each control character but those in `keep`
+    (a description's newlines) as its escape."""
+    return _CONTROL.sub(
+        lambda m: m.group() if m.group() in keep else m.group().encode("unicode_escape").decode(),
+        value,
+    )
+
+
 #: A content address in the artifact store: lowercase hex sha256 of the bytes.
 ArtifactKey = Annotated[str, StringConstraints(pattern=SHA256_RE.pattern)]
 #: Text a user typed or a file supplied: anything but NUL.
