@@ -86,7 +86,33 @@ def resolve(
     files.pop(_rel(seed_dir, skip), None)
     if len(files) > limits.max_attachments:
         problems.append(too_many(limits))
-    return list(files.values()), problems
+    return list(files.values()), problems + _linked_outside(seed_dir, files)
+
+
+def _linked_outside(seed_dir: Path, files: dict[str, Path]) -> list[Problem]:
+    """Attachments that are hard links to a file with a name outside the attachments
+    (symlinks are refused by name; a hard link would be stored as that file's content)."""
+    names: dict[tuple[int, int], int] = {}
+    for p in files.values():
+        names[_inode(p)] = names.get(_inode(p), 0) + 1
+    return [
+        Problem(
+            f"attachment '{shown(rel)}'",
+            "is a hard link to a file that has a name outside the attachments",
+            "copy the real file in instead (cp, not ln)",
+        )
+        for rel, p in sorted(files.items())
+        if _links(p) > names[_inode(p)]
+    ]
+
+
+def _inode(p: Path) -> tuple[int, int]:
+    st = p.stat()
+    return st.st_dev, st.st_ino
+
+
+def _links(p: Path) -> int:
+    return p.stat().st_nlink
 
 
 def all_files(seed_dir: Path, skip: Path, limits: SeedLimits) -> tuple[list[Path], list[Problem]]:
@@ -96,7 +122,7 @@ def all_files(seed_dir: Path, skip: Path, limits: SeedLimits) -> tuple[list[Path
     files.pop(_rel(seed_dir, skip), None)
     if len(files) > limits.max_attachments:
         problems.append(too_many(limits))
-    return list(files.values()), problems
+    return list(files.values()), problems + _linked_outside(seed_dir, files)
 
 
 def too_many(limits: SeedLimits) -> Problem:

@@ -340,6 +340,11 @@ CASES = [
         ("attachment 'data/a\\nb.csv'", "without control characters"),
     ),
     Case(
+        "attachment hard-linked to a file outside the seed",
+        lambda d: (os.link(_outside(d), d / "data" / "secret.txt"), d)[1],
+        ("attachment 'data/secret.txt'", "hard link to a file that has a name outside"),
+    ),
+    Case(
         "key given twice",
         lambda d: _yaml(d, "domain:", "title: again\ndomain:"),
         ("seed.yaml", "key 'title' appears twice (second time on line 4)"),

@@ -70,7 +70,24 @@ def walk_files(root: Path, *, exclude: Iterable[str] = ()) -> list[tuple[str, Pa
             )
         if path.is_file():
             found.append((rel, path))
+    _refuse_links_outside(root, found)
     return found
+
+
+def _refuse_links_outside(root: Path, found: list[tuple[str, Path]]) -> None:
+    """A hard link to a file with a name outside the walk would import that file's
+    content (say /etc/shadow, when its owner can link it): refused as a symlink is."""
+    names: dict[tuple[int, int], int] = {}
+    for _, path in found:
+        st = path.stat()
+        names[(st.st_dev, st.st_ino)] = names.get((st.st_dev, st.st_ino), 0) + 1
+    for _, path in found:
+        st = path.stat()
+        if st.st_nlink > names[(st.st_dev, st.st_ino)]:
+            raise InvalidTask(
+                f"{path}: a hard link to a file that has another name outside {root}",
+                hint="replace the link with a copy of the file (cp, not ln)",
+            )
 
 
 def store_files(

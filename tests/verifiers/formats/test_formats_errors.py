@@ -186,3 +186,22 @@ def test_a_symlink_in_the_build_context_is_refused(harbor_task, artifacts):
 
 def test_invalid_task_is_terminal_user_input_error():
     assert issubclass(InvalidTask, InvalidInput) and InvalidTask.retryable is False
+
+
+def test_a_hard_link_to_a_file_outside_the_task_is_refused(harbor_task, artifacts, tmp_path):
+    secret = tmp_path / "outside" / "shadow"
+    secret.parent.mkdir()
+    secret.write_text("root:$6$hash\n")
+    path = harbor_task()
+    os.link(secret, path / "environment" / "shadow")
+    with pytest.raises(InvalidTask, match="hard link to a file that has another name outside"):
+        load_task(path, artifacts)
+
+
+def test_two_names_of_one_file_inside_the_task_are_imported(harbor_task, artifacts):
+    path = harbor_task()
+    (path / "environment" / "a.txt").write_text("same\n")
+    os.link(path / "environment" / "a.txt", path / "environment" / "b.txt")
+    task = load_task(path, artifacts)
+    names = {f.path for f in task.spec.build.files}
+    assert {"a.txt", "b.txt"} <= names
