@@ -67,7 +67,7 @@ def _gate(svc, *, probe_fooled: bool) -> str:
     oracle = GateCheck(kind=CheckKind.ORACLE, name="oracle", expected=1, observed=(1, 1, 1))
     probe = GateCheck(
         kind=CheckKind.PROBE,
-        name="reward-file@no-op",
+        name="probe:reward-file@no-op",
         expected=0,
         observed=(1, 1, 1) if probe_fooled else (0, 0, 0),
         state=StateRef(image="sha256:probe", kind=StateKind.PROBE),
@@ -102,7 +102,7 @@ def test_mining_files_findings_and_review_items_once_even_when_run_twice(service
     second = services.mine(inp)
     assert first == second
     rules = {services.store.findings.get(f).rule for f in first.finding_ids}
-    assert {"reward-file", "writes-reward-file", "red-team-rewarded"} <= rules
+    assert {"probe:reward-file", "writes-reward-file", "red-team-rewarded"} <= rules
     assert len(services.store.reviews.list(env_id="env-1")) == len(first.open_items) == len(rules)
 
 
@@ -156,7 +156,9 @@ def test_publish_refuses_with_every_reason_when_gates_failed_and_reviews_are_ope
         t.PublishInput(env_id="env-1", verifier_version=1, gate_report_id=report)
     )
     assert not out.published
-    assert any(r.startswith("gate: probe reward-file@no-op") for r in out.reasons)
+    assert any(r.startswith("gate: probe probe:reward-file@no-op") for r in out.reasons), (
+        out.reasons
+    )
     assert any("still open" in r for r in out.reasons)
     assert services.store.environments.record("env-1").status == EnvStatus.REJECTED
 
