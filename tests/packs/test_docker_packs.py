@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from envfactory.core.errors import PublishBlocked
-from envfactory.core.models import EnvStatus
+from envfactory.core.models import EnvStatus, VerifyScope
 from envfactory.packs import ExportItem, export_pack, verify_pack
 from envfactory.packs.images import DockerImages
 from envfactory.packs.registry import import_pack, items_from_store
@@ -215,7 +215,7 @@ def test_a_full_state_environment_rewards_from_a_committed_state(tmp_path, artif
     """Scope full-state: the final container is committed and verified as a whole; a
     change outside the workspace (tamper evidence) forces 0 even with the right answer."""
     item = _item(artifacts)
-    spec = item.spec.model_copy(update={"verify_scope": "full-state"})
+    spec = item.spec.model_copy(update={"verify_scope": VerifyScope.FULL_STATE})
     export_pack(
         [ExportItem(spec, item.verifier, item.gate_report)],
         tmp_path / "p",

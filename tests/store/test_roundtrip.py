@@ -71,6 +71,7 @@ NOT_STORED = {
     "GateFailure": "derived from a stored gate report's checks on every read, never stored",
     "PackSignature": "lives in a pack's signature file beside pack.json, never in the store",
     "EvalTotals": "derived from a stored eval run's attempts on every read, never stored",
+    "LimitCaps": "an operator's setting (settings.sandbox.task_caps), applied at import, never stored",
 }
 
 
