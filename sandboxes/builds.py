@@ -243,7 +243,10 @@ def run_build(
             rm=True,
             forcerm=True,
             decode=True,
-            network_mode="host" if network else "none",
+            # A build that may reach registries gets the default bridge, never the host's
+            # network: its steps must not reach the host's loopback (Temporal, the API,
+            # the database).
+            network_mode="bridge" if network else "none",
             timeout=int(timeout_s) + 60,
         )
     except docker.errors.APIError as exc:

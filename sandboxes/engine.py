@@ -118,10 +118,16 @@ class DockerEngine:
         dockerfile: str = "Dockerfile",
         tag: str | None = None,
         on_log: Log | None = None,
+        network: bool | None = None,
     ) -> BuildResult:
         """Build from a tar'd context; cached by content hash (`envfactory/env:<hash>`)."""
         return self.images.build(
-            context_tar, dockerfile=dockerfile, tag=tag, on_log=on_log, run_id=self.run_id
+            context_tar,
+            dockerfile=dockerfile,
+            tag=tag,
+            on_log=on_log,
+            run_id=self.run_id,
+            network=network,
         )
 
     def build_dir(

@@ -125,9 +125,10 @@ class Images:
         tag: str | None = None,
         on_log: Log | None = None,
         run_id: str | None = None,
+        network: bool | None = None,
     ) -> BuildResult:
         """Build from a tar'd context; cached by content hash (`envfactory/env:<hash>`),
-        labelled with `run_id`."""
+        labelled with `run_id`; `network` None: the `build_network` setting."""
         started = time.monotonic()
         ctx = BL.Context.from_tar(context_tar)
         text = ctx.read(dockerfile)
@@ -151,7 +152,7 @@ class Images:
                 tag=env_tag,
                 dockerfile=dockerfile,
                 labels=BL.env_labels(chash, run_id),
-                network=self.settings.build_network,
+                network=self.settings.build_network if network is None else network,
                 timeout_s=self.settings.build_timeout_s,
                 on_log=on_log,
             )

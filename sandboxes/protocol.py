@@ -110,8 +110,11 @@ class SandboxEngine(Protocol):
         dockerfile: str = "Dockerfile",
         tag: str | None = None,
         on_log: Callable[[str], None] | None = None,
+        network: bool | None = None,
     ) -> BuildResult:
         """Build an image from a tar'd build context; cached by the context's content hash.
+        `network`: whether its steps may reach registries (a bridge network, never the
+        host's); None: the engine's setting (`build_network`).
 
         The caller materialises a `BuildContext` (artifact keys) into the tar: this layer
         does not know the artifact store. The full build log streams to `on_log` (store it

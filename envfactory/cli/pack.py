@@ -49,6 +49,16 @@ def _trust(settings: Settings, files: list[Path] | None) -> Any:
     return TrustedKeys.load(files or [], settings.packs.trust_dir)
 
 
+#: Unsigned packs import when no trust list is set (a local install's own packs, a
+#: colleague's): what an unsigned pack can do is bounded instead (its own image tags,
+#: offline builds, locked-down sandboxes), and the import says so.
+UNSIGNED_WARNING = (
+    "unsigned pack: anyone could have made it. Its images are tagged only under "
+    "envfactory/{pack} and its builds ran offline; set a trust directory "
+    "(ENVFACTORY_PACKS__TRUST_DIR) or pass --trust to refuse unsigned packs"
+)
+
+
 def _signature(signer: Any) -> str:
     if signer is None:
         return "unsigned"
@@ -208,6 +218,14 @@ def verify_cmd(
 def import_cmd(
     path: Path,
     build: Annotated[bool, typer.Option(help="build images of build-context packs now")] = True,
+    build_network: Annotated[
+        bool,
+        typer.Option(
+            "--build-network",
+            help="let the pack's builds reach package registries (a bridge network, never "
+            "the host's); off by default: a pack is untrusted",
+        ),
+    ] = False,
     trust: TrustOpt = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
@@ -221,7 +239,13 @@ def import_cmd(
         store, artifacts = _stores(settings)
         engine = _engine(settings) if build else None
         result = import_pack(
-            path, store=store, artifacts=artifacts, engine=engine, build=build, trust=keys
+            path,
+            store=store,
+            artifacts=artifacts,
+            engine=engine,
+            build=build,
+            build_network=build_network,
+            trust=keys,
         )
     except EnvFactoryError as e:
         raise _fail(e) from e
@@ -229,4 +253,6 @@ def import_cmd(
         f"{e.env_id} v{e.version}" + (" (already present)" if e.already_present else "")
         for e in result.environments
     ]
-    _print(_summary(result.manifest) | {"imported": envs}, as_json, f"imported {path}")
+    warnings = [] if result.signed else [UNSIGNED_WARNING.format(pack=result.manifest.id)]
+    summary = _summary(result.manifest) | {"imported": envs, "warnings": warnings}
+    _print(summary, as_json, f"imported {path}")

@@ -48,7 +48,11 @@ class SandboxSettings(_Sub):
         "declares (a gate run: its verification containers; each used once), besides the "
         "pool; 0: off",
     )
-    build_network: bool = Field(default=True, description="builds may reach package registries")
+    build_network: bool = Field(
+        default=True,
+        description="builds of our own environments may reach package registries (on a bridge "
+        "network, never the host's); pack builds are offline unless `--build-network`",
+    )
     build_timeout_s: int = Field(
         default=900, ge=10, description="the longest an image build may take, in seconds"
     )

@@ -55,8 +55,8 @@ class ArtifactReader(Protocol):
 
 
 class ImageSaver(Protocol):
-    def save_image(self, image: str, dest: Path) -> None:
-        """Write `docker save` output for `image` to `dest`."""
+    def save_image(self, image: str, dest: Path) -> str:
+        """Write `docker save` output for `image` (untagged) to `dest`; return its id."""
         ...
 
 
@@ -167,7 +167,11 @@ def _write_meta(root: Path, base: str, it: ExportItem) -> dict[str, str | None]:
 
 
 def _environment(
-    it: ExportItem, root: str, fmt: ImageFormat, hashes: dict[str, str | None]
+    it: ExportItem,
+    root: str,
+    fmt: ImageFormat,
+    hashes: dict[str, str | None],
+    image_id: str | None = None,
 ) -> PackEnvironment:
     chain = ProvenanceChain(
         seed_id=it.spec.seed_id,
@@ -191,7 +195,7 @@ def _environment(
         image_format=fmt,
         provenance=chain,
         root=root,
-        image_ref=it.spec.image if fmt == "docker-save" else None,
+        image_ref=image_id,
     )
 
 
@@ -217,10 +221,12 @@ def _stage_envfactory(
             raise PublishBlocked([f"{it.spec.id}: --images save needs a Docker engine"])
         target = staged / base / layout.IMAGE_TAR
         target.parent.mkdir(parents=True, exist_ok=True)
-        saver.save_image(it.spec.image or "", target)
+        image_id = saver.save_image(it.spec.image or "", target)
     _write_files(staged, f"{base}/{layout.VERIFIER_FILES}", it.verifier.files, artifacts)
     hashes = _write_meta(staged, base, it)
-    return _environment(it, base, "docker-save" if images == "save" else "build-context", hashes)
+    if images == "save":
+        return _environment(it, base, "docker-save", hashes, image_id)
+    return _environment(it, base, "build-context", hashes, None)
 
 
 def _stage_harbor(

@@ -32,6 +32,7 @@ from envfactory.core.models import (
 )
 
 from . import layout
+from .images import ImageIO
 from .safety import check_member_name
 from .verify import VerifiedPack
 
@@ -84,6 +85,7 @@ class EnvPaths:
 class PackedEnvironment:
     """Everything a pack holds for one environment, loaded and cross-checked."""
 
+    pack_id: str
     entry: PackEnvironment
     paths: EnvPaths
     spec: EnvironmentSpec
@@ -96,6 +98,16 @@ class PackedEnvironment:
     @property
     def env_id(self) -> str:
         return self.spec.id
+
+    def load_image(self, images: ImageIO) -> str | None:
+        """Load this environment's image archive, when the pack holds one (tagged in the
+        pack's namespace, checked against the id the manifest recorded)."""
+        tar = self.image_tar
+        if tar is None:
+            return None
+        return images.load_image(
+            tar, pack_id=self.pack_id, env_id=self.env_id, image_id=self.entry.image_ref
+        )
 
     @property
     def image_tar(self) -> Path | None:
@@ -169,6 +181,7 @@ def read_environment(pack: VerifiedPack, entry: PackEnvironment) -> PackedEnviro
     if spec.id != entry.env_id or verifier.env_id != entry.env_id:
         raise InvalidPack(f"environment {entry.env_id}: spec or verifier belongs to another id")
     return PackedEnvironment(
+        pack_id=pack.manifest.id,
         entry=entry,
         paths=paths,
         spec=spec,

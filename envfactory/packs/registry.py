@@ -84,15 +84,19 @@ class ImportedEnvironment:
 class ImportResult:
     manifest: PackManifest
     environments: tuple[ImportedEnvironment, ...] = field(default=())
+    signed: bool = False
 
 
-def _image_for(packed: PackedEnvironment, engine: Any, images: ImageIO, build: bool) -> str | None:
+def _image_for(
+    packed: PackedEnvironment, engine: Any, images: ImageIO, build: bool, network: bool
+) -> str | None:
     if packed.image_tar is not None:
-        return images.load_image(packed.image_tar)
+        return packed.load_image(images)
     if build and engine is not None:
-        return str(
-            engine.build(packed.context_tar(), dockerfile=packed.spec.build.dockerfile).image
+        built = engine.build(
+            packed.context_tar(), dockerfile=packed.spec.build.dockerfile, network=network
         )
+        return str(built.image)
     return None
 
 
@@ -125,9 +129,12 @@ def import_pack(
     images: ImageIO | None = None,
     limits: PackLimits | None = None,
     build: bool = True,
+    build_network: bool = False,
     trust: TrustedKeys | None = None,
 ) -> ImportResult:
-    """Verify a pack, load or build its images, and register its environments."""
+    """Verify a pack, load or build its images, and register its environments. A pack is
+    untrusted: its builds are offline unless `build_network` (a bridge network, never
+    the host's), and its image archives may only tag images in its own namespace."""
     scratch = Path(tempfile.mkdtemp(prefix="envfactory-import-"))
     try:
         verified = open_verified(Path(path), scratch / "pack", limits, trust)
@@ -142,12 +149,12 @@ def import_pack(
             packed = read_environment(verified, entry)
             for data in packed.all_artifacts().values():
                 artifacts.put_bytes(data)
-            image = _image_for(packed, engine, io, build)
+            image = _image_for(packed, engine, io, build, build_network)
             spec = packed.spec.model_copy(update={"image": image or packed.spec.image})
             present = _register(store, packed, spec)
             done.append(ImportedEnvironment(spec.id, spec.version, image, present))
         _record_pack(store, verified.manifest)
-        return ImportResult(verified.manifest, tuple(done))
+        return ImportResult(verified.manifest, tuple(done), verified.signer is not None)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -250,8 +250,10 @@ class PackEnv:
         images: ImageIO,
         reward_fn: RewardFn,
         capture: Capture,
+        build_network: bool = False,
     ) -> None:
         self.packed = packed
+        self.build_network = build_network  # a pack's builds are offline unless asked
         self.engine = engine
         self._images = images
         self._reward_fn = reward_fn
@@ -278,12 +280,14 @@ class PackEnv:
         """The environment image: loaded from the pack or built from its context, once."""
         with self._image_lock:
             if self._image is None:
-                tar = self.packed.image_tar
-                if tar is not None:
-                    self._image = self._images.load_image(tar)
+                loaded = self.packed.load_image(self._images)
+                if loaded is not None:
+                    self._image = loaded
                 else:
                     built = self.engine.build(
-                        self.packed.context_tar(), dockerfile=self.spec.build.dockerfile
+                        self.packed.context_tar(),
+                        dockerfile=self.spec.build.dockerfile,
+                        network=self.build_network,
                     )
                     self._image = built.image
                 self._built_spec = self._build_services()
@@ -302,6 +306,7 @@ class PackEnv:
                     "image": self.engine.build(
                         _tar({e.path: by_key[e.key] for e in s.build.files}),
                         dockerfile=s.build.dockerfile,
+                        network=self.build_network,
                     ).image
                 }
             )
@@ -363,8 +368,10 @@ class Pack:
         images: ImageIO | None = None,
         scratch_dir: Path | None = None,
         trust: TrustedKeys | None = None,
+        build_network: bool = False,
     ) -> Pack:
-        """Verify (with `trust`: only a pack signed by a trusted key) and open a pack."""
+        """Verify (with `trust`: only a pack signed by a trusted key) and open a pack.
+        Images built from its contexts are built offline unless `build_network`."""
         path = Path(path)
         scratch = (
             None
@@ -385,6 +392,7 @@ class Pack:
                     io,
                     reward_fn or verify_with_runner,
                     capture or capture_state,
+                    build_network,
                 )
                 for e in verified.manifest.environments
             )

@@ -80,6 +80,7 @@ class FakeEngine:
         self.events: list[str] = []
         self.states: dict[str, tuple[str, ...]] = {}
         self.builds = 0
+        self.build_networks: list[bool | None] = []
         self.started: list[FakeSandbox] = []
         self.removed_images: list[str] = []
         self._lock = threading.Lock()
@@ -91,9 +92,12 @@ class FakeEngine:
     def ensure_base_image(self, flavour: str = "python") -> str:
         return "base"
 
-    def build(self, context_tar: bytes, *, dockerfile: str = "Dockerfile", tag=None) -> BuildResult:
+    def build(
+        self, context_tar: bytes, *, dockerfile: str = "Dockerfile", tag=None, network=None
+    ) -> BuildResult:
         with self._lock:
             self.builds += 1
+            self.build_networks.append(network)
         return BuildResult(image="env-image", tag="envfactory/env:x", context_hash="0" * 64)
 
     def build_dir(self, path, *, dockerfile="Dockerfile", tag=None) -> BuildResult:

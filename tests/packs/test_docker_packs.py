@@ -100,7 +100,7 @@ def test_a_docker_save_pack_loads_its_image_and_runs(tmp_path, artifacts, engine
     assert any(m.path.endswith("solver/image.tar") and m.size > 1_000_000 for m in manifest.members)
     with Pack.open(tmp_path / "p.tar", engine=engine) as pack:
         env = pack.environments[0]
-        assert env.image() == image
+        assert env.image() == engine.client.images.get(image).id
         with env.reset() as ep:
             ep.exec(ORACLE)
             assert ep.reward() == 1

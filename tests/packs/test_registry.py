@@ -20,10 +20,10 @@ from .fakes import FakeEngine
 class NoImages:
     """ImageIO for build-context packs: loading an image archive is a test failure."""
 
-    def save_image(self, image: str, dest: Path) -> None:
+    def save_image(self, image: str, dest: Path) -> str:
         raise AssertionError("no image should be saved")
 
-    def load_image(self, src: Path) -> str:
+    def load_image(self, src: Path, *, pack_id: str, env_id: str, image_id: str | None) -> str:
         raise AssertionError("no image archive should be loaded")
 
 
