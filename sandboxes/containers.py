@@ -110,6 +110,7 @@ class Containers:
             default_timeout_s=limits.exec_timeout_s,
             output_cap=self.settings.output_cap_bytes,
             run_id=kind.run_id,
+            home=self.settings.home_scope,
             on_remove=on_remove,
             disk_mb=limits.disk_mb,
             attached=launched.stream,
@@ -161,7 +162,7 @@ class Containers:
         is missed) and returned last."""
         native = kind.native_usr and self.runtime() == "runc"
         image = self._inspect_image(kind.image) if native else {}
-        name, labels = named(kind)
+        name, labels = named(kind, self.settings.home_scope)
         usr = self.native.plan(image, name, labels) if native else None
         if usr is None:
             return self._create_and_start_as(kind, name, labels, None)
@@ -171,7 +172,7 @@ class Containers:
             raise
         except docker.errors.APIError as exc:
             self.native.refuse(image, exc)
-        name, labels = named(kind)
+        name, labels = named(kind, self.settings.home_scope)
         return self._create_and_start_as(kind, name, labels, None)
 
     def _inspect_image(self, ref: str) -> dict[str, Any]:
@@ -278,10 +279,10 @@ class Containers:
         )
 
 
-def named(kind: Kind) -> tuple[str, dict[str, str]]:
+def named(kind: Kind, home: str) -> tuple[str, dict[str, str]]:
     """A new container's name and its ownership labels."""
     name = f"envfactory-{kind.purpose}-{uuid.uuid4().hex[:10]}"
-    return name, L.ownership(kind.purpose, kind.run_id, sandbox=name)
+    return name, L.ownership(kind.purpose, kind.run_id, home=home, sandbox=name)
 
 
 def start_error(image: str, exc: BaseException) -> BaseException:

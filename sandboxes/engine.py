@@ -248,7 +248,9 @@ class DockerEngine:
         group: ServiceGroup | None = None
         try:
             if services:
-                group = start_services(self.client, services, run_id=kind.run_id)
+                group = start_services(
+                    self.client, services, run_id=kind.run_id, home=self.settings.home_scope
+                )
                 launched = self.containers.launch(dataclasses.replace(kind, join=group.network))
             elif kind.command:
                 launched = self.containers.launch(kind)
@@ -374,10 +376,12 @@ class DockerEngine:
         include_live: bool = False,
         images: bool = False,
         foreign_ttl_s: float | None = None,
+        all_homes: bool = False,
     ) -> list[str]:
         """Remove our orphaned containers (owner process gone; another host's only past
         `foreign_ttl_s`) and, with `images`, our snapshot images; never anything without
-        our owner label. Returns what was removed."""
+        our owner label, and only this install's (`home_scope`) unless `all_homes`.
+        Returns what was removed."""
         from .gc import collect
 
         removed = collect(
@@ -387,6 +391,7 @@ class DockerEngine:
             include_live=include_live,
             images=images,
             foreign_ttl_s=foreign_ttl_s,
+            home=None if all_homes else self.settings.home_scope,
         )
         live = [n.lstrip("/") for c in self.client.api.containers(all=True) for n in c["Names"]]
         return removed + self.native.sweep(live)

@@ -24,11 +24,15 @@ import docker.errors
 from . import labels as L
 
 
-def _selected(lab: dict[str, str], older_than_s: float, run_id: str | None) -> bool:
+def _selected(
+    lab: dict[str, str], older_than_s: float, run_id: str | None, home: str | None = None
+) -> bool:
     if lab.get(L.OWNER) != L.OWNER_VALUE:
         return False  # defence in depth: never trust the server-side filter alone
     if run_id is not None and lab.get(L.RUN_ID) != run_id:
         return False
+    if home is not None and lab.get(L.HOME, "") != home:
+        return False  # another install's, on the same engine
     created = float(lab.get(L.CREATED, "0") or 0)
     return time.time() - created >= older_than_s
 
@@ -49,31 +53,33 @@ def collect(
     include_live: bool = False,
     images: bool = False,
     foreign_ttl_s: float | None = None,
+    home: str | None = None,
 ) -> list[str]:
-    """Remove what matches; return the removed ids, prefixed with their type."""
+    """Remove what matches; return the removed ids, prefixed with their type. `home`: only
+    objects of that install (`labels.HOME`; "" matches those without one); None: any."""
     removed: list[str] = []
     # Low-level listings carry labels without a per-object inspect, which would race
     # with other processes removing their own containers meanwhile.
     for c in client.api.containers(all=True, filters={"label": L.OWNER_FILTER}):
         lab = c.get("Labels") or {}
         names = [n.lstrip("/") for n in c.get("Names") or []]
-        if lab.get(L.SANDBOX) not in names or not _selected(lab, older_than_s, run_id):
+        if lab.get(L.SANDBOX) not in names or not _selected(lab, older_than_s, run_id, home):
             continue  # inherited labels: someone ran a container from one of our images
         if not include_live and not _orphaned(lab, foreign_ttl_s):
             continue
         with contextlib.suppress(docker.errors.NotFound):
             client.api.remove_container(c["Id"], force=True, v=True)
             removed.append(f"container:{c['Id']}")
-    removed += _collect_networks(client, older_than_s, run_id, include_live, foreign_ttl_s)
+    removed += _collect_networks(client, older_than_s, run_id, include_live, foreign_ttl_s, home)
     volumes = client.api.volumes(filters={"label": L.OWNER_FILTER}).get("Volumes") or []
     for v in volumes:
-        if _selected(v.get("Labels") or {}, older_than_s, run_id):
+        if _selected(v.get("Labels") or {}, older_than_s, run_id, home):
             with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
                 # In use by a live container: the engine refuses, which is right.
                 client.api.remove_volume(v["Name"])
                 removed.append(f"volume:{v['Name']}")
     if images:
-        removed += _collect_state_images(client, older_than_s, run_id)
+        removed += _collect_state_images(client, older_than_s, run_id, home)
     return removed
 
 
@@ -83,12 +89,13 @@ def _collect_networks(
     run_id: str | None,
     include_live: bool,
     foreign_ttl_s: float | None,
+    home: str | None,
 ) -> list[str]:
     """Services' private networks (`services.py`) whose owner is gone, once empty."""
     removed = []
     for n in client.api.networks(filters={"label": L.OWNER_FILTER}):
         lab = n.get("Labels") or {}
-        if lab.get(L.SANDBOX) != n.get("Name") or not _selected(lab, older_than_s, run_id):
+        if lab.get(L.SANDBOX) != n.get("Name") or not _selected(lab, older_than_s, run_id, home):
             continue
         if not include_live and not _orphaned(lab, foreign_ttl_s):
             continue
@@ -100,12 +107,12 @@ def _collect_networks(
 
 
 def _collect_state_images(
-    client: docker.DockerClient, older_than_s: float, run_id: str | None
+    client: docker.DockerClient, older_than_s: float, run_id: str | None, home: str | None
 ) -> list[str]:
     removed = []
     filters = {"label": [L.OWNER_FILTER, f"{L.KIND}=state"]}
     for img in client.api.images(filters=filters):
-        if not _selected(img.get("Labels") or {}, older_than_s, run_id):
+        if not _selected(img.get("Labels") or {}, older_than_s, run_id, home):
             continue
         with contextlib.suppress(docker.errors.ImageNotFound, docker.errors.APIError):
             # APIError: a container still uses it; it stays until that one is gone.

@@ -20,6 +20,9 @@ RUN_ID = f"{PREFIX}.run_id"
 PURPOSE = f"{PREFIX}.purpose"
 CREATED = f"{PREFIX}.created"
 OWNER_PROC = f"{PREFIX}.owner_proc"
+# The install (home directory) a sandbox belongs to (`SandboxSettings.home_scope`): gc and
+# the janitor of one install never touch another's, even on one engine and one host.
+HOME = f"{PREFIX}.home"
 KIND = f"{PREFIX}.kind"  # image kind: base, env, state
 RECIPE = f"{PREFIX}.recipe"  # base-image recipe hash
 STATE_KIND = f"{PREFIX}.state_kind"
@@ -68,13 +71,18 @@ def process_alive(owner_proc: str) -> bool:
     return _proc_start_ticks(pid) == start and start != ""
 
 
-def ownership(purpose: str, run_id: str | None = None, **extra: str) -> dict[str, str]:
+def ownership(
+    purpose: str, run_id: str | None = None, *, home: str = "", **extra: str
+) -> dict[str, str]:
     """Labels for a new object; `extra` keys are prefixed with ``envfactory.``."""
     labels = {
         OWNER: OWNER_VALUE,
         PURPOSE: purpose,
         CREATED: str(int(time.time())),
         OWNER_PROC: this_process(),
+        # Always written, empty too: a container inherits its image's labels, and a
+        # snapshot made by another install must not make the container look like its.
+        HOME: home,
     }
     if run_id:
         labels[RUN_ID] = run_id

@@ -63,6 +63,7 @@ class DockerSandbox:
         default_timeout_s: float,
         output_cap: int,
         run_id: str | None = None,
+        home: str = "",
         on_remove: Callable[[], None] | None = None,
         disk_mb: int | None = None,
         attached: Any = None,
@@ -72,6 +73,7 @@ class DockerSandbox:
         self.id: str = container.id or ""
         self.image = image
         self.run_id = run_id
+        self.home = home  # the install it belongs to (labels.HOME), passed to its snapshots
         self.default_timeout_s = default_timeout_s
         self.output_cap = output_cap
         self._on_remove = on_remove
@@ -408,7 +410,7 @@ class DockerSandbox:
         extra = {"kind": "state", "state_kind": str(kind), "state_label": label}
         if env_id:
             extra["env_id"] = env_id
-        lab = L.ownership("state", self.run_id, **extra)
+        lab = L.ownership("state", self.run_id, home=self.home, **extra)
         changes = self.diff() if with_diff else []
         tag = f"{kind}-{uuid.uuid4().hex[:12]}"
         image_id = None

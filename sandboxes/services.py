@@ -60,16 +60,16 @@ def start_services(
     services: Sequence[ServiceSpec],
     *,
     run_id: str | None,
+    home: str = "",
 ) -> ServiceGroup:
     """A fresh network with every service started on it and ready."""
     name = f"envfactory-svc-{uuid.uuid4().hex[:10]}"
-    client.api.create_network(
-        name, driver="bridge", internal=True, labels=L.ownership("services", run_id, sandbox=name)
-    )
+    labels = L.ownership("services", run_id, home=home, sandbox=name)
+    client.api.create_network(name, driver="bridge", internal=True, labels=labels)
     group = ServiceGroup(client, name)
     try:
         for svc in services:
-            group.containers.append(_start_one(client, svc, name, run_id))
+            group.containers.append(_start_one(client, svc, name, run_id, home))
         for svc, cid in zip(services, group.containers, strict=True):
             _wait_ready(client, svc, cid)
     except BaseException:
@@ -79,7 +79,7 @@ def start_services(
 
 
 def _start_one(
-    client: docker.DockerClient, svc: ServiceSpec, network: str, run_id: str | None
+    client: docker.DockerClient, svc: ServiceSpec, network: str, run_id: str | None, home: str
 ) -> str:
     if not svc.image:
         raise ConfigError(
@@ -110,7 +110,7 @@ def _start_one(
             environment=dict(svc.env),
             host_config=host,
             networking_config=netcfg,
-            labels=L.ownership("service", run_id, sandbox=cname, service=svc.name),
+            labels=L.ownership("service", run_id, home=home, sandbox=cname, service=svc.name),
             **kwargs,
         )["Id"]
         api.start(cid)

@@ -34,7 +34,7 @@ def docker_engine() -> Iterator[object]:
         SandboxSettings(pool_size=8), client=client, run_id=f"test-{uuid.uuid4().hex[:8]}"
     )
     yield engine
-    engine.gc(run_id=engine.run_id, include_live=True, images=True)
+    engine.gc(run_id=engine.run_id, include_live=True, images=True, all_homes=True)
 
 
 @pytest.fixture(scope="session")

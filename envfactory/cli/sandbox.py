@@ -5,6 +5,10 @@ Examples:
     envfactory sandbox gc --all --images    # also live ones and snapshot images (careful)
     envfactory sandbox gc --run-id run-42 --json
     envfactory sandbox gc --foreign-older-than 86400   # also other hosts' sandboxes a day old
+    envfactory sandbox gc --all-homes       # also other installs' orphans on this engine
+
+Only this install's sandboxes are touched (the home directory's scope, a label on each),
+so two installs sharing one Docker engine never reap each other's.
 
 Workers and `envfactory up` run the same sweep by themselves (the janitor), at start and
 every `ENVFACTORY_SANDBOX__JANITOR_PERIOD_S` seconds.
@@ -32,6 +36,9 @@ def gc(
     foreign_older_than: float = typer.Option(
         None, help="Also sandboxes owned by another host, once created this many seconds ago."
     ),
+    all_homes: bool = typer.Option(
+        False, "--all-homes", help="Also orphans of other installs (homes) on this engine."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list for machines."),
 ) -> None:
     """Remove our orphaned containers, volumes and (with --images) snapshot images.
@@ -48,6 +55,7 @@ def gc(
         include_live=all_,
         images=images,
         foreign_ttl_s=foreign_older_than,
+        all_homes=all_homes,
     )
     if as_json:
         typer.echo(json.dumps(removed))

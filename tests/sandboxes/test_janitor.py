@@ -14,6 +14,7 @@ import textwrap
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import docker.errors
 import pytest
@@ -27,14 +28,16 @@ from workflows.composition import start_janitor
 pytestmark = pytest.mark.docker
 
 
-def _owner(base_image: str, run_id: str) -> tuple[subprocess.Popen[str], str]:
-    """A process that starts a sandbox, prints its id and keeps running."""
+def _owner(base_image: str, run_id: str, home: str = "") -> tuple[subprocess.Popen[str], str]:
+    """A process that starts a sandbox (as the install `home`), prints its id and keeps
+    running."""
     code = textwrap.dedent(f"""
         import time
         from envfactory.core.models import Purpose
         from envfactory.core.settings import SandboxSettings
         from sandboxes import DockerEngine
-        sb = DockerEngine(SandboxSettings(), run_id={run_id!r}).start({base_image!r}, purpose=Purpose.TEST)
+        settings = SandboxSettings(home_scope={home!r})
+        sb = DockerEngine(settings, run_id={run_id!r}).start({base_image!r}, purpose=Purpose.TEST)
         print(sb.id, flush=True)
         time.sleep(600)
     """)
@@ -84,10 +87,12 @@ def test_the_janitor_removes_a_sigkilled_owners_sandbox_within_its_period_but_no
     assert live.poll() is None and _exists(docker_engine.client, live_id)
 
 
-def _labelled_container(client: docker.DockerClient, image: str, owner: str, age_s: float) -> str:
-    """A container labelled exactly as ours would be, with a chosen owner and age."""
+def _labelled_container(
+    client: docker.DockerClient, image: str, owner: str, age_s: float, home: str = ""
+) -> str:
+    """A container labelled exactly as ours would be, with a chosen owner, age and home."""
     name = f"envfactory-test-{uuid.uuid4().hex[:10]}"
-    labels = L.ownership("test", None, sandbox=name)
+    labels = L.ownership("test", None, home=home, sandbox=name)
     labels[L.OWNER_PROC] = owner
     labels[L.CREATED] = str(int(time.time() - age_s))
     host = client.api.create_host_config(network_mode="none")
@@ -134,3 +139,34 @@ def test_a_worker_sweeps_orphans_as_it_starts(
         assert not _exists(docker_engine.client, cid)  # gone before the first period ends
     finally:
         janitor.stop()
+
+
+HOMES = ("home-aaaa", "home-bbbb")
+
+
+def test_one_installs_janitor_leaves_another_installs_orphans_and_gc_all_homes_takes_them(
+    docker_engine: DockerEngine, base_image: str
+) -> None:
+    """Two homes on one engine and host: each janitor reaps only its own install's orphans."""
+    client = docker_engine.client
+    dead = f"{L.this_process().rsplit(':', 2)[0]}:4242:1"  # this host, an owner long gone
+    made = {h: _labelled_container(client, base_image, dead, 0, home=h) for h in HOMES}
+    mine = DockerEngine(SandboxSettings(home_scope="home-aaaa"), client=client)
+    try:
+        Janitor(mine, period_s=60).sweep()
+        assert {h for h, cid in made.items() if _exists(client, cid)} == {"home-bbbb"}
+        mine.gc(all_homes=True)
+        assert not _exists(client, made["home-bbbb"])
+    finally:
+        for cid in made.values():
+            if _exists(client, cid):
+                client.api.remove_container(cid, force=True)
+
+
+def test_an_installs_home_names_its_scope() -> None:
+    a = Settings(home=Path("/srv/a")).sandbox.home_scope
+    assert a.startswith("home-") and a != Settings(home=Path("/srv/b")).sandbox.home_scope
+    assert (
+        Settings(home=Path("/srv/a"), sandbox=SandboxSettings(home_scope="x")).sandbox.home_scope
+        == "x"
+    )
