@@ -10,8 +10,9 @@ Invariants:
   pids limits, an init process that reaps zombies (a `Kind.command` container's: the
   shell marking its command's end, pid 1, which nothing inside can kill);
 - every container has a disk quota (`Limits.disk_mb`): the engine's storage-opt where its
-  driver takes one (learned at the first create), and always the disk watchdog
-  (`disk.py`), which stops a sandbox past its quota;
+  driver takes one (learned at the first create), else a filesystem of the quota's size
+  under its writable layer where this host allows it (`layer_quota.py`), and always the
+  disk watchdog (`disk.py`), which stops a sandbox past its quota;
 - everything created is labelled (`labels.ownership`) and named for its purpose;
 - a container with `native_usr` reads /usr/lib and /usr/local through kernel overlays of
   its own image's layers where that view is the image's (`native_usr.py`); their writes
@@ -45,6 +46,7 @@ from . import execution as X
 from . import labels as L
 from . import native_usr as NU
 from .disk import DiskWatchdog
+from .layer_quota import LayerQuota
 from .sandbox import DockerSandbox
 from .standby import Kind, Launched
 
@@ -65,6 +67,8 @@ class Containers:
         scratch = settings.scratch_dir or NU.DEFAULT_SCRATCH
         #: the kernel-overlay volumes of verification containers (`native_usr.py`)
         self.native = NU.NativeUsr(scratch, enabled=settings.native_usr)
+        #: the hard disk bound where the driver takes no size (`layer_quota.py`)
+        self.layer_quota = LayerQuota(scratch, enabled=settings.hard_disk_quota)
         self._scratch: dict[str, Path] = {}  # container id → its volumes' scratch directory
         self._scratch_lock = threading.Lock()
         self._image_info: dict[str, dict[str, Any]] = {}  # image id → its inspect
@@ -202,6 +206,8 @@ class Containers:
                 self._scratch[cid] = usr.scratch
         stream = None
         try:
+            if self.storage_opt is False:
+                self.layer_quota.bound(api.inspect_container(cid), kind.limits.disk_mb)
             if kind.join and kind.network:
                 api.connect_container_to_network(cid, "bridge")
             if kind.command:

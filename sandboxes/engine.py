@@ -368,6 +368,16 @@ class DockerEngine:
 
     # -- cleanup ------------------------------------------------------------------------
 
+    def disk_bound(self) -> str:
+        """What bounds a sandbox's disk on this engine, in one line (known once a
+        container was created)."""
+        opt = self.containers.storage_opt
+        if opt is None:
+            return "not known yet: no sandbox was started"
+        if opt:
+            return "hard: the storage driver's size limit (storage-opt)"
+        return self.containers.layer_quota.describe()
+
     def gc(
         self,
         *,

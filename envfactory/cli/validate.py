@@ -128,6 +128,7 @@ def validate(
     finally:
         engine.gc(run_id=engine.run_id, include_live=True)
     (err if as_json else out).print(summary_line(results))
+    err.print(f"disk quota: {engine.disk_bound()}", markup=False)
     raise typer.Exit(1 if failed else 0)
 
 

@@ -115,6 +115,13 @@ class SandboxSettings(_Sub):
         "with it: root's, mode 0700 (made so when absent, else the overlays stay off); "
         "unset: `/var/lib/envfactory/scratch`",
     )
+    hard_disk_quota: bool = Field(
+        default=True,
+        description="where the storage driver takes no size (fuse-overlayfs), each "
+        "container's writable layer is a loop-mounted filesystem of its quota (plus a "
+        "margin), so no write outruns it (`sandboxes/layer_quota.py`; root and loop "
+        "devices needed, else the disk watchdog alone); `false`: the watchdog alone",
+    )
     # An exec costs one runtime process, a seccomp filter and three engine calls more.
     own_command: bool = Field(
         default=True,
