@@ -75,7 +75,8 @@ class LayerQuota:
     """Puts each new container's writable layer on a filesystem of its quota's size."""
 
     def __init__(self, scratch: Path, *, enabled: bool) -> None:
-        self.scratch = scratch / "layer-quota"
+        # beside the native-/usr scratch, not in it: that folder holds only its own
+        self.scratch = scratch.with_name(scratch.name + "-layers")
         self._lock = threading.Lock()
         #: why the bound is not applied (None: it is, or has not been tried yet)
         self.unavailable: str | None = None if enabled else "off (sandbox.hard_disk_quota)"
