@@ -35,9 +35,16 @@ from envfactory.core.models import (
 from envfactory.core.models.rows import RowId
 
 from ..omissions import omission_chains
-from ..probes import FieldsDropped, Probe, TruncatedOutputs, superset_lines
+from ..probes import (
+    FieldsDropped,
+    GitHookReplay,
+    Probe,
+    TruncatedOutputs,
+    UncommittedResult,
+    superset_lines,
+)
 from ..probes.numbers import CandidateFlood, perturbed_numbers
-from ..probes.workspace import Workspace
+from ..probes.workspace import Workspace, file_bytes
 
 #: the secondary runtime a task may also declare (its rows run after the primary ones)
 HARBOR: Semantics = "harbor"
@@ -149,8 +156,10 @@ def secondary_rows(
 class OracleProbes:
     """The probes built from what the oracle wrote."""
 
-    on_oracle: tuple[Probe, ...]  # its outputs cut, fields dropped, numbers changed, padded
-    on_noop: tuple[Probe, ...]  # its programs and outputs flooded on the untouched state
+    on_oracle: tuple[Probe, ...]  # its outputs cut, fields dropped, numbers changed, padded,
+    # left uncommitted
+    on_noop: tuple[Probe, ...]  # its programs and outputs flooded on the untouched state, its
+    # files replayed by the repository's hooks
     recompute: bool  # the reference run again on minimal inputs
 
 
@@ -169,9 +178,15 @@ def oracle_probes(
     on_oracle += perturbed_numbers(oracle, pristine, spec.instruction, spec.workdir)
     on_oracle += superset_lines(oracle, pristine, spec.instruction, spec.workdir)
     flood = CandidateFlood.for_oracle(oracle, pristine, spec.instruction, spec.workdir)
+    on_noop: tuple[Probe, ...] = (flood,) if flood.applies else ()
+    after, before = file_bytes(oracle), file_bytes(pristine)
+    uncommitted = UncommittedResult.for_states(after, before)
+    on_oracle += (uncommitted,) if uncommitted.repos else ()
+    hooks = GitHookReplay.for_states(after, before)
+    on_noop += (hooks,) if hooks.applies else ()
     return OracleProbes(
         on_oracle,
-        (flood,) if flood.applies else (),
+        on_noop,
         any(p.name == "inputs-minimal" for p in probes),
     )
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .base import Probe
+from .git import GitHookReplay, UncommittedResult
 from .hijack import PathHijack
 from .inputs import EmptiedInputs, MinimalInputs
 from .numbers import (
@@ -92,7 +93,9 @@ GATE_BUILT: tuple[type[Probe], ...] = (
     NanNumbers,
     PlaceholderLines,
     SupersetLines,
+    UncommittedResult,
     CandidateFlood,
+    GitHookReplay,
     TracedShadow,
     TracedOverwrite,
     TracedLink,
@@ -117,6 +120,8 @@ def by_name(name: str) -> Probe:
 
 __all__ = [
     "GATE_BUILT",
+    "GitHookReplay",
+    "UncommittedResult",
     "PROBES",
     "CandidateFlood",
     "Probe",

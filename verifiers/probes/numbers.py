@@ -40,6 +40,7 @@ from typing import NamedTuple
 from envfactory.core.models import EnvironmentSpec
 
 from .base import Probe, qs
+from .history import OracleEdit
 from .workspace import Workspace, is_output, mentioned_paths
 from .workspace import file_entries as workspace_entries
 
@@ -210,8 +211,9 @@ def named(path: str, names: Sequence[str]) -> bool:
     return any(path == n or path.startswith(n.rstrip("/") + "/") for n in names)
 
 
-class _NumbersRewritten(Probe):
-    """Shared shape of the variants: the rewritten files, written over the oracle's."""
+class _NumbersRewritten(OracleEdit):
+    """Shared shape of the variants: the rewritten files, written over the oracle's (and
+    into its commit, where it committed them)."""
 
     @staticmethod
     def rewrite(number: str) -> str:
@@ -228,7 +230,7 @@ class _NumbersRewritten(Probe):
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
         self.files = dict(files or {})
 
-    def script(self, spec: EnvironmentSpec) -> str:
+    def edits(self, spec: EnvironmentSpec) -> str:
         return embedded_writes(self.files)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from envfactory.core.models import EnvironmentSpec
 
 from .base import Probe
+from .history import OracleEdit
 from .numbers import MAX_FILE_BYTES, embedded_writes, file_entries, named_texts, within_budget
 from .workspace import Workspace, mentioned_paths
 
@@ -77,7 +78,7 @@ def padded(text: str, keep: frozenset[str], inputs: Sequence[str]) -> str:
     return "\n".join(head + new_body) + end
 
 
-class SupersetLines(Probe):
+class SupersetLines(OracleEdit):
     """Applied to the oracle state: each list output the instruction names gets up to 50
     lines of its own lines' shape (``10.0.0.7`` for ``203.0.113.5``) found in the inputs the
     task started with and not in the output, its order kept (module docstring). Fools a
@@ -89,7 +90,7 @@ class SupersetLines(Probe):
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
         self.files = dict(files or {})
 
-    def script(self, spec: EnvironmentSpec) -> str:
+    def edits(self, spec: EnvironmentSpec) -> str:
         return embedded_writes(self.files)
 
 

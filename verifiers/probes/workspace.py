@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from envfactory.core.models import EnvironmentSpec
 
 from .base import USUAL_RESULT_DIRS, Probe, find_tests_expr, q, qs, test_roots
+from .history import OracleEdit
 
 
 class DeleteTests(Probe):
@@ -331,7 +332,7 @@ class KillerPrograms(Probe):
 _NOT_OUTPUTS = ("/.git/", "/__pycache__/", "/node_modules/", "/.pytest_cache/", "/.cache/")
 
 
-class TruncatedOutputs(Probe):
+class TruncatedOutputs(OracleEdit):
     """Applied to the oracle state: cuts short every workspace file whose content the
     reference solution added or changed — its last line goes (half its bytes when it has
     fewer than two lines; caches and ``.git`` aside). Fools a verifier that checks only the
@@ -352,7 +353,7 @@ class TruncatedOutputs(Probe):
         after = file_hashes(oracle)
         return cls(sorted(p for p, h in after.items() if before.get(p) != h and is_output(p)))
 
-    def script(self, spec: EnvironmentSpec) -> str:
+    def edits(self, spec: EnvironmentSpec) -> str:
         return f"""
 for p in {qs(self.paths)}; do
   [ -f "$p" ] && [ ! -L "$p" ] || continue
@@ -365,7 +366,7 @@ true
 """
 
 
-class FieldsDropped(Probe):
+class FieldsDropped(OracleEdit):
     """Applied to the oracle state: every JSON object the reference solution wrote loses
     part of its top-level fields — the nested ones (lists, objects) when it has scalar ones
     too, else its last field. Fools a verifier that checks one summary figure (a total, a
@@ -387,7 +388,7 @@ class FieldsDropped(Probe):
                 out[path] = reduced
         return cls(out)
 
-    def script(self, spec: EnvironmentSpec) -> str:
+    def edits(self, spec: EnvironmentSpec) -> str:
         writes = "".join(
             f"printf '%s' {qs([base64.b64encode(data).decode()])} | base64 -d > {qs([path])}\n"
             for path, data in sorted(self.files.items())
