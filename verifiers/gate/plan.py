@@ -44,6 +44,7 @@ from ..probes import (
     superset_lines,
 )
 from ..probes.numbers import CandidateFlood, perturbed_numbers
+from ..probes.visible import VisibleExamplesOnly
 from ..probes.workspace import Workspace, file_bytes
 
 #: the secondary runtime a task may also declare (its rows run after the primary ones)
@@ -184,6 +185,8 @@ def oracle_probes(
     on_oracle += (uncommitted,) if uncommitted.repos else ()
     hooks = GitHookReplay.for_states(after, before)
     on_noop += (hooks,) if hooks.applies else ()
+    lookup = VisibleExamplesOnly.for_states(oracle, pristine, spec.workdir)
+    on_noop += (lookup,) if lookup.applies else ()
     return OracleProbes(
         on_oracle,
         on_noop,

@@ -43,6 +43,7 @@ from .pytest_attacks import (
 from .rewards import ForgedOutput, RewardFile
 from .superset import SupersetLines, superset_lines
 from .traced import TracedLink, TracedOverwrite, TracedReplay, TracedShadow
+from .visible import VisibleExamplesOnly
 from .workspace import (
     CrashingPrograms,
     DeleteTests,
@@ -96,6 +97,7 @@ GATE_BUILT: tuple[type[Probe], ...] = (
     UncommittedResult,
     CandidateFlood,
     GitHookReplay,
+    VisibleExamplesOnly,
     TracedShadow,
     TracedOverwrite,
     TracedLink,
@@ -122,6 +124,7 @@ __all__ = [
     "GATE_BUILT",
     "GitHookReplay",
     "UncommittedResult",
+    "VisibleExamplesOnly",
     "PROBES",
     "CandidateFlood",
     "Probe",

@@ -1,0 +1,148 @@
+"""`visible-examples-only` through the gate battery, on a converter task (real Docker).
+
+Regression of the integrity issue: a verifier whose cases are exactly the examples the
+workspace shows was accepted; a lookup table of those examples passes it and converts
+nothing else. The same task with a verifier that also tests dates the solver never saw
+must be accepted, in Python and as a shell program.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+
+import pytest
+
+from envfactory.core.models import (
+    BuildContext,
+    CheckKind,
+    EnvironmentSpec,
+    FileEntry,
+    Provenance,
+    Step,
+    TaskVerdict,
+    Verifier,
+)
+from verifiers.gates import GateInput, run_gates
+
+from .sumtask import MemoryFiles
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+INPUTS = "2024-01-05\n2023-12-31\n1999-07-04\n"
+EXPECTED = "05/01/2024\n31/12/2023\n04/07/1999\n"
+
+DOCKERFILE = """FROM python:3.12-slim
+WORKDIR /app
+COPY examples /app/examples
+"""
+
+PYTHON_REFERENCE = (
+    "cat > /app/convert.py <<'EOF'\n"
+    "import sys\n"
+    "for line in sys.stdin:\n"
+    "    y, m, d = line.strip().split('-')\n"
+    "    print(f'{d}/{m}/{y}')\n"
+    "EOF"
+)
+SHELL_REFERENCE = (
+    "cat > /app/convert.sh <<'EOF'\n"
+    "#!/bin/sh\n"
+    'while IFS=- read -r y m d; do echo "$d/$m/$y"; done\n'
+    "EOF\nchmod +x /app/convert.sh"
+)
+
+#: the workspace's own examples, nothing else
+VISIBLE_ONLY = """#!/bin/sh
+out=$({run} < /app/examples/inputs.txt) || exit 1
+[ "$out" = "$(cat /app/examples/expected.txt)" ]
+"""
+
+#: the examples and dates the solver never saw
+HIDDEN_TOO = """#!/bin/sh
+out=$(printf '2020-02-29\\n2001-11-09\\n' | {run}) || exit 1
+[ "$out" = "$(printf '29/02/2020\\n09/11/2001')" ] || exit 1
+out=$({run} < /app/examples/inputs.txt) || exit 1
+[ "$out" = "$(cat /app/examples/expected.txt)" ]
+"""
+
+CASES = {
+    "python": (PYTHON_REFERENCE, "python3 /app/convert.py", "/app/convert.py"),
+    "shell": (SHELL_REFERENCE, "/app/convert.sh", "/app/convert.sh"),
+}
+
+
+def _context() -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for name, text in (
+            ("Dockerfile", DOCKERFILE),
+            ("examples/inputs.txt", INPUTS),
+            ("examples/expected.txt", EXPECTED),
+        ):
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def image(docker_engine, base_image) -> str:  # type: ignore[no-untyped-def]
+    return docker_engine.build(_context()).image
+
+
+def _report(engine, image, lang: str, verifier_sh: str):  # type: ignore[no-untyped-def]
+    reference, run, path = CASES[lang]
+    spec = EnvironmentSpec(
+        id=f"env-dates-{lang}",
+        name="dates",
+        instruction=(
+            f"Write {path}, which reads dates as YYYY-MM-DD, one per line on standard "
+            "input, and prints each as DD/MM/YYYY. /app/examples shows inputs and the "
+            "expected output."
+        ),
+        build=BuildContext(files=()),
+        workdir="/app",
+        workspace_paths=("/app",),
+        reference_solution=(Step(title="converter", script=reference),),
+    )
+    files = MemoryFiles()
+    script = verifier_sh.format(run=run).encode()
+    verifier = Verifier(
+        env_id=spec.id,
+        files=(FileEntry(path="test.sh", key=files.put(script), mode=0o755),),
+        entry="sh test.sh",
+        timeout_s=60,
+        provenance=Provenance(author="human:test"),
+    )
+    return run_gates(
+        GateInput(
+            engine=engine,
+            spec=spec,
+            verifier=verifier,
+            files=files,
+            image=image,
+            repeats=1,
+            concurrency=2,
+        )
+    )
+
+
+def _failing(report) -> set[str]:  # type: ignore[no-untyped-def]
+    return {c.name for c in report.checks if c.kind == CheckKind.PROBE and not c.passed}
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_a_verifier_of_the_visible_examples_only_is_caught(docker_engine, image, lang) -> None:  # type: ignore[no-untyped-def]
+    report = _report(docker_engine, image, lang, VISIBLE_ONLY)
+    assert "probe:visible-examples-only@no-op" in _failing(report)
+    assert report.outcome == TaskVerdict.REJECTED
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_a_verifier_with_inputs_of_its_own_is_accepted(docker_engine, image, lang) -> None:  # type: ignore[no-untyped-def]
+    report = _report(docker_engine, image, lang, HIDDEN_TOO)
+    assert "probe:visible-examples-only@no-op" in {c.name for c in report.checks}
+    assert _failing(report) == set()
+    assert report.outcome == TaskVerdict.PASSED, report.reasons
