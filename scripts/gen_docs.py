@@ -90,10 +90,19 @@ def probes_block(
     battery: Sequence[type[Probe]],
     built: Sequence[type[Probe]],
     extra: Sequence[tuple[str, str]] = (),
+    alternatives: Sequence[type[Probe]] = (),
 ) -> list[str]:
-    """The two probe tables: the default battery, then the probes the gates build per run
-    (`extra`: rows of (name, description) that are no `Probe` class)."""
+    """The probe tables: the default battery, then the probes the gates build per run
+    (`extra`: rows of (name, description) that are no `Probe` class), then the correct
+    alternatives they check."""
     header = ("probe", "attack class")
+    more = [
+        "",
+        "Correct alternatives (`verifiers.probes.ALTERNATIVES`), checked on the oracle state",
+        "and expected to keep reward 1 (a 0 is a *too strict* warning, not a rejection):",
+        "",
+        *table(("alternative", "what it rewrites"), [probe_row(p) for p in alternatives]),
+    ]
     return [
         "The default battery (`verifiers.probes.PROBES`), applied to the no-op state and to",
         "every unsolved state:",
@@ -104,16 +113,17 @@ def probes_block(
         "reference solution wrote or from the verifier's traced run on the oracle:",
         "",
         *table(header, [*(probe_row(p) for p in built), *((f"`{n}`", d) for n, d in extra)]),
+        *(more if alternatives else []),
     ]
 
 
 def current_probes() -> list[str]:
-    from verifiers.probes import GATE_BUILT, PROBES
+    from verifiers.probes import ALTERNATIVES, GATE_BUILT, PROBES
     from verifiers.probes.base import first_sentence
     from verifiers.probes.inputs import RECOMPUTED, recomputed_steps
 
     recomputed = (str(RECOMPUTED.probe), markdown(first_sentence(recomputed_steps.__doc__ or "")))
-    return probes_block([type(p) for p in PROBES], GATE_BUILT, [recomputed])
+    return probes_block([type(p) for p in PROBES], GATE_BUILT, [recomputed], ALTERNATIVES)
 
 
 # ---------------------------------------------------------------------------- settings

@@ -265,6 +265,14 @@ class _Scheduler:
             assert st.row.probe is not None
             self._on_state(st, CheckKind.PROBE, 0, by[st.row.probe])
 
+    def _produce_alternatives(self, base: ProducedState, alternatives: tuple[Probe, ...]) -> None:
+        if self._settled_badly():
+            return
+        by = {a.name: a for a in alternatives}
+        for st in self.backend.probe_batch(base, alternatives):
+            assert st.row.probe is not None
+            self._on_state(st, CheckKind.ALTERNATIVE, 1, by[st.row.probe])
+
     def _produce_probe(self, base: ProducedState, probe: Probe) -> None:
         if self._settled_badly():
             return
@@ -289,6 +297,8 @@ class _Scheduler:
             self.ex.spawn(self._produce_probes, oracle, made.on_oracle)
         if made.on_noop:  # the programs and outputs the oracle wrote, flooded on the no-op
             self.ex.spawn(self._produce_probes, noop, made.on_noop)
+        if made.alternatives:  # other correct final states: expected 1
+            self.ex.spawn(self._produce_alternatives, oracle, made.alternatives)
         if made.recompute:
             self.ex.spawn(self._produce_recomputed)
 
@@ -401,8 +411,8 @@ class _Scheduler:
             self._note_harness_limit(row.probe, row.id.semantics or self.primary)
         with self.ex.lock:
             done = self.table.record(row, res)
-            if res.reward != row.expected:
-                self.verdicts.failed(row.id)
+            if res.reward != row.expected and row.kind != CheckKind.ALTERNATIVE:
+                self.verdicts.failed(row.id)  # a too-strict alternative is a warning
             rewards = [r.reward for r in done] if len(done) == row.repeats else []
             more = self.repeats.escalate(row, rewards, self.table.owners()) if rewards else []
             complete = self.table.finish(row, len(done))

@@ -272,6 +272,7 @@ def _facts(result: TaskValidation) -> list[str]:
     lines = [f"note: {escape(n)}" for n in report.notes]
     lines += [f"base image: {escape(s)}" for s in result.substitutions]
     lines += [f"[yellow]warning: {escape(w)}[/]" for w in result.warnings]
+    lines += [f"[yellow]warning: {escape(w)}[/]" for w in report.too_strict]
     if report.provided:
         lines.append("provided offline for the verifier: " + escape(", ".join(report.provided)))
     lines += _skipped_lines(report.skipped)
@@ -306,6 +307,7 @@ def _as_json(result: TaskValidation) -> dict[str, Any]:
         "safe_under": {s: result.report.safe_under(s) for s in result.report.semantics},
         "substitutions": list(result.substitutions),
         "warnings": list(result.warnings),
+        "too_strict": list(result.report.too_strict),
         "expected_failure": result.task.expected_failure,
         "rejected_as_expected": result.rejected_as_expected,
         "build_s": round(result.build_s, 3),

@@ -146,6 +146,10 @@ def test_a_verifier_that_reads_only_the_commit_is_accepted(docker_engine, image)
     names = {c.name for c in report.checks}
     assert {"probe:uncommitted-result@oracle", "probe:git-hook-replay@no-op"} <= names
     assert report.outcome == TaskVerdict.PASSED, report.reasons
+    # a repository garbage-collected with packed refs is a correct solver's too
+    gc = [c for c in report.checks if c.name == "probe:git-gc@oracle"]
+    assert [c.kind for c in gc] == [CheckKind.ALTERNATIVE] and gc[0].passed
+    assert report.too_strict == ()
 
 
 def test_a_verifier_that_runs_the_solvers_git_is_caught_by_its_hooks(docker_engine, image) -> None:  # type: ignore[no-untyped-def]

@@ -43,6 +43,7 @@ from ..probes import (
     UncommittedResult,
     superset_lines,
 )
+from ..probes.alternatives import alternatives_for
 from ..probes.numbers import CandidateFlood, perturbed_numbers
 from ..probes.visible import VisibleExamplesOnly
 from ..probes.workspace import Workspace, file_bytes
@@ -162,6 +163,7 @@ class OracleProbes:
     on_noop: tuple[Probe, ...]  # its programs and outputs flooded on the untouched state, its
     # files replayed by the repository's hooks
     recompute: bool  # the reference run again on minimal inputs
+    alternatives: tuple[Probe, ...] = ()  # other correct final states, on the oracle
 
 
 def oracle_probes(
@@ -191,6 +193,7 @@ def oracle_probes(
         on_oracle,
         on_noop,
         any(p.name == "inputs-minimal" for p in probes),
+        alternatives_for(oracle, pristine),
     )
 
 

@@ -61,7 +61,7 @@ class RepeatPolicy:
             return 1
         if self.disagreed or not self.adaptive:  # R times from the start
             return self.repeats
-        if kind == CheckKind.PROBE or resampled:
+        if kind in (CheckKind.PROBE, CheckKind.ALTERNATIVE) or resampled:
             return 1
         return self.repeats
 

@@ -65,7 +65,8 @@ class RowTable:
     def admit(self, row: Row) -> Admission:
         """Add a row, sharing the verification of an identical probe state."""
         key = input_key(row.prepared)
-        twin = self.by_input.get(key) if row.kind == CheckKind.PROBE else None
+        derived = row.kind in (CheckKind.PROBE, CheckKind.ALTERNATIVE)
+        twin = self.by_input.get(key) if derived else None
         if twin is not None and self._rewarded(twin):
             return Admission.DROPPED
         self.rows.append(row)

@@ -19,6 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .alternatives import (
+    FinalNewline,
+    GarbageCollected,
+    QuotedCsv,
+    ReserialisedJson,
+    VacuumedSqlite,
+)
 from .base import Probe
 from .git import GitHookReplay, UncommittedResult
 from .hijack import PathHijack
@@ -85,6 +92,15 @@ PROBES: tuple[Probe, ...] = (
 
 #: The probe classes the gates build per run, from the oracle's outputs or the verifier's
 #: traced run on the oracle (`verifiers.surface.traced_probes`); never in `PROBES`.
+#: the correct alternatives the gates check on the oracle state (expected 1: `alternatives`)
+ALTERNATIVES: tuple[type[Probe], ...] = (
+    ReserialisedJson,
+    QuotedCsv,
+    FinalNewline,
+    GarbageCollected,
+    VacuumedSqlite,
+)
+
 GATE_BUILT: tuple[type[Probe], ...] = (
     TruncatedOutputs,
     FieldsDropped,
@@ -121,6 +137,7 @@ def by_name(name: str) -> Probe:
 
 
 __all__ = [
+    "ALTERNATIVES",
     "GATE_BUILT",
     "GitHookReplay",
     "UncommittedResult",

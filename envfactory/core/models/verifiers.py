@@ -58,6 +58,10 @@ class CheckKind(StrEnum):
     JUDGE = "judge"
     REGRESSION = "regression"
     FLAKINESS = "flakiness"
+    #: a correct solver's other final state (the oracle's results re-serialised, a
+    #: repository garbage-collected…): expected 1; a 0 is a warning ("too strict"), for a
+    #: reviewer to decide, never a rejection (exact bytes may be what the task requires)
+    ALTERNATIVE = "alternative"
 
 
 class GateVerdict(StrEnum):
@@ -236,6 +240,17 @@ class GateReport(Model):
         return GateVerdict.PASSED if not self.reasons else GateVerdict.FAILED
 
     @property
+    def too_strict(self) -> tuple[str, ...]:
+        """Warnings, not reasons: each correct alternative state the verifier gave 0 (a
+        reviewer decides whether the task requires those exact bytes)."""
+        return tuple(
+            f"too strict: rejects {c.evidence[0].partition(': ')[2] if c.evidence else c.name} "
+            f"({c.name}: rewards {list(c.observed)})"
+            for c in self.checks
+            if c.kind == CheckKind.ALTERNATIVE and c.observed and not c.passed
+        )
+
+    @property
     def failures(self) -> tuple[GateFailure, ...]:
         """One failure per failing root cause under the task's first semantics (the runtime
         its reward is for); rows derived from a cause are counted on its failure."""
@@ -286,7 +301,9 @@ def _row_failures(checks: tuple[GateCheck, ...], semantics: Semantics) -> list[G
     for c in rows:
         if not c.passed and c.derived_from:
             derived[c.derived_from] = derived.get(c.derived_from, 0) + 1
-    failing = [c for c in rows if not c.passed and not c.derived_from]
+    failing = [
+        c for c in rows if not c.passed and not c.derived_from and c.kind != CheckKind.ALTERNATIVE
+    ]
     return [_row_failure(c, derived.get(c.name, 0)) for c in failing]
 
 
