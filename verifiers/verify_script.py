@@ -18,9 +18,11 @@ root, from ``/``, in a fresh container (`verifiers.runner`). Step by step:
    the chunks are decoded and untarred at ``/``. Either way the files land under the
    stage directory ``/.envfactory-stage-<token>/`` (`staged_tar`): ``ws/<i>/<name>`` for
    workspace path i, ``verifier/`` for the verifier.
-4. The workspace is swapped in: each declared path is removed and the state's copy, if
-   it has one, moved into place. A path the state lacks stays absent, whatever the
-   pristine image holds there.
+4. The workspace is swapped in: each declared path becomes the state's copy — merged
+   into the folder there when both are folders (entries only the image has removed,
+   the state's moved in, folders both have kept: `MERGE_FUNCTION` says why), else
+   removed and the copy, if any, moved into place. A path the state lacks stays absent,
+   whatever the pristine image holds there.
 5. The verifier is placed (`_place_verifier`). envfactory: whatever the state holds at
    the verifier directory and the reward directory is removed, the staged directory is
    moved there and the reward directory created afresh by root, mode 0755. Harbor: the
@@ -202,17 +204,53 @@ def _unpack_lines() -> list[str]:
     ]
 
 
+#: `ef_merge STAGED LIVE`: make the folder LIVE hold exactly what STAGED holds, keeping
+#: every folder both have (entries only one has are removed or moved in). Replacing a
+#: folder the image also holds would make it opaque, and fuse-overlayfs (1.10) then
+#: shows the image's file again once a file of the state is deleted there (`git checkout`
+#: cannot re-create it: "File exists"). Kept folders take the state's mode, owner and time.
+MERGE_FUNCTION = r"""ef_merge() {
+  m=$(stat -c '%a %u:%g %Y' "$1") || return 1
+  for e in "$2"/* "$2"/.[!.]* "$2"/..?*; do
+    [ -e "$e" ] || [ -L "$e" ] || continue
+    [ -e "$1/${e##*/}" ] || [ -L "$1/${e##*/}" ] || rm -rf -- "$e" || return 1
+  done
+  for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+    [ -e "$e" ] || [ -L "$e" ] || continue
+    t="$2/${e##*/}"
+    if [ -d "$e" ] && [ ! -L "$e" ] && [ -d "$t" ] && [ ! -L "$t" ]; then
+      ( ef_merge "$e" "$t" ) || return 1
+      continue
+    fi
+    if { [ -d "$t" ] && [ ! -L "$t" ]; } || { [ -d "$e" ] && [ ! -L "$e" ]; }; then
+      rm -rf -- "$t" || return 1
+    fi
+    mv -f -- "$e" "$t" || return 1
+  done
+  set -- "$2" $m
+  chmod "$2" "$1" && chown "$3" "$1" && { touch -d "@$4" "$1" 2>/dev/null || true; }
+}"""
+
+
 def _workspace_lines(prepared: PreparedState, stage: str) -> list[str]:
-    """Step 4: each workspace path removed, then the state's copy (if any) moved there."""
+    """Step 4: each workspace path made the state's copy: merged into the folder there
+    when both are folders (`MERGE_FUNCTION`), else removed and the copy (if any) moved
+    in."""
     lines: list[str] = []
+    if any(tar is not None for _, tar in prepared.workspace):
+        lines.append(MERGE_FUNCTION)
     for i, (path, tar) in enumerate(prepared.workspace):
         q = shlex.quote(path)
-        lines.append(f"rm -rf -- {q} || fail {shlex.quote('removing ' + path)}")
-        if tar is not None:
-            src = shlex.quote(f"{stage}/ws/{i}/{archive_root(path)}")
-            lines.append(
-                f"{_mkdir_parent(path)}mv -- {src} {q} || fail {shlex.quote('placing ' + path)}"
-            )
+        if tar is None:
+            lines.append(f"rm -rf -- {q} || fail {shlex.quote('removing ' + path)}")
+            continue
+        src = shlex.quote(f"{stage}/ws/{i}/{archive_root(path)}")
+        placing = shlex.quote("placing " + path)
+        lines.append(
+            f"if [ -d {q} ] && [ ! -L {q} ] && [ -d {src} ] && [ ! -L {src} ]; then "
+            f"ef_merge {src} {q} || fail {placing}; "
+            f"else rm -rf -- {q} && {_mkdir_parent(path)}mv -- {src} {q} || fail {placing}; fi"
+        )
     return lines
 
 

@@ -5,8 +5,8 @@ The task: bump the version, commit it and tag it annotated `v1.2.0`. Three verif
   repository's config off — every probe must leave it at 0 and nothing may be called a
   shortcut (before, `truncated-outputs@oracle` edited only the working tree and this
   verifier, rightly still at 1, was rejected for it);
-- weak through hooks: runs `git checkout` and `git status` in the solver's repository,
-  then reads the working tree: `git-hook-replay@no-op` must catch it;
+- weak through hooks: runs `git reset --hard` and `git checkout` in the solver's
+  repository, then reads the working tree: `git-hook-replay@no-op` must catch it;
 - weak through the working tree: reads the file and never asks for the commit:
   `uncommitted-result@oracle` must catch it.
 """
@@ -79,15 +79,18 @@ cd "$tmp/r.git"
 exit 0
 """
 
-#: runs the solver's git with its hooks and config, then trusts the working tree. (Not
-#: `git reset --hard` here: on fuse-overlayfs 1.10, git cannot re-create a file the
-#: pristine image holds once the workspace is swapped in — docs/verifiers.md, "Known
-#: limits".)
+#: runs the solver's git with its hooks and config, then trusts the working tree
 THROUGH_HOOKS = b"""#!/bin/sh
 cd /app || exit 1
+git -c safe.directory='*' reset -q --hard || exit 1
 git -c safe.directory='*' checkout -q main || exit 1
-git -c safe.directory='*' status --porcelain >/dev/null || exit 1
 grep -qx 'version=1.2.0' VERSION
+"""
+
+#: deletes a file of the state that the image also holds and writes it anew (O_EXCL), as
+#: `git checkout` does: on fuse-overlayfs the image's copy once came back instead
+RECREATES = b"""#!/bin/sh
+cd /app && rm VERSION && [ ! -e VERSION ] && (set -C; echo x > VERSION) && [ "$(cat VERSION)" = x ]
 """
 
 #: the file is right: whether it was committed is never asked
@@ -162,3 +165,13 @@ def test_a_verifier_that_never_asks_for_the_commit_is_caught(docker_engine, imag
     report = _gate(docker_engine, image, WORKTREE_ONLY)
     assert "probe:uncommitted-result@oracle" in _failing(report)
     assert report.outcome == TaskVerdict.REJECTED
+
+
+def test_a_verifier_can_delete_and_recreate_a_file_the_image_also_holds(  # type: ignore[no-untyped-def]
+    docker_engine, image
+) -> None:
+    """Regression: the workspace swap made the folder opaque, and fuse-overlayfs then
+    showed the image's VERSION again after the verifier deleted the state's."""
+    report = _gate(docker_engine, image, RECREATES)
+    oracle = next(c for c in report.checks if c.name == "oracle")
+    assert oracle.passed, oracle.evidence
