@@ -31,6 +31,8 @@ from verifiers.probes.numbers import (
     zeroed,
 )
 
+from .sumtask import SPEC
+
 INSTRUCTION = (
     "Summarise /app/data/sales.csv into /app/out/summary.json and /app/out/report.md, "
     "set the rate in /app/config.yaml, and fix /app/calc.py."
@@ -199,8 +201,9 @@ def test_the_embedded_files_stay_within_the_argv_budget() -> None:
     }
     kept = within_budget(big)
     assert kept and len(kept) < len(big)
-    script = ZeroedNumbers(kept).script(spec=None)  # type: ignore[arg-type]
-    assert len(script) <= MAX_EMBEDDED
+    assert len(ZeroedNumbers(kept).edits(spec=None)) <= MAX_EMBEDDED  # type: ignore[arg-type]
+    # the whole script, with the commit-through wrapper, is one argv string (128 KiB)
+    assert len(ZeroedNumbers(kept).script(SPEC).encode()) < 128 * 1024
 
 
 def test_the_rewritten_files_round_trip_through_the_shell(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -208,7 +211,7 @@ def test_the_rewritten_files_round_trip_through_the_shell(tmp_path) -> None:  # 
     path.parent.mkdir()
     path.write_bytes(b"x,0\ny,1.50\n")
     new = rewrite_numbers(path.read_text(), scaled, frozenset()).encode()
-    script = ScaledNumbers({str(path): new}).script(spec=None)  # type: ignore[arg-type]
+    script = ScaledNumbers({str(path): new}).script(SPEC)
     res = subprocess.run(["sh", "-c", script], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert path.read_bytes() == b"x,0\ny,2.25\n"
