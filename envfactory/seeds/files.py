@@ -187,9 +187,12 @@ def _unsafe(seed_dir: Path, entry: str) -> tuple[str, str] | None:
 MAX_DEPTH = 64
 
 
-def _too_deep(seed_dir: Path, top: Path) -> Problem:
+def _too_deep(seed_dir: Path, top: Path, deep: Path) -> Problem:
+    """`deep` (under `top`) is too deep: named by the attached directory, or with none
+    listed (`top` is the seed directory), by the one at the top of `deep`'s path."""
+    named = top if top != seed_dir else seed_dir / deep.relative_to(seed_dir).parts[0]
     return Problem(
-        f"attachment '{_rel(seed_dir, top)}'",
+        f"attachment '{readable(_rel(seed_dir, named))}'",
         f"has directories nested deeper than {MAX_DEPTH} levels",
         "flatten it, or attach it as one archive (tar.gz)",
     )
@@ -216,7 +219,7 @@ def _walk(
     for dirpath, dirnames, filenames in os.walk(top, onerror=errors.append):
         if len(Path(dirpath).relative_to(top).parts) >= MAX_DEPTH:
             dirnames[:] = []  # top-down: nothing below is walked (os.walk recurses)
-            problems.append(_too_deep(seed_dir, top))
+            problems.append(_too_deep(seed_dir, top, Path(dirpath)))
             break
         for name in sorted(dirnames + filenames):
             p = Path(dirpath) / name
