@@ -17,6 +17,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from envfactory.core.errors import EnvFactoryError
@@ -124,15 +125,18 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
         )
         return
     out = _out()
+    # names, paths and messages are the task's text: `[environment]` or `[/x]` in them is
+    # not markup (rich would drop the one and fail on the other)
     for e in report.imported:
         word = "imported" if e.new else "unchanged"
-        out.print(f"{word:9}  {e.env_id}  {e.suite}/{e.name}  ({e.format}, {e.path})")
+        line = f"{word:9}  {e.env_id}  {e.suite}/{e.name}  ({e.format}, {e.path})"
+        out.print(line, markup=False)
         for w in e.warnings:
-            out.print(f"[yellow]warning[/]    {w}", markup=True)
+            out.print(f"[yellow]warning[/]    {escape(w)}")
     for f in report.failed:
-        out.print(f"[red]failed[/]     {f.path}: {f.error.message}")
+        out.print(f"[red]failed[/]     {escape(f'{f.path}: {f.error.message}')}")
         if f.error.hint:
-            out.print(f"           hint: {f.error.hint}")
+            out.print(f"           hint: {f.error.hint}", markup=False)
     new = sum(1 for e in report.imported if e.new)
     out.print(
         f"{new} imported, {len(report.imported) - new} unchanged, {len(report.failed)} failed"

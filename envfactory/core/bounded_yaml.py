@@ -20,16 +20,26 @@ Invariants, checked on the node graph *before* any Python value is built:
 - an integer has at most ``MAX_INT_DIGITS`` digits (Python refuses to convert longer
   ones with a ValueError, which is no YAML error).
 
+And while values are built: a value that does not fit its type (``!!int abc``, a date
+``2001-13-45``, ``!!bool maybe``) is a YAML error, not the ValueError, KeyError or
+IndexError PyYAML's constructors let through; a string may not hold a lone surrogate
+(``"\\ud800"``, which is no character and cannot be written out as UTF-8), while an
+escaped pair (``"\\ud83d\\ude00"``, as JSON writes it) is the one character it stands for.
+
 A refusal is a ``YamlTooComplex`` (a ``yaml.MarkedYAMLError``, so callers that already
-catch ``yaml.YAMLError`` keep working) whose message says what and where.
+catch ``yaml.YAMLError`` keep working) whose message says what and where; a value that
+does not fit its type is a ``YamlValueError`` (a ``ConstructorError``) naming it and its line.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from yaml.constructor import ConstructorError, SafeConstructor
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,10 @@ class YamlTooComplex(yaml.MarkedYAMLError):
     def __str__(self) -> str:
         where = f" (line {self.problem_mark.line + 1})" if self.problem_mark else ""
         return f"{self.problem}{where}"
+
+
+class YamlValueError(ConstructorError):
+    """A value does not fit its type: ``!!int abc``, a date ``2001-13-45``."""
 
 
 class BoundedSafeLoader(yaml.SafeLoader):
@@ -88,7 +102,60 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
     return value
 
 
-BoundedSafeLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+Construct = Callable[[Any, Any], Any]  # (loader, node) -> value
+
+
+def _fitting(kind: str, construct: Construct) -> Construct:
+    """`construct`, with the errors PyYAML lets through for a value that does not fit its
+    type (`int("abc")`, `date(2001, 13, 45)`, `"maybe".lower()` missing from a table)
+    turned into a YAML error naming the value and its line."""
+
+    def checked(loader: Any, node: yaml.Node) -> Any:
+        try:
+            return construct(loader, node)
+        except (ValueError, IndexError, KeyError, AttributeError, OverflowError) as exc:
+            why = f" ({exc})" if kind == "date" and isinstance(exc, ValueError) else ""
+            value = str(node.value)
+            shown = repr(value if len(value) <= 40 else value[:40] + "…")
+            raise YamlValueError(
+                None, None, f"{shown} is not a valid {kind}{why}", node.start_mark
+            ) from None
+
+    return checked
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _construct_str(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    """A string; escaped surrogate pairs joined into their character, a lone one refused."""
+    value: str = loader.construct_yaml_str(node)
+    if not _SURROGATE.search(value):
+        return value
+    try:
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+    except UnicodeDecodeError:
+        raise ConstructorError(
+            None,
+            None,
+            "a string holds an escape of a lone surrogate (\\ud800-\\udfff), which is no "
+            "character; write the character itself",
+            node.start_mark,
+        ) from None
+
+
+BoundedSafeLoader.add_constructor("tag:yaml.org,2002:int", _fitting("integer", _construct_int))
+BoundedSafeLoader.add_constructor(
+    "tag:yaml.org,2002:float", _fitting("number", SafeConstructor.construct_yaml_float)
+)
+BoundedSafeLoader.add_constructor(
+    "tag:yaml.org,2002:bool",
+    _fitting("boolean (true or false)", SafeConstructor.construct_yaml_bool),
+)
+BoundedSafeLoader.add_constructor(
+    "tag:yaml.org,2002:timestamp", _fitting("date", SafeConstructor.construct_yaml_timestamp)
+)
+BoundedSafeLoader.add_constructor("tag:yaml.org,2002:str", _construct_str)
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

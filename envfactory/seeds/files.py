@@ -35,6 +35,23 @@ class LoadedFile:
     data: bytes
 
 
+def readable(name: str) -> str:
+    """`name` as UTF-8 can print it: a byte of a file name that is not UTF-8 (Python holds
+    it as a lone surrogate) shown as its escape."""
+    return name.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def name_problem(rel: str) -> tuple[str, str] | None:
+    """What is wrong with an attachment's relative path as a name (not as a place), with
+    how to fix it, or None: it must be UTF-8 and may not begin or end with whitespace (a
+    stored attachment's path is trimmed: ' a.txt' would become another file's name)."""
+    if readable(rel) != rel:
+        return "has a name that is not UTF-8", "rename it, e.g. `convmv -f latin1 -t utf-8`"
+    if rel != rel.strip():
+        return "has a name that begins or ends with whitespace", "rename it without it"
+    return None
+
+
 def _mb(n: int) -> str:
     return f"{n / 1_000_000:.1f} MB" if n >= 100_000 else f"{n} bytes"
 
@@ -155,8 +172,10 @@ def _unsafe(seed_dir: Path, entry: str) -> tuple[str, str] | None:
         current = current / part
         try:
             mode = current.lstat().st_mode
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return "not found in the seed directory", f"check the spelling; looked for {current}"
+        except OSError as exc:  # e.g. a name past the filesystem's length limit
+            return f"cannot be read ({exc.strerror})", "shorten the path"
         if stat.S_ISLNK(mode):
             last = i == len(pure.parts) - 1
             what = "is a symlink" if last else f"passes through a symlink ({part})"
@@ -168,11 +187,26 @@ def _unsafe(seed_dir: Path, entry: str) -> tuple[str, str] | None:
 MAX_DEPTH = 64
 
 
-def _too_deep(seed_dir: Path, top: Path) -> Problem:
+def _too_deep(seed_dir: Path, top: Path, deep: Path) -> Problem:
+    """`deep` (under `top`) is too deep: named by the attached directory, or with none
+    listed (`top` is the seed directory), by the one at the top of `deep`'s path."""
+    named = top if top != seed_dir else seed_dir / deep.relative_to(seed_dir).parts[0]
     return Problem(
-        f"attachment '{_rel(seed_dir, top)}'",
+        f"attachment '{readable(_rel(seed_dir, named))}'",
         f"has directories nested deeper than {MAX_DEPTH} levels",
         "flatten it, or attach it as one archive (tar.gz)",
+    )
+
+
+def _unreadable(seed_dir: Path, error: OSError) -> Problem:
+    """A directory or file the walk cannot read (say a path past PATH_MAX): named, never
+    skipped without a word."""
+    where = Path(str(error.filename or seed_dir))
+    rel = _rel(seed_dir, where) if where.is_relative_to(seed_dir) else str(where)
+    return Problem(
+        f"attachment '{readable(shown(rel))}'",
+        f"cannot be read ({error.strerror})",
+        "shorten the path, or attach it as one archive (tar.gz)",
     )
 
 
@@ -180,43 +214,44 @@ def _walk(
     seed_dir: Path, top: Path, files: dict[str, Path], skip: Path, limits: SeedLimits
 ) -> list[Problem]:
     problems: list[Problem] = []
-    for dirpath, dirnames, filenames in os.walk(top):  # does not follow symlinked dirs
+    errors: list[OSError] = []
+    # does not follow symlinked dirs; a directory it cannot list is named, not skipped
+    for dirpath, dirnames, filenames in os.walk(top, onerror=errors.append):
         if len(Path(dirpath).relative_to(top).parts) >= MAX_DEPTH:
             dirnames[:] = []  # top-down: nothing below is walked (os.walk recurses)
-            problems.append(_too_deep(seed_dir, top))
+            problems.append(_too_deep(seed_dir, top, Path(dirpath)))
             break
         for name in sorted(dirnames + filenames):
             p = Path(dirpath) / name
-            mode = p.lstat().st_mode
-            if control_characters(name):
-                problems.append(
-                    Problem(
-                        f"attachment '{shown(_rel(seed_dir, p))}'",
-                        CONTROL_MESSAGE,
-                        "rename the file without them",
-                    )
-                )
-            elif stat.S_ISLNK(mode):
-                problems.append(
-                    Problem(
-                        f"attachment '{_rel(seed_dir, p)}'",
-                        "is a symlink",
-                        "copy the real file in instead",
-                    )
-                )
+            try:
+                mode = p.lstat().st_mode
+                problem = _entry_problem(_rel(seed_dir, p), name, mode)
+            except OSError as exc:
+                problem = _unreadable(seed_dir, exc)
+            if problem:
+                problems.append(problem)
+                if name in dirnames:
+                    dirnames.remove(name)  # named once; what is under it is not walked
             elif stat.S_ISREG(mode) and p != skip:
                 files.setdefault(_rel(seed_dir, p), p)
-            elif not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-                problems.append(
-                    Problem(
-                        f"attachment '{_rel(seed_dir, p)}'",
-                        "is not a regular file",
-                        "attach regular files only",
-                    )
-                )
         if len(files) > limits.max_attachments:
             break  # enough to say "too many"; do not walk a huge tree to the end
-    return problems
+    return problems + [_unreadable(seed_dir, e) for e in errors]
+
+
+def _entry_problem(rel: str, name: str, mode: int) -> Problem | None:
+    """Why a file or directory met in a walk cannot be attached, or None."""
+    where = f"attachment '{readable(shown(rel))}'"
+    bad_name = name_problem(rel)
+    if bad_name:
+        return Problem(where, *bad_name)
+    if control_characters(name):
+        return Problem(where, CONTROL_MESSAGE, "rename the file without them")
+    if stat.S_ISLNK(mode):
+        return Problem(where, "is a symlink", "copy the real file in instead")
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        return Problem(where, "is not a regular file", "attach regular files only")
+    return None
 
 
 def read_all(

@@ -73,7 +73,15 @@ class _UniqueKeyLoader(bounded_yaml.BoundedSafeLoader):
     """SafeLoader that refuses a key given twice (PyYAML would keep the last silently)."""
 
 
-def _mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+def _mapping(loader: _UniqueKeyLoader, node: yaml.Node) -> dict[Any, Any]:
+    if not isinstance(node, yaml.MappingNode):  # `!!map x`: the tag on a scalar or a list
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            "expected a mapping, but found "
+            + ("a list" if isinstance(node, yaml.SequenceNode) else "a single value"),
+            node.start_mark,
+        )
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=True)
@@ -121,11 +129,10 @@ def parse_yaml(text: str, label: str) -> tuple[dict[str, Any] | None, Problem | 
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         what = getattr(exc, "problem", None) or str(exc)
-        return None, Problem(
-            label,
-            f"is not valid YAML{at}: {what}",
-            "check indentation and quote values containing ': '",
-        )
+        hint = "check indentation and quote values containing ': '"
+        if isinstance(exc, bounded_yaml.YamlValueError):
+            hint = "quote the value to keep it as text, or write a valid one"
+        return None, Problem(label, f"is not valid YAML{at}: {what}", hint)
     if not isinstance(data, dict):
         got = "an empty file" if data is None else f"a {type(data).__name__}"
         return None, Problem(

@@ -72,7 +72,7 @@ def _chosen(
     problems = [p for u in uploads if (p := _bad_name(u.name))]
     names = [u.name for u in uploads]
     problems += [
-        Problem(f"attachment '{n}'", "was uploaded twice", "upload each file once")
+        Problem(f"attachment '{files.readable(n)}'", "was uploaded twice", "upload each file once")
         for n in sorted({n for n in names if names.count(n) > 1})
     ]
     problems += _file_and_directory(names)
@@ -92,7 +92,7 @@ def _match(listed: list[str], uploads: Sequence[Upload]) -> tuple[list[Upload], 
         if not any(_covers(entry, u.name) for u in uploads):
             problems.append(
                 Problem(
-                    f"attachment '{entry}'",
+                    f"attachment '{files.readable(entry)}'",
                     "is listed but was not uploaded",
                     "upload it as a `files` part named by this path",
                 )
@@ -101,7 +101,7 @@ def _match(listed: list[str], uploads: Sequence[Upload]) -> tuple[list[Upload], 
         if not any(_covers(entry, u.name) for entry in listed):
             problems.append(
                 Problem(
-                    f"attachment '{u.name}'",
+                    f"attachment '{files.readable(u.name)}'",
                     "was uploaded but is not listed in 'attachments'",
                     "list it, or leave it out of the upload",
                 )
@@ -122,8 +122,8 @@ def _file_and_directory(names: Sequence[str]) -> list[Problem]:
                 clashes.setdefault(directory, m)
     return [
         Problem(
-            f"attachment '{n}'",
-            f"is a file, and also the directory of '{m}'",
+            f"attachment '{files.readable(n)}'",
+            f"is a file, and also the directory of '{files.readable(m)}'",
             "rename one of them: a path cannot be both a file and a directory",
         )
         for n, m in sorted(clashes.items())
@@ -136,9 +136,11 @@ def _covers(entry: str, name: str) -> bool:
 
 
 def _bad_name(name: str) -> Problem | None:
-    where = f"attachment '{name}'"
+    where = f"attachment '{files.readable(name)}'"
     hint = "name each uploaded file by its path inside the seed, e.g. data/input.csv"
     pure = PurePosixPath(name)
+    if files.readable(name) != name:
+        return Problem(where, "has a name that is not UTF-8", hint)
     if not name.strip() or name != name.strip():
         return Problem(where, "has an empty or padded file name", hint)
     if "\\" in name:

@@ -8,7 +8,7 @@ import time
 import pytest
 import yaml
 
-from envfactory.core.bounded_yaml import YamlLimits, YamlTooComplex, load
+from envfactory.core.bounded_yaml import YamlLimits, YamlTooComplex, YamlValueError, load
 
 ORDINARY = """\
 base: &base {image: python, turns: 40}
@@ -76,3 +76,32 @@ def test_an_integer_past_pythons_conversion_limit_is_a_yaml_error() -> None:
         load("a: 1\nb: " + "9" * 4301 + "\n")
     assert load("b: " + "9" * 4300 + "\n") == {"b": int("9" * 4300)}
     assert load("x: 0x1f\ny: 1_000\nz: -12\n") == {"x": 31, "y": 1000, "z": -12}
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # each raised a ValueError, IndexError, KeyError or AttributeError from PyYAML's
+        # constructors, which no caller catches as a YAML error
+        ("a: 2001-13-45\n", "'2001-13-45' is not a valid date (month must be in 1..12)"),
+        ("2001-02-30: a\n", "'2001-02-30' is not a valid date (day is out of range"),
+        ("a: !!int abc\n", "'abc' is not a valid integer"),
+        ("a: !!int ''\n", "'' is not a valid integer"),
+        ("a: !!float 1e\n", "'1e' is not a valid number"),
+        ("a: !!bool maybe\n", "'maybe' is not a valid boolean"),
+        ("a: !!timestamp soon\n", "'soon' is not a valid date"),
+    ],
+)
+def test_a_value_that_does_not_fit_its_type_is_a_yaml_error_naming_it(text: str, says: str) -> None:
+    with pytest.raises(YamlValueError) as info:
+        load(text)
+    assert says in str(info.value) and "line 1" in str(info.value)
+
+
+def test_an_escaped_lone_surrogate_is_refused_and_an_escaped_pair_is_its_character() -> None:
+    # a lone surrogate is no character: it cannot be written out as UTF-8 (a path, a hash)
+    with pytest.raises(yaml.YAMLError, match="lone surrogate"):
+        load('a: "x\\ud800"\n')
+    with pytest.raises(yaml.YAMLError, match="lone surrogate"):
+        load('"\\udcff": 1\n')
+    assert load('a: "\\ud83d\\ude00"\n') == {"a": "\U0001f600"}  # as JSON writes it

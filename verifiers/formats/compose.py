@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from envfactory.core import bounded_yaml
 from envfactory.core.errors import InvalidTask
@@ -26,6 +27,11 @@ from envfactory.core.models import BuildContext, FileEntry, ServiceSpec
 
 MAIN = "main"
 MAPPED = {"build", "command", "environment", "healthcheck", "image"}
+#: how to fix a `ServiceSpec` field a compose service got wrong
+FIELD_HINTS = {
+    "name": "a service's name is its host name: lowercase letters, digits and '-', "
+    "starting with a letter, at most 31 characters",
+}
 
 
 def read_compose(file: Path) -> dict[str, dict[str, Any]]:
@@ -108,13 +114,21 @@ def _service(
             f"{where}: no {posixpath.join(root, dockerfile)} in environment/",
             hint="add the service's Dockerfile there",
         )
-    return ServiceSpec(
-        name=name,
-        build=BuildContext(dockerfile=dockerfile, files=sub),
-        command=_command(body.get("command")),
-        env=_env(body.get("environment")),
-        ready=_ready(body.get("healthcheck")),
-    )
+    try:
+        return ServiceSpec(
+            name=name,
+            build=BuildContext(dockerfile=dockerfile, files=sub),
+            command=_command(where, body.get("command")),
+            env=_env(body.get("environment")),
+            ready=_ready(body.get("healthcheck")),
+        )
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in err["loc"]) or "?"
+        raise InvalidTask(
+            f"{where}: {field}: {err['msg']}",
+            hint=FIELD_HINTS.get(field, f"fix the service's {field} in the compose file"),
+        ) from None
 
 
 def _subtree(files: tuple[FileEntry, ...], root: str) -> tuple[FileEntry, ...]:
@@ -128,12 +142,17 @@ def _subtree(files: tuple[FileEntry, ...], root: str) -> tuple[FileEntry, ...]:
     )
 
 
-def _command(value: Any) -> tuple[str, ...]:
+def _command(where: str, value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
         return ("sh", "-c", value)
-    return tuple(str(v) for v in value)
+    if isinstance(value, list):
+        return tuple(str(v) for v in value)
+    raise InvalidTask(
+        f"{where}: `command` must be a string or a list, got {type(value).__name__}",
+        hint='write `command: ["redis-server", "--port", "6379"]` or `command: redis-server`',
+    )
 
 
 def _env(value: Any) -> dict[str, str]:
@@ -150,6 +169,8 @@ def _ready(healthcheck: Any) -> str:
     test = healthcheck.get("test") if isinstance(healthcheck, dict) else None
     if isinstance(test, str):
         return test
-    if isinstance(test, list) and test and test[0] in {"CMD", "CMD-SHELL"}:
-        return test[1] if test[0] == "CMD-SHELL" else shlex.join(str(t) for t in test[1:])
+    if isinstance(test, list) and test and test[0] == "CMD-SHELL":
+        return " ".join(str(t) for t in test[1:])
+    if isinstance(test, list) and test and test[0] == "CMD":
+        return shlex.join(str(t) for t in test[1:])
     return ""

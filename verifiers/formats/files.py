@@ -7,12 +7,17 @@ Invariants:
   same entries (and the same build-context tar) on every machine;
 - `context_tar` is byte-for-byte deterministic: sorted members, mtime 0, uid/gid 0;
 - symlinks are refused (a link can point outside the task) with the path named;
-- editor and cache junk (`__pycache__`, `*.pyc`, `.git`, `.DS_Store`) is never imported.
+- editor and cache junk (`__pycache__`, `*.pyc`, `.git`, `.DS_Store`) is never imported;
+- a path is UTF-8 and does not begin or end with whitespace (a stored path is trimmed, so
+  ' a.txt' would turn into another file's name);
+- a walk goes at most `MAX_DEPTH` directories down, without recursion, and names a path
+  it cannot read (say one past PATH_MAX) instead of failing on it.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import stat
 import tarfile
 from collections.abc import Callable, Iterable
@@ -28,6 +33,8 @@ FileSource = Callable[[str], bytes]
 
 IGNORED_NAMES = frozenset({"__pycache__", ".git", ".DS_Store", ".pytest_cache"})
 IGNORED_SUFFIXES = (".pyc", ".pyo")
+#: directories a task's files may nest (a deeper tree is refused, not walked)
+MAX_DEPTH = 64
 
 
 def normal_mode(mode: int) -> int:
@@ -46,7 +53,31 @@ def check_relative(path: str) -> str:
             f"file path {path!r} has an empty, '.' or '..' part",
             hint="name files inside the task directory only",
         )
+    if path.encode("utf-8", "backslashreplace").decode("utf-8") != path:
+        raise InvalidTask(
+            f"file path {path!r} is not UTF-8",
+            hint="rename the file, e.g. `convmv -f latin1 -t utf-8 -r --notest .`",
+        )
+    if path != path.strip():
+        raise InvalidTask(
+            f"file path {path!r} begins or ends with whitespace",
+            hint="rename the file without it",
+        )
     return path
+
+
+def read_text(file: Path) -> str:
+    """`file` as UTF-8 text (newlines as `Path.read_text` reads them); InvalidTask naming
+    it and the first byte that is not UTF-8."""
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        data = file.read_bytes()
+        line = data[: exc.start].count(b"\n") + 1
+        raise InvalidTask(
+            f"{file}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})",
+            hint=f"save it as UTF-8, e.g. `iconv -f latin1 -t utf-8 {file.name}`",
+        ) from None
 
 
 def walk_files(root: Path, *, exclude: Iterable[str] = ()) -> list[tuple[str, Path]]:
@@ -56,22 +87,51 @@ def walk_files(root: Path, *, exclude: Iterable[str] = ()) -> list[tuple[str, Pa
     """
     skip = set(exclude)
     found: list[tuple[str, Path]] = []
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        parts = rel.split("/")
-        if any(p in IGNORED_NAMES for p in parts) or rel.endswith(IGNORED_SUFFIXES):
-            continue
-        if any("/".join(parts[: i + 1]) in skip for i in range(len(parts))):
-            continue
-        if path.is_symlink():
-            raise InvalidTask(
-                f"{path}: symlinks are not imported (they can point outside the task)",
-                hint="replace the link with a copy of the file it points to",
-            )
-        if path.is_file():
-            found.append((rel, path))
-    _refuse_links_outside(root, found)
+    try:
+        for path in sorted(_tree(root)):
+            rel = path.relative_to(root).as_posix()
+            parts = rel.split("/")
+            if any(p in IGNORED_NAMES for p in parts) or rel.endswith(IGNORED_SUFFIXES):
+                continue
+            if any("/".join(parts[: i + 1]) in skip for i in range(len(parts))):
+                continue
+            if path.is_symlink():
+                raise InvalidTask(
+                    f"{path}: symlinks are not imported (they can point outside the task)",
+                    hint="replace the link with a copy of the file it points to",
+                )
+            if path.is_file():
+                found.append((rel, path))
+        _refuse_links_outside(root, found)
+    except OSError as exc:  # e.g. a path past PATH_MAX
+        rel = os.path.relpath(str(exc.filename or root), root)
+        raise InvalidTask(
+            f"{root}: {rel[:200]}{'…' if len(rel) > 200 else ''} cannot be read ({exc.strerror})",
+            hint="shorten the names on that path",
+        ) from None
     return found
+
+
+def _tree(root: Path) -> list[Path]:
+    """Every path under `root`, as `root.rglob("*")` finds them (symlinked directories
+    not followed) but without its recursion, and junk directories not entered;
+    InvalidTask past `MAX_DEPTH` levels."""
+    out: list[Path] = []
+    stack = [(root, 0)]
+    while stack:
+        directory, depth = stack.pop()
+        if depth >= MAX_DEPTH:
+            raise InvalidTask(
+                f"{root}: directories nested deeper than {MAX_DEPTH} levels",
+                hint="flatten them, or ship the tree as one archive the task unpacks",
+            )
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                path = Path(entry.path)
+                out.append(path)
+                if entry.is_dir(follow_symlinks=False) and entry.name not in IGNORED_NAMES:
+                    stack.append((path, depth + 1))
+    return out
 
 
 def _refuse_links_outside(root: Path, found: list[tuple[str, Path]]) -> None:

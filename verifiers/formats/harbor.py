@@ -37,7 +37,7 @@ from envfactory.core.models import (
 
 from .assemble import Found, assemble
 from .compose import compose_services
-from .files import store_files, walk_files
+from .files import read_text, store_files, walk_files
 from .model import BlobWriter, ImportedTask
 from .options import EnvfactoryOptions, parse_table
 from .steps import split_steps
@@ -111,7 +111,7 @@ def load_harbor(path: Path, artifacts: BlobWriter, caps: LimitCaps | None = None
     found = Found(
         format="harbor",
         name=_name(path, config),
-        instruction=(path / "instruction.md").read_text().strip(),
+        instruction=read_text(path / "instruction.md").strip(),
         dockerfile_text=(env_dir / "Dockerfile").read_text(errors="replace"),
         build_files=build_files,
         services=services,
@@ -136,7 +136,7 @@ def _is_text(file: Path) -> bool:
 
 def _require(path: Path) -> None:
     missing = [name for name in REQUIRED if not (path / name).is_file()]
-    if not missing and not (path / "instruction.md").read_text().strip():
+    if not missing and not read_text(path / "instruction.md").strip():
         raise InvalidTask(f"{path}/instruction.md is empty", hint=REQUIRED["instruction.md"])
     if missing:
         listed = "; ".join(f"{m} ({REQUIRED[m]})" for m in missing)
@@ -210,7 +210,7 @@ def _env_prefix(env: dict[str, str]) -> str:
 
 
 def _steps(file: Path, where: str, env: dict[str, str]) -> tuple[Step, ...]:
-    steps = split_steps(file.read_text(), where=where)
+    steps = split_steps(read_text(file), where=where)
     exports = "\n".join(f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items()))
     if not exports:
         return steps
@@ -222,9 +222,16 @@ def _partials(solution_dir: Path, env: dict[str, str]) -> tuple[PartialSolution,
     partial_dir = solution_dir / "partial"
     if not partial_dir.is_dir():
         return ()
+    files = sorted(partial_dir.glob("*.sh"))
+    for f in files:
+        if not f.stem.strip():  # the file's name is the partial's name
+            raise InvalidTask(
+                f"{f}: a partial solution is named by its file, and {f.name!r} names none",
+                hint="name it for what it leaves undone, e.g. solution/partial/no-index.sh",
+            )
     return tuple(
         PartialSolution(name=f.stem, steps=_steps(f, f"solution/partial/{f.name}", env))
-        for f in sorted(partial_dir.glob("*.sh"))
+        for f in files
     )
 
 
@@ -243,14 +250,25 @@ def _limits(config: dict[str, Any], opts: EnvfactoryOptions) -> Limits:
     return Limits(**values)
 
 
+#: the least MiB a Harbor size may give, as `Limits` requires of memory_mb and disk_mb
+MIN_MB = {"memory": 64, "storage": 16}
+
+
 def _memory_mb(text: str, field: str = "memory") -> int:
     """MiB in a Harbor size ("2G", "512M"); `field` names the key in the error."""
     size = text.strip().upper()
     scale = {"G": 1024, "M": 1, "K": 1 / 1024}
     try:
-        return int(float(size[:-1]) * scale[size[-1]])
-    except (KeyError, ValueError, IndexError):
+        mb = int(float(size[:-1]) * scale[size[-1]])
+    except (KeyError, ValueError, IndexError, OverflowError):  # "lots", "", "nanG", "infG"
         raise InvalidTask(
             f"task.toml [environment].{field} = {text!r} is not a size like '2G' or '512M'",
             hint=f"use {field}_mb = {2048 if field == 'memory' else 10240}",
         ) from None
+    if mb < MIN_MB[field]:
+        raise InvalidTask(
+            f"task.toml [environment].{field} = {text!r} is {mb} MiB, below the "
+            f"{MIN_MB[field]} MiB a sandbox needs",
+            hint=f"give at least {MIN_MB[field]}M",
+        )
+    return mb

@@ -35,6 +35,11 @@ HEREDOC_RE = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 
 def split_steps(text: str, *, where: str) -> tuple[Step, ...]:
     """Ordered steps of a shell script; `where` names the file in errors."""
+    if "\0" in text:  # no step could hold it (a stored script is text without NULs)
+        line = text[: text.index("\0")].count("\n") + 1
+        raise InvalidTask(
+            f"{where}: line {line} holds a NUL character", hint="remove it: a script is text"
+        )
     lines = text.splitlines()
     first = 1
     if lines and lines[0].startswith("#!"):

@@ -25,7 +25,7 @@ from envfactory.core.errors import InvalidTask
 from envfactory.core.models import LimitCaps, Limits
 
 from .assemble import Found, assemble
-from .files import store_files, walk_files
+from .files import read_text, store_files, walk_files
 from .harbor import COMPOSE_FILES
 from .model import BlobWriter, ImportedTask
 from .options import EnvfactoryOptions, parse_table
@@ -70,7 +70,7 @@ def load_tbench(path: Path, artifacts: BlobWriter, caps: LimitCaps | None = None
         instruction=_instruction(task),
         dockerfile_text=(path / "Dockerfile").read_text(errors="replace"),
         build_files=store_files(walk_files(path, exclude=NOT_BUILD), artifacts),
-        steps=split_steps((path / "solution.sh").read_text(), where="solution.sh"),
+        steps=split_steps(read_text(path / "solution.sh"), where="solution.sh"),
         verifier_files=_verifier_files(path, artifacts),
         entry=ENTRY,
         verifier_timeout_s=math.ceil(task.max_test_timeout_sec),
@@ -109,7 +109,7 @@ def _require(path: Path) -> None:
 
 def _read_yaml(file: Path) -> dict[str, Any]:
     try:
-        data = bounded_yaml.load(file.read_text())  # no alias bombs, no deep nesting
+        data = bounded_yaml.load(read_text(file))  # no alias bombs, no deep nesting
     except yaml.YAMLError as exc:
         raise InvalidTask(f"{file}: invalid YAML: {exc}", hint="fix the syntax") from None
     if not isinstance(data, dict):
