@@ -1,4 +1,5 @@
-"""Produce and verify the three states of an integrity-corpus task: reference, untouched, exploit.
+"""Produce and verify the states of an integrity-corpus task: reference, untouched, exploit,
+and each alternative correct solution (`alternatives/<name>.sh`) it ships.
 
 Used by `test_corpus.py`. Every state is verified once, with the project's own runner
 (`verifiers.runner.verify_state`, envfactory's runtime: a fresh container from the
@@ -61,6 +62,7 @@ class Outcome:
     untouched: int | None = None
     exploit: int | None = None
     exploit_harbor: int | None = None
+    alternatives: dict[str, int] = field(default_factory=dict)
     evidence: dict[str, str] = field(default_factory=dict)
 
 
@@ -113,8 +115,13 @@ def harbor_reward(
         box.remove()
 
 
+def alternatives(entry: Entry) -> list[Path]:
+    """The task's alternative correct solutions: `alternatives/*.sh`, one script each."""
+    return sorted((entry.path / "alternatives").glob("*.sh"))
+
+
 def check_task(engine: SandboxEngine, entry: Entry, artifacts: ArtifactStore) -> Outcome:
-    """Build the task and verify its reference, untouched and exploit states once each."""
+    """Build the task and verify its reference, untouched, exploit and alternative states once each."""
     task = load_task(entry.path, artifacts)
     image = engine.build(
         context_tar(task.spec.build, artifacts.get), dockerfile=task.spec.build.dockerfile
@@ -140,6 +147,10 @@ def check_task(engine: SandboxEngine, entry: Entry, artifacts: ArtifactStore) ->
     out.reference = reward(snapshot_after(engine, task, image, steps, "reference"), "reference")
     out.untouched = reward(image, "untouched")
     out.exploit = reward(snapshot_after(engine, task, image, [exploit], "exploit"), "exploit")
+    for alt in alternatives(entry):
+        label = f"alternative {alt.stem}"
+        state = snapshot_after(engine, task, image, [alt.read_text()], label)
+        out.alternatives[alt.stem] = reward(state, label)
     if entry.runtime == "harbor-only":
         out.exploit_harbor, out.evidence["exploit-harbor"] = harbor_reward(
             engine, task, image, exploit, artifacts

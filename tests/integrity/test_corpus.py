@@ -1,6 +1,7 @@
 """The integrity corpus is what it claims: every verifier rewards its reference solution, and
 every broken one really is broken (its exploit earns reward 1 without doing the task) while
-every sound one resists the combined exploit.
+every sound one resists the combined exploit and rewards each alternative correct solution it
+ships (`alternatives/<name>.sh`: a different but valid final state).
 
 The static tests read only the corpus files; the Docker tests verify each task's reference,
 untouched and exploit states once (see `corpus_states.py`) — about 5 minutes on 2 cores.
@@ -13,11 +14,12 @@ from collections import Counter
 
 import pytest
 
-from .corpus_states import CORPUS, Entry, Outcome, manifest
+from .corpus_states import CORPUS, Entry, Outcome, alternatives, manifest
 
 ENTRIES = manifest()
 IDS = [e.name for e in ENTRIES]
 BROKEN = [e for e in ENTRIES if not e.sound]
+WITH_ALTERNATIVES = [e for e in ENTRIES if alternatives(e)]
 
 
 def _entry_script(e: Entry) -> str:
@@ -93,3 +95,13 @@ def test_exploit_earns_1_from_a_broken_verifier_and_0_from_a_sound_one(
         assert out.exploit == 0, "exploitable under envfactory's runtime too: mark it 'envfactory'"
     else:
         assert out.exploit == 1, out.evidence["exploit"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", WITH_ALTERNATIVES, ids=[e.name for e in WITH_ALTERNATIVES])
+def test_every_alternative_correct_solution_earns_reward_1(corpus_outcomes, entry: Entry):  # type: ignore[no-untyped-def]
+    out = _outcome(corpus_outcomes, entry)
+    assert sorted(out.alternatives) == [a.stem for a in alternatives(entry)]
+    for name, got in out.alternatives.items():
+        assert got == 1, out.evidence[f"alternative {name}"]

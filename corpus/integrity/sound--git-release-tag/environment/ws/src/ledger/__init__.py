@@ -1,0 +1,3 @@
+"""Small double-entry ledger helpers."""
+
+__version__ = "1.4.2"
