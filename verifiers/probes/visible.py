@@ -22,6 +22,7 @@ import base64
 import hashlib
 import posixpath
 from collections.abc import Iterable
+from fnmatch import fnmatch
 
 from envfactory.core.models import EnvironmentSpec
 
@@ -44,8 +45,6 @@ def line_key(text: str) -> str:
 
 
 def _is_test(path: str) -> bool:
-    from fnmatch import fnmatch
-
     name = posixpath.basename(path)
     return any(fnmatch(name, g) for g in TEST_GLOBS) or "/tests/" in path
 
