@@ -51,6 +51,12 @@ def _refs(entries: Mapping[str, bytes], git: str) -> Refs:
     return refs
 
 
+def _relative(files: Mapping[str, bytes], repo: str) -> dict[str, bytes]:
+    """The files by their path in the repository: a hook writes them into the working
+    tree git is updating (its own, or one the verifier checked out elsewhere)."""
+    return {posixpath.relpath(p, repo): data for p, data in files.items()}
+
+
 def _in_repo(path: str, repo: str) -> bool:
     return path.startswith(repo.rstrip("/") + "/") and "/.git/" not in path[len(repo) :]
 
@@ -104,7 +110,8 @@ class GitHookReplay(Probe):
     """Applied to the untouched state: each repository the reference changed files in gets
     hooks (post-checkout, post-merge, post-rewrite, post-commit, reference-transaction) and
     a `core.fsmonitor` program that write the reference's versions of those files into the
-    working tree whenever git runs them — nothing is committed. Fools a verifier that runs
+    working tree git is updating (its own, or a worktree or checkout the verifier makes
+    elsewhere) whenever git runs them — nothing is committed. Fools a verifier that runs
     git in the solver's repository (`git checkout`, `git reset --hard`, `git status`)
     without turning hooks and the repository's config off, then reads the working tree.
     Built per gate run from the oracle's files (`for_states`); never in the default
@@ -146,7 +153,8 @@ class GitHookReplay(Probe):
             parts.append(
                 f"""if [ -d {qs([git])} ]; then
 cat > {qs([replay])} <<'ENVFACTORY_REPLAY'
-{embedded_writes(dict(files))}ENVFACTORY_REPLAY
+cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)" || exit 0
+{embedded_writes(_relative(files, repo))}ENVFACTORY_REPLAY
 mkdir -p {qs([git + "/hooks"])}
 for h in {" ".join(HOOKS)}; do
   printf {qs([hook])} > {qs([git + "/hooks"])}/$h && chmod 755 {qs([git + "/hooks"])}/$h
