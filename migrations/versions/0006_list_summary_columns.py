@@ -4,7 +4,9 @@ length; a pack's format and its environment and member counts and bytes.
 `GET /api/seeds` and `GET /api/packs` answer with summaries built from these columns, so a
 page never loads the rows' documents (a seed's description can be megabytes, a pack's
 member list thousands of entries). Existing rows are filled in from their ``doc``, a batch
-at a time.
+at a time. On SQLite the two tables are rebuilt with the new columns before ``doc``: a
+column stored after a large document is read by walking the document's overflow pages.
+(PostgreSQL keeps a large ``doc`` out of line, TOAST, so order does not matter there.)
 
 Revision ID: 0006
 Revises: 0005
@@ -24,6 +26,11 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 BATCH = 500
+SEED_COLUMNS = ("attachments", "attachment_bytes", "description_chars")
+PACK_COLUMNS = ("format", "environments", "members", "bytes")
+#: every column of each table, in the order SQLite gets them (doc last)
+SEED_ORDER = ("id", "content_hash", "title", "domain", *SEED_COLUMNS, "created_at", "doc")
+PACK_ORDER = ("id", "created_by", "archive_key", *PACK_COLUMNS, "created_at", "doc")
 
 
 def _seed(doc: dict[str, Any]) -> dict[str, Any]:
@@ -62,8 +69,14 @@ def _backfill(name: str, columns: Sequence[str], summary: Callable[[dict[str, An
         last = rows[-1][0]
 
 
+def _batch(table: str, order: tuple[str, ...]) -> Any:
+    if op.get_bind().dialect.name != "sqlite":
+        return op.batch_alter_table(table, schema=None)
+    return op.batch_alter_table(table, recreate="always", partial_reordering=[order])
+
+
 def upgrade() -> None:
-    with op.batch_alter_table("seeds", schema=None) as batch_op:
+    with _batch("seeds", SEED_ORDER) as batch_op:
         batch_op.add_column(
             sa.Column("attachments", sa.Integer(), server_default="0", nullable=False)
         )
@@ -73,7 +86,7 @@ def upgrade() -> None:
         batch_op.add_column(
             sa.Column("description_chars", sa.Integer(), server_default="0", nullable=False)
         )
-    with op.batch_alter_table("packs", schema=None) as batch_op:
+    with _batch("packs", PACK_ORDER) as batch_op:
         batch_op.add_column(
             sa.Column("format", sa.String(length=32), server_default="envfactory", nullable=False)
         )
@@ -82,14 +95,14 @@ def upgrade() -> None:
         )
         batch_op.add_column(sa.Column("members", sa.Integer(), server_default="0", nullable=False))
         batch_op.add_column(sa.Column("bytes", sa.BigInteger(), server_default="0", nullable=False))
-    _backfill("seeds", ("attachments", "attachment_bytes", "description_chars"), _seed)
-    _backfill("packs", ("format", "environments", "members", "bytes"), _pack)
+    _backfill("seeds", SEED_COLUMNS, _seed)
+    _backfill("packs", PACK_COLUMNS, _pack)
 
 
 def downgrade() -> None:
     with op.batch_alter_table("packs", schema=None) as batch_op:
-        for column in ("bytes", "members", "environments", "format"):
+        for column in reversed(PACK_COLUMNS):
             batch_op.drop_column(column)
     with op.batch_alter_table("seeds", schema=None) as batch_op:
-        for column in ("description_chars", "attachment_bytes", "attachments"):
+        for column in reversed(SEED_COLUMNS):
             batch_op.drop_column(column)

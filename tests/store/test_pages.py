@@ -44,12 +44,13 @@ def _walk(fetch: Callable[[Key | None, int], Page[Any]], limit: int) -> list[lis
     """The ids on each page, following `next_key` to the end."""
     pages: list[list[str]] = []
     after: Key | None = None
-    while True:
+    while len(pages) < 100:  # a walk that never ends is a failure, not a hang
         page = fetch(after, limit)
         pages.append([i.id for i in page.items])
         if page.next_key is None:
             return pages
         after = page.next_key
+    raise AssertionError(f"still walking after 100 pages: {pages[:3]} …")
 
 
 def test_walking_seed_pages_returns_every_seed_once_newest_first(store: Store) -> None:
