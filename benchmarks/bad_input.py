@@ -11,8 +11,10 @@ from /proc, polled while it runs; stdout included), and what it left behind: row
 store and files in its TMPDIR. Goal: every case under 5 s and 300 MB, nothing stored,
 nothing left in TMPDIR. Each case runs with its own ENVFACTORY_HOME and TMPDIR under one
 scratch folder, removed at the end (--keep keeps it). Building the inputs takes a minute:
-two of them are 14 MB .tar.gz files holding 3 GiB of zeros. A benchmark prints numbers;
-it asserts nothing.
+two of them are 14 MB .tar.gz files holding 3 GiB of zeros. The list cases (200 concurrent
+`GET /api/seeds` over 1,000 long seeds) start the API as a uvicorn child of the case and
+also print the server's RSS just before the burst and its peak during it. A benchmark
+prints numbers; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -304,6 +306,7 @@ def build_cases(inputs: Path) -> list[Case]:
     ]
     cases += [Case(f"task import: {k}", [*cli, "task", "import", str(p)]) for k, p in tasks.items()]
     cases += [Case(f"api: {k}", [PY, __file__, "--api", k]) for k in (*API_CASES, *UPLOAD_CASES)]
+    cases += [Case(f"api: {k}", [PY, __file__, "--api", k]) for k in LIST_CASES]
     for k in (
         "unlisted-3gib-member",
         "listed-3gib-bomb",
@@ -353,6 +356,130 @@ API_CASES = {
 UPLOAD_CASES = {
     "upload holding both a and a/b": [("a", b"1\n"), ("a/b", b"2\n")],
 }
+
+
+#: many concurrent list calls from a viewer over a store of long seeds: name → page size
+#: ("default": none given; "largest": the `limit` maximum the served OpenAPI states)
+LIST_CASES = {
+    "200 concurrent GET /api/seeds, default page": "default",
+    "200 concurrent GET /api/seeds, largest page": "largest",
+}
+LIST_SEEDS, LIST_DESCRIPTION, LIST_CALLS = 1000, 20_000, 200
+
+
+def asgi_app() -> Any:
+    """The API as `envfactory review serve` builds it from the environment (for uvicorn)."""
+    from envfactory.api import create_app
+    from envfactory.core.settings import load_settings
+
+    return create_app(load_settings())
+
+
+def _vm_kb(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _fill_seeds() -> tuple[str, int]:
+    """1,000 seeds with 20 kB descriptions and a viewer in the case's store: (the viewer's
+    token, the largest `limit` GET /api/seeds accepts)."""
+    from datetime import UTC, datetime, timedelta
+
+    from envfactory.api import create_app
+    from envfactory.core.models import ReviewerRole, TaskSeed
+    from envfactory.core.settings import load_settings
+    from envfactory.store import Store
+
+    settings = load_settings()
+    t0 = datetime(2026, 12, 1, tzinfo=UTC)
+    with Store.from_settings(settings) as store:
+        with store.session() as tx:
+            for i in range(LIST_SEEDS):
+                tx.seeds.add(
+                    TaskSeed(
+                        id=f"seed-{i:04d}",
+                        title=f"seed {i}",
+                        description=f"{i} " + "x" * LIST_DESCRIPTION,
+                        domain="load",
+                        content_hash=f"{i:064x}",
+                        created_at=t0 + timedelta(seconds=i),
+                    )
+                )
+        token = store.reviewers.add("vic", ReviewerRole.VIEWER)
+        spec = create_app(settings, store=store).openapi()
+    (limit,) = [p for p in spec["paths"]["/api/seeds"]["get"]["parameters"] if p["name"] == "limit"]
+    return token, int(limit["schema"]["maximum"])
+
+
+def _list_burst(port: int, path: str, token: str) -> tuple[list[int], int]:
+    """LIST_CALLS requests leaving together, each on its own connection; their statuses and
+    the largest body (read and dropped in chunks: the client holds none of them)."""
+    import http.client
+    import threading
+
+    barrier = threading.Barrier(LIST_CALLS)
+    codes, sizes = [0] * LIST_CALLS, [0] * LIST_CALLS
+
+    def call(i: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+        conn.request("GET", "/api/health")
+        conn.getresponse().read()
+        barrier.wait()
+        conn.request("GET", path, headers={"Authorization": f"Bearer {token}"})
+        res = conn.getresponse()
+        while chunk := res.read(1 << 16):
+            sizes[i] += len(chunk)
+        codes[i] = res.status
+        conn.close()
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(LIST_CALLS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return codes, max(sizes)
+
+
+def run_list_case(name: str) -> None:
+    """Runs inside the measured process: the API as its own uvicorn process (a child, so
+    the case's peak includes it), 200 concurrent list calls, the server's RSS around them
+    (VmHWM reset just before the burst)."""
+    import socket
+
+    token, largest = _fill_seeds()
+    path = "/api/seeds" if LIST_CASES[name] == "default" else f"/api/seeds?limit={largest}"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = [PY, "-m", "uvicorn", "benchmarks.bad_input:asgi_app", "--factory", "--port", str(port)]
+    server = subprocess.Popen(
+        [*argv, "--log-level", "warning", "--timeout-keep-alive", "600"], cwd=REPO
+    )
+    try:
+        import httpx
+
+        for _ in range(300):
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/api/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        httpx.get(f"http://127.0.0.1:{port}{path}", headers={"Authorization": f"Bearer {token}"})
+        Path(f"/proc/{server.pid}/clear_refs").write_text("5")  # VmHWM starts again here
+        before = _vm_kb(server.pid, "VmRSS")
+        start = time.perf_counter()
+        codes, biggest = _list_burst(port, path, token)
+        seconds = time.perf_counter() - start
+        peak = _vm_kb(server.pid, "VmHWM")
+    finally:
+        server.terminate()
+        server.wait(30)
+    print(
+        f"HTTP {sorted(set(codes))} x{len(codes)} for {path} ({biggest / 2**20:.2f} MB each, "
+        f"{seconds:.1f} s): server RSS {before / 1024:.0f} MB before, peak {peak / 1024:.0f} MB"
+    )
 
 
 def run_api_case(name: str) -> None:
@@ -538,6 +665,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.measure:
         print(json.dumps(measure(json.loads(args.measure))))
+        return
+    if args.api in LIST_CASES:
+        run_list_case(args.api)
         return
     if args.api:
         run_api_case(args.api)

@@ -93,8 +93,8 @@ say "seed $seed_id accepted, pipeline started"
 status=""
 deadline=$(($(date +%s) + TIMEOUT))
 while [ "$(date +%s)" -lt "$deadline" ]; do
-  status=$(curl -sf -H "Authorization: Bearer $TOKEN" "$API/environments" \
-    | python3 -c "import json,sys; print(' '.join(e['status'] for e in json.load(sys.stdin) if e['seed_id']=='$seed_id'))")
+  status=$(curl -sf -H "Authorization: Bearer $TOKEN" "$API/environments?seed_id=$seed_id" \
+    | python3 -c "import json,sys; print(' '.join(e['status'] for e in json.load(sys.stdin)['items']))")
   case " $status " in
     *" published "*) say "published"; exit 0 ;;
     *" rejected "*|*" unproven "*) say "environment ended $status"; exit 1 ;;

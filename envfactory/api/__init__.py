@@ -4,6 +4,7 @@ Layers, lowest first (the `api-layers` contract in .importlinter):
 
 auth.py, body_limit.py   reviewer tokens (hashed), roles viewer < reviewer; the body cap
 context.py  what all share: the app context and the sink types (the pipeline seams)
+paging.py   every list's `limit` and opaque `cursor` → one page of summaries, `next_cursor`
 deps.py     request dependencies: 401 / 403
 views.py    read models shared by the JSON API and the pages
 actions.py  writes shared by both: decide, claim, submit a seed

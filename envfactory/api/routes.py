@@ -3,6 +3,9 @@
 Seeds come as JSON (`POST /api/seeds`) or, with their files, as multipart
 (`POST /api/seeds/upload`); both go through the CLI's validation and limits.
 
+Every list is one page of summaries (`limit`, `cursor` → `items`, `next_cursor`:
+`paging.py`); the full model is the one-item route's (`GET /api/seeds/{id}`, …).
+
 Blocking store calls run in FastAPI's thread pool (plain `def` routes, or
 `run_in_threadpool` in the async ones that also await a sink).
 """
@@ -19,17 +22,21 @@ from starlette.concurrency import run_in_threadpool
 from envfactory.core.models import (
     AuthMethod,
     EnvStatus,
+    EnvSummary,
     PackManifest,
+    PackSummary,
     ReviewAudit,
     Reviewer,
     ReviewItem,
     ReviewState,
+    SeedSummary,
     TaskSeed,
 )
 
-from . import actions, views
+from . import actions, paging, views
 from .context import ApiContext
 from .deps import context, reviewer, viewer
+from .paging import DEFAULT_LIMIT, Cursor, Limit, ListPage
 
 router = APIRouter(prefix="/api")
 Ctx = Annotated[ApiContext, Depends(context)]
@@ -49,16 +56,6 @@ class Me(BaseModel):
 class SeedCreated(BaseModel):
     seed: TaskSeed
     pipeline_started: bool
-
-
-class PackSummary(BaseModel):
-    id: str
-    format: str
-    created_by: str
-    environments: list[str]
-    members: int
-    bytes: int
-    downloadable: bool
 
 
 @router.get("/health", response_model=Health, tags=["meta"])
@@ -103,11 +100,17 @@ async def upload_seed(
     return SeedCreated(seed=created, pipeline_started=started)
 
 
-@router.get("/seeds", response_model=list[TaskSeed], tags=["seeds"])
+@router.get("/seeds", response_model=ListPage[SeedSummary], tags=["seeds"])
 def list_seeds(
-    ctx: Ctx, who: Viewer, limit: Annotated[int, Query(ge=1, le=1000)] = 100
-) -> list[TaskSeed]:
-    return ctx.store.seeds.list(limit=limit)
+    ctx: Ctx, who: Viewer, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> ListPage[SeedSummary]:
+    """Seeds, newest first: summaries without the description or attachments."""
+    return paging.listed(
+        paging.SEEDS,
+        {},
+        cursor,
+        lambda after: ctx.store.seeds.list_page(after=after, limit=limit),
+    )
 
 
 @router.get("/seeds/{seed_id}", response_model=TaskSeed, tags=["seeds"])
@@ -115,11 +118,17 @@ def show_seed(seed_id: str, ctx: Ctx, who: Viewer) -> TaskSeed:
     return ctx.store.seeds.get(seed_id)
 
 
-@router.get("/environments", response_model=list[views.EnvSummary], tags=["environments"])
+@router.get("/environments", response_model=ListPage[EnvSummary], tags=["environments"])
 def list_environments(
-    ctx: Ctx, who: Viewer, status: EnvStatus | None = None
-) -> list[views.EnvSummary]:
-    return views.env_summaries(ctx.store, status)
+    ctx: Ctx,
+    who: Viewer,
+    status: EnvStatus | None = None,
+    seed_id: str | None = None,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> ListPage[EnvSummary]:
+    """The latest version of each environment, by id; `seed_id`: those grown from a seed."""
+    return views.env_page(ctx.store, status, cursor, limit, seed_id=seed_id)
 
 
 @router.get("/environments/{env_id}", response_model=views.EnvView, tags=["environments"])
@@ -127,11 +136,17 @@ def show_environment(env_id: str, ctx: Ctx, who: Viewer) -> views.EnvView:
     return views.env_view(ctx.store, env_id)
 
 
-@router.get("/reviews", response_model=views.QueueView, tags=["reviews"])
+@router.get("/reviews", response_model=views.QueuePage, tags=["reviews"])
 def review_queue(
-    ctx: Ctx, who: Viewer, state: ReviewState | None = ReviewState.OPEN, env_id: str | None = None
-) -> views.QueueView:
-    return views.queue_view(ctx.store, state, env_id)
+    ctx: Ctx,
+    who: Viewer,
+    state: ReviewState | None = ReviewState.OPEN,
+    env_id: str | None = None,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> views.QueuePage:
+    """Items oldest first, without their comments; `counts` covers every page."""
+    return views.queue_page(ctx.store, state, env_id, cursor, limit)
 
 
 @router.post("/reviews/claim", response_model=ReviewItem | None, tags=["reviews"])
@@ -165,21 +180,12 @@ def audit(item_id: str, ctx: Ctx, who: Viewer) -> list[ReviewAudit]:
     return ctx.store.reviews.audit(item_id)
 
 
-def _pack_summary(ctx: ApiContext, m: PackManifest) -> PackSummary:
-    return PackSummary(
-        id=m.id,
-        format=m.format,
-        created_by=m.created_by,
-        environments=[e.env_id for e in m.environments],
-        members=len(m.members),
-        bytes=sum(x.size for x in m.members),
-        downloadable=ctx.store.packs.archive_key(m.id) is not None,
-    )
-
-
-@router.get("/packs", response_model=list[PackSummary], tags=["packs"])
-def list_packs(ctx: Ctx, who: Viewer) -> list[PackSummary]:
-    return [_pack_summary(ctx, m) for m in ctx.store.packs.list()]
+@router.get("/packs", response_model=ListPage[PackSummary], tags=["packs"])
+def list_packs(
+    ctx: Ctx, who: Viewer, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> ListPage[PackSummary]:
+    """Packs, newest first: counts and sizes, not the environments or members."""
+    return views.pack_page(ctx.store, cursor, limit)
 
 
 @router.get("/packs/{pack_id}", response_model=PackManifest, tags=["packs"])

@@ -1,6 +1,7 @@
 """/api/tasks: imported task suites — list, show, and start their durable validation.
 
-The same views as `envfactory task list / show` (`envfactory.suites`); a validation is
+The same views as `envfactory task list / show` (`envfactory.suites`), the list a page at
+a time by env id (`limit`, `cursor` → `next_cursor`: `paging.py`); a validation is
 started through the `on_validate` seam (the `ValidateTasks` workflow) and answered with
 its workflow id at once, progress being the workflow's to report. Request bodies refuse
 unknown keys (422 naming the key). Starting a validation needs the reviewer role.
@@ -16,10 +17,12 @@ from starlette.concurrency import run_in_threadpool
 
 from envfactory.core.errors import ConfigError
 from envfactory.core.models import EnvStatus, Reviewer
-from envfactory.suites import TaskDetail, TaskSummary, resolve_env_ids, task_detail, task_summaries
+from envfactory.suites import TaskDetail, TaskSummary, resolve_env_ids, task_detail, task_page
 
+from . import paging
 from .context import ApiContext
 from .deps import context, reviewer, viewer
+from .paging import DEFAULT_LIMIT, Cursor, Limit, ListPage
 
 router = APIRouter(prefix="/api/tasks", tags=["tasks"])
 Ctx = Annotated[ApiContext, Depends(context)]
@@ -48,11 +51,21 @@ class ValidationStarted(BaseModel):
     env_ids: list[str]
 
 
-@router.get("", response_model=list[TaskSummary])
+@router.get("", response_model=ListPage[TaskSummary])
 def list_tasks(
-    ctx: Ctx, who: Viewer, suite: str | None = None, status: EnvStatus | None = None
-) -> list[TaskSummary]:
-    return task_summaries(ctx.store, suite=suite, status=status)
+    ctx: Ctx,
+    who: Viewer,
+    suite: str | None = None,
+    status: EnvStatus | None = None,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> ListPage[TaskSummary]:
+    return paging.listed(
+        paging.TASKS,
+        {"suite": suite, "status": status.value if status else None},
+        cursor,
+        lambda after: task_page(ctx.store, suite=suite, status=status, after=after, limit=limit),
+    )
 
 
 @router.get("/{env_id}", response_model=TaskDetail)

@@ -2,7 +2,8 @@
 
 Keyboard: every control is a plain link, button or form field (Tab order follows the
 page); on the queue, j/k move and Enter opens; on an item, c / d pick confirm / dismiss
-and Ctrl+Enter submits. The pages call the same views and actions as the JSON API.
+and Ctrl+Enter submits. The pages call the same views and actions as the JSON API; a list
+page shows one page of it (`paging.DEFAULT_LIMIT` rows) with a link to the next.
 
 Security (see `sessions.py`): every post comes from this origin and carries the CSRF token
 its form was rendered with; the sign-in form carries a double-submit token.
@@ -14,6 +15,7 @@ import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from envfactory.core.errors import Conflict, NotFound
@@ -22,6 +24,7 @@ from envfactory.core.models import AuthMethod, Decision, EnvStatus, ReviewerRole
 from . import actions, views
 from .context import ApiContext
 from .deps import SESSION_COOKIE, context
+from .paging import DEFAULT_LIMIT
 from .sessions import (
     LOGIN_COOKIE,
     LOGIN_TTL_S,
@@ -73,6 +76,14 @@ def page_policy(nonce: str) -> str:
         "img-src 'self' data:; connect-src 'self'; form-action 'self'; "
         "frame-ancestors 'none'; base-uri 'none'"
     )
+
+
+def _bad_cursor(
+    ctx: ApiContext, request: Request, session: PageSession, exc: RequestValidationError
+) -> HTMLResponse:
+    """A list page asked for with a cursor it did not give out (edited or stale link)."""
+    (error,) = exc.errors()
+    return _page(ctx, request, "error.html", session, 422, message=error["msg"])
 
 
 def _signin(request: Request) -> RedirectResponse:
@@ -177,11 +188,15 @@ def queue(
     state: str = "open",
     env_id: str = "",
     empty: str = "",
+    cursor: str = "",
 ) -> Response:
     if session is None:
         return _signin(request)
     chosen = ReviewState(state) if state in {s.value for s in ReviewState} else None
-    view = views.queue_view(ctx.store, chosen, env_id or None)
+    try:
+        view = views.queue_page(ctx.store, chosen, env_id or None, cursor, DEFAULT_LIMIT)
+    except RequestValidationError as exc:
+        return _bad_cursor(ctx, request, session, exc)
     return _page(
         ctx,
         request,
@@ -260,16 +275,22 @@ async def decide(
 
 
 @router.get("/environments", response_class=HTMLResponse)
-def environments(request: Request, ctx: Ctx, session: Session, status: str = "") -> Response:
+def environments(
+    request: Request, ctx: Ctx, session: Session, status: str = "", cursor: str = ""
+) -> Response:
     if session is None:
         return _signin(request)
     chosen = EnvStatus(status) if status in {s.value for s in EnvStatus} else None
+    try:
+        envs = views.env_page(ctx.store, chosen, cursor, DEFAULT_LIMIT)
+    except RequestValidationError as exc:
+        return _bad_cursor(ctx, request, session, exc)
     return _page(
         ctx,
         request,
         "environments.html",
         session,
-        envs=views.env_summaries(ctx.store, chosen),
+        envs=envs,
         env_status=status,
         statuses=[s.value for s in EnvStatus],
     )
@@ -287,11 +308,14 @@ def environment(env_id: str, request: Request, ctx: Ctx, session: Session) -> Re
 
 
 @router.get("/packs", response_class=HTMLResponse)
-def packs(request: Request, ctx: Ctx, session: Session) -> Response:
+def packs(request: Request, ctx: Ctx, session: Session, cursor: str = "") -> Response:
     if session is None:
         return _signin(request)
-    rows = [(m, ctx.store.packs.archive_key(m.id) is not None) for m in ctx.store.packs.list()]
-    return _page(ctx, request, "packs.html", session, packs=rows)
+    try:
+        page = views.pack_page(ctx.store, cursor, DEFAULT_LIMIT)
+    except RequestValidationError as exc:
+        return _bad_cursor(ctx, request, session, exc)
+    return _page(ctx, request, "packs.html", session, packs=page)
 
 
 def root_redirect() -> RedirectResponse:

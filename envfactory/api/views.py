@@ -2,7 +2,9 @@
 
 Invariants: read-only (one read transaction per view); the reference solution and the
 verifier's files are never part of a view (the API serves reviewers, but a page is easy
-to share, and neither is needed to judge a shortcut).
+to share, and neither is needed to judge a shortcut); a list the API or a page serves is
+one bounded page of summaries (`paging.py`). Only `queue_view`, the CLI's `review list`,
+reads the whole queue.
 """
 
 from __future__ import annotations
@@ -15,15 +17,21 @@ from envfactory.core.errors import NotFound
 from envfactory.core.models import (
     AgentRole,
     EnvStatus,
+    EnvSummary,
     Evidence,
     GateReport,
+    PackSummary,
     PathChange,
     ReviewAudit,
     ReviewItem,
     ReviewState,
+    ReviewSummary,
     ShortcutFinding,
 )
 from envfactory.store import Store, Tx
+
+from . import paging
+from .paging import ListPage
 
 EXCERPT_CONTEXT = 2  # steps shown either side of each suspicious step
 
@@ -58,17 +66,16 @@ class ItemView(BaseModel):
 
 
 class QueueView(BaseModel):
+    """The whole queue with its items in full (the CLI's `review list`)."""
+
     items: list[ReviewItem]
     counts: dict[str, int]
 
 
-class EnvSummary(BaseModel):
-    id: str
-    version: int
-    name: str
-    status: EnvStatus
-    seed_id: str | None
-    updated_at: datetime
+class QueuePage(ListPage[ReviewSummary]):
+    """One page of the queue, and how many items are in each state (all pages)."""
+
+    counts: dict[str, int]
 
 
 class EnvView(BaseModel):
@@ -145,18 +152,48 @@ def queue_view(store: Store, state: ReviewState | None, env_id: str | None) -> Q
     return QueueView(items=items, counts=counts)
 
 
-def env_summaries(store: Store, status: EnvStatus | None) -> list[EnvSummary]:
-    return [
-        EnvSummary(
-            id=r.spec.id,
-            version=r.spec.version,
-            name=r.spec.name,
-            status=r.status,
-            seed_id=r.spec.seed_id,
-            updated_at=r.updated_at,
+def queue_page(
+    store: Store, state: ReviewState | None, env_id: str | None, cursor: str | None, limit: int
+) -> QueuePage:
+    filters = {"state": state.value if state else None, "env_id": env_id}
+    with store.session(readonly=True) as tx:
+        page = paging.listed(
+            paging.REVIEWS,
+            filters,
+            cursor,
+            lambda after: tx.reviews.list_page(
+                state=state, env_id=env_id, after=after, limit=limit
+            ),
         )
-        for r in store.environments.list(status=status)
-    ]
+        counts = tx.reviews.count_by_state(env_id=env_id)
+    return QueuePage(
+        items=page.items,
+        next_cursor=page.next_cursor,
+        counts={s.value: n for s, n in counts.items()},
+    )
+
+
+def env_page(
+    store: Store,
+    status: EnvStatus | None,
+    cursor: str | None,
+    limit: int,
+    seed_id: str | None = None,
+) -> ListPage[EnvSummary]:
+    return paging.listed(
+        paging.ENVIRONMENTS,
+        {"status": status.value if status else None, "seed_id": seed_id},
+        cursor,
+        lambda after: store.environments.list_page(
+            status=status, seed_id=seed_id, after=after, limit=limit
+        ),
+    )
+
+
+def pack_page(store: Store, cursor: str | None, limit: int) -> ListPage[PackSummary]:
+    return paging.listed(
+        paging.PACKS, {}, cursor, lambda after: store.packs.list_page(after=after, limit=limit)
+    )
 
 
 def env_view(store: Store, env_id: str) -> EnvView:
@@ -176,6 +213,8 @@ def env_view(store: Store, env_id: str) -> EnvView:
             name=spec.name,
             status=rec.status,
             seed_id=spec.seed_id,
+            suite=spec.origin.suite if spec.origin else None,
+            source=spec.source,
             updated_at=rec.updated_at,
         ),
         instruction=spec.instruction,

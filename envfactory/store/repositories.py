@@ -22,9 +22,12 @@ from envfactory.core.models import (
     BuildResult,
     EnvironmentSpec,
     EnvStatus,
+    EnvSummary,
     GateReport,
     Model,
     PackManifest,
+    PackSummary,
+    SeedSummary,
     ShortcutFinding,
     SolveRate,
     TaskSeed,
@@ -33,6 +36,7 @@ from envfactory.core.models import (
     utcnow,
 )
 
+from .pages import AnySelect, Key, Page, keyset_page
 from .schema import (
     Base,
     EnvironmentRow,
@@ -46,6 +50,8 @@ from .schema import (
 
 M = TypeVar("M", bound=Model)
 VERSION_RETRIES = 5
+#: a spec's ``source`` when its stored document has none
+DEFAULT_SOURCE: str = EnvironmentSpec.model_fields["source"].default
 
 
 def dump(model: Model) -> dict[str, Any]:
@@ -85,6 +91,9 @@ class SeedRepo(_Repo):
             content_hash=seed.content_hash,
             title=seed.title,
             domain=seed.domain,
+            attachments=len(seed.attachments),
+            attachment_bytes=sum(a.size for a in seed.attachments),
+            description_chars=len(seed.description),
             created_at=seed.created_at,
             doc=dump(seed),
         )
@@ -109,6 +118,31 @@ class SeedRepo(_Repo):
         return [
             TaskSeed.model_validate(r.doc) for r in self.s.scalars(q.limit(limit).offset(offset))
         ]
+
+    def list_page(
+        self, *, domain: str | None = None, after: Key | None = None, limit: int = 50
+    ) -> Page[SeedSummary]:
+        """Summaries, newest first (``created_at, id`` descending); the doc is not read."""
+        q = select(
+            SeedRow.id,
+            SeedRow.title,
+            SeedRow.domain,
+            SeedRow.attachments,
+            SeedRow.attachment_bytes,
+            SeedRow.description_chars,
+            SeedRow.created_at,
+        )
+        if domain is not None:
+            q = q.where(SeedRow.domain == domain)
+        order = ((SeedRow.created_at, True), (SeedRow.id, True))
+        return keyset_page(
+            self.s,
+            q,
+            order,
+            after=after,
+            limit=limit,
+            build=lambda r: SeedSummary.model_validate(r._asdict()),
+        )
 
     def count(self) -> int:
         return self.s.scalar(select(func.count()).select_from(SeedRow)) or 0
@@ -220,21 +254,70 @@ class EnvironmentRepo(_Repo):
     ) -> list[EnvironmentRecord]:
         q = select(EnvironmentRow).order_by(EnvironmentRow.id, EnvironmentRow.version)
         if latest_only:
-            latest = (
-                select(EnvironmentRow.id, func.max(EnvironmentRow.version).label("v"))
-                .group_by(EnvironmentRow.id)
-                .subquery()
-            )
-            q = q.join(
-                latest, (EnvironmentRow.id == latest.c.id) & (EnvironmentRow.version == latest.c.v)
-            )
-        if status is not None:
-            q = q.where(EnvironmentRow.status == status.value)
-        if seed_id is not None:
-            q = q.where(EnvironmentRow.seed_id == seed_id)
-        if suite is not None:
-            q = q.where(EnvironmentRow.suite == suite)
+            q = _latest(q)
+        q = _env_filters(q, status=status, seed_id=seed_id, suite=suite)
         return [_env_record(r) for r in self.s.scalars(q)]
+
+    def list_page(
+        self,
+        *,
+        status: EnvStatus | None = None,
+        seed_id: str | None = None,
+        suite: str | None = None,
+        imported: bool = False,
+        after: Key | None = None,
+        limit: int = 50,
+    ) -> Page[EnvSummary]:
+        """Summaries of the latest versions, by id; ``imported``: only tasks with an origin
+        (``envfactory task import``). The doc is not loaded: ``source`` and ``origin`` are
+        read inside the database."""
+        source = func.coalesce(EnvironmentRow.doc["source"].as_string(), DEFAULT_SOURCE)
+        q = select(
+            EnvironmentRow.id,
+            EnvironmentRow.version,
+            EnvironmentRow.name,
+            EnvironmentRow.status,
+            EnvironmentRow.seed_id,
+            EnvironmentRow.suite,
+            source.label("source"),
+            EnvironmentRow.updated_at,
+        )
+        q = _env_filters(_latest(q), status=status, seed_id=seed_id, suite=suite)
+        if imported:
+            q = q.where(EnvironmentRow.doc["origin"].as_string().is_not(None))
+        order = ((EnvironmentRow.id, False),)
+        return keyset_page(
+            self.s,
+            q,
+            order,
+            after=after,
+            limit=limit,
+            build=lambda r: EnvSummary.model_validate(r._asdict()),
+        )
+
+
+def _latest(q: AnySelect) -> AnySelect:
+    """Only the highest version of each environment."""
+    latest = (
+        select(EnvironmentRow.id, func.max(EnvironmentRow.version).label("v"))
+        .group_by(EnvironmentRow.id)
+        .subquery()
+    )
+    return q.join(
+        latest, (EnvironmentRow.id == latest.c.id) & (EnvironmentRow.version == latest.c.v)
+    )
+
+
+def _env_filters(
+    q: AnySelect, *, status: EnvStatus | None, seed_id: str | None, suite: str | None
+) -> AnySelect:
+    if status is not None:
+        q = q.where(EnvironmentRow.status == status.value)
+    if seed_id is not None:
+        q = q.where(EnvironmentRow.seed_id == seed_id)
+    if suite is not None:
+        q = q.where(EnvironmentRow.suite == suite)
+    return q
 
 
 def _env_record(row: EnvironmentRow) -> EnvironmentRecord:
@@ -319,8 +402,13 @@ class GateReportRepo(_Repo):
         return [GateReport.model_validate(r.doc) for r in self.s.scalars(q)]
 
     def latest(self, env_id: str, verifier_version: int | None = None) -> GateReport | None:
-        reports = self.list(env_id, verifier_version)
-        return reports[-1] if reports else None
+        """The last report of ``list`` (the newest), read alone."""
+        q = select(GateReportRow).where(GateReportRow.env_id == env_id)
+        if verifier_version is not None:
+            q = q.where(GateReportRow.verifier_version == verifier_version)
+        q = q.order_by(GateReportRow.created_at.desc(), GateReportRow.id.desc()).limit(1)
+        row = self.s.scalars(q).first()
+        return None if row is None else GateReport.model_validate(row.doc)
 
 
 class TrajectoryRepo(_Repo):
@@ -400,6 +488,10 @@ class PackRepo(_Repo):
             id=manifest.id,
             created_by=manifest.created_by,
             archive_key=archive_key,
+            format=manifest.format,
+            environments=len(manifest.environments),
+            members=len(manifest.members),
+            bytes=sum(m.size for m in manifest.members),
             created_at=manifest.created_at,
             doc=dump(manifest),
         )
@@ -420,3 +512,25 @@ class PackRepo(_Repo):
     def list(self) -> list[PackManifest]:
         q = select(PackRow).order_by(PackRow.created_at.desc(), PackRow.id)
         return [PackManifest.model_validate(r.doc) for r in self.s.scalars(q)]
+
+    def list_page(self, *, after: Key | None = None, limit: int = 50) -> Page[PackSummary]:
+        """Summaries, newest first (``created_at, id`` descending); the doc is not read."""
+        q = select(
+            PackRow.id,
+            PackRow.format,
+            PackRow.created_by,
+            PackRow.environments,
+            PackRow.members,
+            PackRow.bytes,
+            PackRow.archive_key.is_not(None).label("downloadable"),
+            PackRow.created_at,
+        )
+        order = ((PackRow.created_at, True), (PackRow.id, True))
+        return keyset_page(
+            self.s,
+            q,
+            order,
+            after=after,
+            limit=limit,
+            build=lambda r: PackSummary.model_validate(r._asdict()),
+        )

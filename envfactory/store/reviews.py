@@ -18,7 +18,7 @@ from __future__ import annotations
 import builtins
 from datetime import datetime, timedelta
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from envfactory.core.errors import Conflict, NotFound
@@ -28,9 +28,11 @@ from envfactory.core.models import (
     ReviewAudit,
     ReviewItem,
     ReviewState,
+    ReviewSummary,
     utcnow,
 )
 
+from .pages import Key, Page, keyset_page
 from .repositories import _Repo, dump
 from .schema import ReviewDecisionRow, ReviewItemRow
 
@@ -89,6 +91,46 @@ class ReviewRepo(_Repo):
         if env_id is not None:
             q = q.where(ReviewItemRow.env_id == env_id)
         return [_item(r) for r in self.s.scalars(q)]
+
+    def list_page(
+        self,
+        *,
+        state: ReviewState | None = None,
+        env_id: str | None = None,
+        after: Key | None = None,
+        limit: int = 50,
+    ) -> Page[ReviewSummary]:
+        """Summaries (no comment), oldest first (``created_at, id``), as the queue is worked."""
+        q = select(
+            ReviewItemRow.id,
+            ReviewItemRow.finding_id,
+            ReviewItemRow.env_id,
+            ReviewItemRow.state,
+            ReviewItemRow.reviewer,
+            ReviewItemRow.decided_at,
+            ReviewItemRow.created_at,
+        )
+        if state is not None:
+            q = q.where(ReviewItemRow.state == state.value)
+        if env_id is not None:
+            q = q.where(ReviewItemRow.env_id == env_id)
+        order = ((ReviewItemRow.created_at, False), (ReviewItemRow.id, False))
+        return keyset_page(
+            self.s,
+            q,
+            order,
+            after=after,
+            limit=limit,
+            build=lambda r: ReviewSummary.model_validate(r._asdict()),
+        )
+
+    def count_by_state(self, *, env_id: str | None = None) -> dict[ReviewState, int]:
+        """How many items are in each state (every state, zero included)."""
+        q = select(ReviewItemRow.state, func.count()).group_by(ReviewItemRow.state)
+        if env_id is not None:
+            q = q.where(ReviewItemRow.env_id == env_id)
+        counted = {ReviewState(state): n for state, n in self.s.execute(q)}
+        return {s: counted.get(s, 0) for s in ReviewState}
 
     def claim_next(self, reviewer: str, lease_s: float = 900.0) -> ReviewItem | None:
         """Lease the oldest open item nobody else holds to ``reviewer``; None if none is left."""

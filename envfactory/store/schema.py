@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     DateTime,
     ForeignKey,
     Index,
@@ -79,6 +80,10 @@ class SeedRow(Base):
     content_hash: Mapped[str] = mapped_column(String(64), unique=True)
     title: Mapped[str] = mapped_column(Text)
     domain: Mapped[str] = mapped_column(NAME, index=True)
+    #: the list summary's counts (``SeedSummary``), so a list never loads ``doc``
+    attachments: Mapped[int] = mapped_column(Integer, server_default="0")
+    attachment_bytes: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    description_chars: Mapped[int] = mapped_column(Integer, server_default="0")
     created_at: Mapped[datetime] = mapped_column(index=True)
     doc: Mapped[dict[str, Any]]
 
@@ -213,6 +218,11 @@ class PackRow(Base):
     id: Mapped[str] = mapped_column(ID, primary_key=True)
     created_by: Mapped[str] = mapped_column(NAME)
     archive_key: Mapped[str | None] = mapped_column(String(64))
+    #: the list summary's fields (``PackSummary``), so a list never loads ``doc``
+    format: Mapped[str] = mapped_column(STATUS, server_default="envfactory")
+    environments: Mapped[int] = mapped_column(Integer, server_default="0")
+    members: Mapped[int] = mapped_column(Integer, server_default="0")
+    bytes: Mapped[int] = mapped_column(BigInteger, server_default="0")
     created_at: Mapped[datetime] = mapped_column(index=True)
     doc: Mapped[dict[str, Any]]
 

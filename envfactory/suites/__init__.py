@@ -3,7 +3,7 @@
     report = import_tasks([Path("examples/tasks")], store, artifacts, suite=None)
     report.imported   # ImportedEntry per stored (or already stored) task
     report.failed     # ImportFailure per task that could not be read: nothing of it stored
-    task_summaries(store, suite="tasks")  /  task_detail(store, env_id)
+    task_summaries(store, suite="tasks")  /  task_page(store, after=…, limit=50)  /  task_detail(store, env_id)
 
 Invariants: a task is stored whole (spec + verifier in one transaction, status
 `imported`) or not at all; importing an unchanged task again is a no-op (its env id is
@@ -15,7 +15,14 @@ of every file of the task directory (an artifact, `origin.files_key`).
 from .discover import find_tasks, suite_name
 from .intake import ImportedEntry, ImportFailure, ImportReport, import_tasks
 from .origin import file_hashes, git_origin
-from .views import TaskDetail, TaskSummary, resolve_env_ids, task_detail, task_summaries
+from .views import (
+    TaskDetail,
+    TaskSummary,
+    resolve_env_ids,
+    task_detail,
+    task_page,
+    task_summaries,
+)
 
 __all__ = [
     "ImportFailure",
@@ -30,5 +37,6 @@ __all__ = [
     "resolve_env_ids",
     "suite_name",
     "task_detail",
+    "task_page",
     "task_summaries",
 ]

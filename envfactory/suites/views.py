@@ -3,7 +3,8 @@
 Read-only, one transaction per call. `outcome` is the latest gate report's `outcome`
 (`TaskVerdict`: passed, rejected, reference-failed, verifier-unrunnable), None before the
 first validation. Like the review views, a task view never holds the reference solution
-or the verifier's files.
+or the verifier's files. `task_page` (the API's) is one keyset page from the store's
+summary columns plus each task's latest report; `task_summaries` (the CLI's) is every task.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic import BaseModel
 
 from envfactory.core.errors import InvalidInput
 from envfactory.core.models import EnvStatus, ReviewState, TaskOrigin, TaskVerdict
+from envfactory.store import Key, Page
 
 
 class TaskSummary(BaseModel):
@@ -60,6 +62,36 @@ def task_summaries(
     with store.session(readonly=True) as tx:
         records = tx.environments.list(suite=suite, status=status)
         return [_summary(tx, r) for r in records if r.spec.origin is not None]
+
+
+def task_page(
+    store: Any,
+    *,
+    suite: str | None = None,
+    status: EnvStatus | None = None,
+    after: Key | None = None,
+    limit: int = 50,
+) -> Page[TaskSummary]:
+    """One page of imported tasks, by env id (`after`: the previous page's `next_key`)."""
+    with store.session(readonly=True) as tx:
+        envs = tx.environments.list_page(
+            suite=suite, status=status, imported=True, after=after, limit=limit
+        )
+        items = []
+        for e in envs.items:
+            report = tx.gate_reports.latest(e.id)
+            items.append(
+                TaskSummary(
+                    env_id=e.id,
+                    name=e.name,
+                    suite=e.suite,
+                    status=e.status,
+                    source=e.source,
+                    outcome=report.outcome if report else None,
+                    updated_at=e.updated_at,
+                )
+            )
+    return Page(items, envs.next_key)
 
 
 def task_detail(store: Any, env_id: str) -> TaskDetail:

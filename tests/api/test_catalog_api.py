@@ -24,9 +24,8 @@ def test_a_reviewer_submits_a_seed_and_a_viewer_reads_it(api: Api):
         api.client.get(f"/api/seeds/{seed_id}", headers=api.auth("vic")).json()["title"]
         == SEED["title"]
     )
-    assert [s["id"] for s in api.client.get("/api/seeds", headers=api.auth("vic")).json()] == [
-        seed_id
-    ]
+    listed = api.client.get("/api/seeds", headers=api.auth("vic")).json()
+    assert [s["id"] for s in listed["items"]] == [seed_id] and listed["next_cursor"] is None
     assert api.client.post("/api/seeds", json=SEED, headers=api.auth("vic")).status_code == 403
 
 
@@ -48,7 +47,7 @@ def test_an_environment_shows_its_gate_report_and_judge_solve_rate(api: Api, tmp
             Trajectory(id=f"j{i}", role=AgentRole.JUDGE, env_id="env-a", reward=reward)
         )
     listed = api.client.get("/api/environments?status=published", headers=api.auth("vic")).json()
-    assert [e["id"] for e in listed] == ["env-a"]
+    assert [e["id"] for e in listed["items"]] == ["env-a"]
     view = api.client.get("/api/environments/env-a", headers=api.auth("vic")).json()
     assert view["gate_report"]["verdict"] == "passed"
     assert (view["judge_runs"], view["judge_solved"], view["judge_solve_rate"]) == (3, 2, 0.667)
@@ -68,10 +67,12 @@ def test_packs_are_listed_and_a_stored_archive_downloads(api: Api, tmp_path):
         items_from_store(api.store, ["env-a"]), tmp_path / "p.tar", artifacts=arts, created_by="t"
     )
     api.store.packs.add(manifest, archive_key=arts.put_file(tmp_path / "p.tar"))
-    listed = api.client.get("/api/packs", headers=api.auth("vic")).json()
+    listed = api.client.get("/api/packs", headers=api.auth("vic")).json()["items"]
     assert [(p["id"], p["environments"], p["downloadable"]) for p in listed] == [
-        (manifest.id, ["env-a"], True)
+        (manifest.id, 1, True)
     ]
+    assert listed[0]["members"] == len(manifest.members)
+    assert listed[0]["bytes"] == sum(m.size for m in manifest.members)
     res = api.client.get(f"/api/packs/{manifest.id}/download", headers=api.auth("vic"))
     assert res.status_code == 200 and res.content == (tmp_path / "p.tar").read_bytes()
     assert (

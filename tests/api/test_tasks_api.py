@@ -70,12 +70,12 @@ def tasks_api(tmp_path: Path, store: Store) -> Iterator[TasksApi]:
 def test_tasks_are_listed_by_suite_with_the_fields_the_cli_shows(tasks_api: TasksApi) -> None:
     r = tasks_api.client.get("/api/tasks", params={"suite": "pair"}, headers=tasks_api.auth["vic"])
     assert r.status_code == 200
-    rows = r.json()
+    rows = r.json()["items"]
     assert {t["env_id"] for t in rows} == set(tasks_api.ids.values())
     assert set(rows[0]) == {"env_id", "name", "suite", "status", "source", "outcome", "updated_at"}
     assert {(t["suite"], t["status"], t["outcome"]) for t in rows} == {("pair", "imported", None)}
     every = tasks_api.client.get("/api/tasks", headers=tasks_api.auth["vic"]).json()
-    assert len(every) == 3
+    assert len(every["items"]) == 3 and every["next_cursor"] is None
 
 
 def test_a_task_is_shown_with_its_origin_and_an_unknown_one_is_404(tasks_api: TasksApi) -> None:

@@ -134,7 +134,7 @@ def test_the_new_seed_without_a_model_is_refused_at_upload_naming_the_roles(tmp_
         seeds = httpx.get(
             f"{up.url}/seeds", headers={"Authorization": f"Bearer {token}"}, timeout=10
         )
-        assert seeds.json() == [], "nothing is stored"
+        assert seeds.json()["items"] == [], "nothing is stored"
     finally:
         up.stop()
 
@@ -176,8 +176,10 @@ def _wait_for_outcome(up: Up, token: str, seed_id: str) -> str:
     status = ""
     while time.monotonic() < deadline:
         assert up.proc.poll() is None, up.tail()
-        envs = httpx.get(f"{up.url}/environments", headers=headers, timeout=10).json()
-        statuses = [e["status"] for e in envs if e["seed_id"] == seed_id]
+        envs = httpx.get(
+            f"{up.url}/environments", params={"seed_id": seed_id}, headers=headers, timeout=10
+        ).json()["items"]
+        statuses = [e["status"] for e in envs]
         for status in statuses:
             if status in {"published", "rejected", "unproven", "too_easy"}:
                 return status

@@ -50,7 +50,7 @@ def test_check_reports_drift_when_the_database_lags_the_models(db_url: str) -> N
 def test_the_migrations_are_found_through_the_package() -> None:
     import migrations
 
-    assert head() == "0005"
+    assert head() == "0006"
     assert (Path(migrations.__file__).parent / "versions" / "0001_initial_schema.py").is_file()
 
 
@@ -189,3 +189,43 @@ def test_0005_reads_findings_stored_before_it_as_found_by_the_rules(db_url: str)
         assert [f.id for f in store.findings.list(found_by="rules")] == ["f-old"]
         (model,) = store.findings.list(found_by="model")
     assert (model.id, model.weakness) == ("f-new", new.weakness)
+
+
+def test_0006_fills_the_list_summaries_of_seeds_and_packs_stored_before_it(db_url: str) -> None:
+    from sqlalchemy import text
+
+    from envfactory.core.models import Attachment, PackManifest, PackMember, TaskSeed
+    from tests.store.test_roundtrip import K1, samples
+
+    upgrade(db_url, "0005")
+    seed = TaskSeed(
+        id="seed-old",
+        title="t",
+        description="d" * 1234,
+        domain="x",
+        attachments=(Attachment(path="a", key=K1, size=7), Attachment(path="b", key=K1, size=5)),
+        content_hash=K1,
+    )
+    pack: PackManifest = samples()["pack"]  # type: ignore[assignment]
+    pack = pack.model_copy(update={"members": (PackMember(path="m", sha256=K1, size=9),) * 3})
+    with Store.open(db_url) as store, store.engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO seeds (id, content_hash, title, domain, created_at, doc)"
+                " VALUES (:id, :hash, 't', 'x', :at, :doc)"
+            ),
+            {"id": seed.id, "hash": K1, "at": seed.created_at, "doc": seed.model_dump_json()},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO packs (id, created_by, archive_key, created_at, doc)"
+                " VALUES (:id, 'ana', NULL, :at, :doc)"
+            ),
+            {"id": pack.id, "at": pack.created_at, "doc": pack.model_dump_json()},
+        )
+    upgrade(db_url)
+    with Store.open(db_url) as store:
+        (s,) = store.seeds.list_page().items
+        (p,) = store.packs.list_page().items
+    assert (s.attachments, s.attachment_bytes, s.description_chars) == (2, 12, 1234)
+    assert (p.format, p.environments, p.members, p.bytes) == ("envfactory", 1, 3, 27)

@@ -57,6 +57,7 @@ from .rows import HEURISTIC_RULES, FindingRule, RowId, RowKind, Rule
 from .sandbox import ChangeKind, ExecResult, PathChange, Purpose, StateKind, StateRef
 from .seeds import Attachment, Constraints, TaskSeed
 from .solve_rate import SolveRate, SolveRateBand, SolveRateVerdict
+from .summaries import EnvSummary, PackSummary, ReviewSummary, SeedSummary
 from .trajectories import (
     MODEL_ROLES,
     OPTIONAL_ROLES,
@@ -89,6 +90,10 @@ from .verifiers import (
 )
 
 __all__ = [
+    "EnvSummary",
+    "PackSummary",
+    "ReviewSummary",
+    "SeedSummary",
     "HEURISTIC_RULES",
     "FindingRule",
     "RowId",
