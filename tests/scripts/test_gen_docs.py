@@ -14,7 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from envfactory.core.models import EnvironmentSpec
 from envfactory.core.settings import Settings
 from scripts import gen_docs
-from verifiers.probes import GATE_BUILT, PROBES
+from verifiers.probes import ALTERNATIVES, GATE_BUILT, PROBES
 from verifiers.probes.base import Probe
 from verifiers.probes.rewards import RewardFile
 
@@ -77,7 +77,7 @@ def test_every_probe_class_of_the_library_is_in_the_table() -> None:
             out |= named(sub)
         return out
 
-    assert named(Probe) == set(BATTERY) | set(GATE_BUILT)
+    assert named(Probe) == set(BATTERY) | set(GATE_BUILT) | set(ALTERNATIVES)
 
 
 def test_a_stale_table_fails_the_check_naming_it_and_the_fix(
