@@ -42,7 +42,7 @@ def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> 
     probes = [c for c in report.checks if c.kind == CheckKind.PROBE]
     # built from what the oracle wrote: its outputs cut short, their numbers zeroed, set to
     # one, scaled and made NaN, their lines made placeholders, their rows padded; the reference run on inputs made
-    # minimal; its outputs flooded on the no-op
+    # minimal; its outputs flooded on the no-op, and replayed by the repository's hooks
     from_oracle = {
         "probe:truncated-outputs@oracle",
         "probe:perturbed-numbers-zero@oracle",
@@ -53,6 +53,8 @@ def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> 
         "probe:superset-lines@oracle",
         "probe:inputs-minimal+reference@no-op",
         "probe:candidate-flood@no-op",
+        # the workspace is a git repository: its hooks replay the reference's files
+        "probe:git-hook-replay@no-op",
     }
     assert from_oracle <= {c.name for c in probes}
     # every probe on no-op, prefix-1 and the partial (the no-op-only ones on the no-op)
