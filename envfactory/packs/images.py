@@ -79,11 +79,23 @@ def _legacy_tags(tar: tarfile.TarFile, members: dict[str, tarfile.TarInfo]) -> l
     return [f"{repo}:{tag}" for repo, tags in repos.items() for tag in tags]
 
 
+def _members(tar: tarfile.TarFile) -> dict[str, tarfile.TarInfo]:
+    """The archive's members by name; a name held twice is refused (which copy a reader
+    takes is its own choice: ours and the engine's must not differ)."""
+    members: dict[str, tarfile.TarInfo] = {}
+    for m in tar.getmembers():
+        name = m.name.removeprefix("./").rstrip("/")
+        if name in members:
+            raise InvalidPack(f"the image archive holds {name} twice")
+        members[name] = m
+    return members
+
+
 def read_archive(src: Path) -> ArchiveImage:
     """The image a `docker save` archive holds, read without loading it."""
     try:
         with tarfile.open(src, "r:") as tar:
-            members = {m.name.removeprefix("./"): m for m in tar.getmembers()}
+            members = _members(tar)
             manifest = _json_member(tar, members, "manifest.json")
             if not isinstance(manifest, list) or len(manifest) != 1:
                 count = len(manifest) if isinstance(manifest, list) else "no list of"

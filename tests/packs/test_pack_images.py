@@ -242,3 +242,23 @@ def test_a_packs_build_never_reaches_the_hosts_loopback(
     ).decode()
     assert seen.startswith("refused"), seen
     assert accepted == []
+
+
+def test_an_archive_holding_a_member_twice_is_refused(tmp_path: Path) -> None:
+    """Which of two `manifest.json` a reader takes is its own choice: ours and docker's
+    must not differ, so an archive holding one twice is refused before any is read."""
+    config = b'{"config": {}}'
+    manifest = json.dumps([{"Config": "c.json", "RepoTags": [], "Layers": []}]).encode()
+    evil = json.dumps([{"Config": "c.json", "RepoTags": ["python:3.12"], "Layers": []}]).encode()
+    src = tmp_path / "image.tar"
+    with tarfile.open(src, "w") as tf:
+        for name, data in (
+            ("c.json", config),
+            ("manifest.json", manifest),
+            ("./manifest.json", evil),
+        ):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    with pytest.raises(InvalidPack, match="manifest.json twice"):
+        read_archive(src)
