@@ -3,8 +3,15 @@
 `check_evidence` turns what a check observed into short lines a reviewer can act on
 (exit codes, failed steps, tamper evidence by attack class, the verifier's output when
 the check failed). `findings_from_report` turns every failing probe / regression check
-and every state with tamper evidence into a `ShortcutFinding` — the workflows layer
-files them into the human review queue.
+and every state with tamper evidence into a `ShortcutFinding`, and every correct
+alternative the verifier rejected into a too-strict one — the workflows layer files them
+into the human review queue.
+
+A too-strict finding carries no state (a confirmed one is never a regression row, which
+expects 0) and no verifier output: its state is the reference's result rewritten, and
+the finding's evidence reaches the verifier writer when a reviewer confirms it, who must
+never see the solution (DESIGN.md, invariant 3). Its evidence is the alternative's
+class and the exit codes.
 """
 
 from __future__ import annotations
@@ -134,4 +141,33 @@ def findings_from_report(report: GateReport) -> tuple[ShortcutFinding, ...]:
                     ),
                 )
             )
+    out += too_strict_findings(report)
     return tuple(out)
+
+
+def too_strict_findings(report: GateReport) -> list[ShortcutFinding]:
+    """One finding per correct alternative (under the report's first semantics) that the
+    verifier gave 0: a reviewer decides whether the task requires the exact bytes."""
+    primary = report.semantics[0] if report.semantics else "envfactory"
+    out = []
+    for check in report.checks:
+        if check.kind != CheckKind.ALTERNATIVE or check.passed or not check.observed:
+            continue
+        if check.semantics != primary or check.row.probe is None:
+            continue
+        rule = str(Rule(FindingRule.TOO_STRICT, check.row.probe))
+        kept = [line for line in check.evidence if line.startswith(("probe ", "exit codes"))]
+        what = kept[0].partition(": ")[2] if kept and kept[0].startswith("probe ") else check.name
+        out.append(
+            ShortcutFinding(
+                id=_finding_id(report.env_id, rule, check.name),
+                env_id=report.env_id,
+                source="alternative",
+                rule=rule,
+                evidence=Evidence(
+                    summary=f"too strict: rejects a correct alternative ({check.name}): {what}",
+                    verifier_output="\n".join(kept),
+                ),
+            )
+        )
+    return out

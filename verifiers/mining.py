@@ -10,7 +10,9 @@ evidence (the paths, the commands, the step indexes) for a human reviewer.
 Invariants:
 - pure logic over `Trajectory` and `PathChange` lists; imports only the core models, so
   it can run anywhere (an activity, the API, a notebook) without Docker or a model;
-- only trajectories with `reward == 1` are mined (a failed attempt is not a shortcut);
+- only trajectories with `reward == 1` are mined for shortcuts (a failed attempt is not
+  a shortcut); a judge that said it solved the task and got 0 is the other side,
+  `rejected_claims`: perhaps a correct solution the verifier is too strict for;
 - one finding per (trajectory, rule), with every piece of evidence for that rule merged,
   so a reviewer sees one item per distinct suspicion, not one per command;
 - finding ids are derived from (env, trajectory, rule), so mining the same trajectory
@@ -98,6 +100,44 @@ def mine(trajectories: Iterable[Trajectory], config: MiningConfig) -> list[Short
     for trajectory in trajectories:
         if trajectory.reward == 1:
             out.extend(mine_trajectory(trajectory, config))
+    return out
+
+
+def rejected_claims(
+    trajectories: Iterable[Trajectory], config: MiningConfig
+) -> list[ShortcutFinding]:
+    """A too-strict finding for each judge that said it solved the task and whose final
+    state the verifier gave 0. The verifier gave the oracle's state 1, so the two states
+    differ in something it reads: either the judge is wrong or the verifier rejects
+    another correct result (a reviewer compares the judge's changes with the
+    instruction). The finding carries the judge's state for the reviewer; a confirmed one
+    is never a regression row (`Rule.shortcut`)."""
+    rule = Rule(FindingRule.TOO_STRICT, "judge")
+    out = []
+    for t in trajectories:
+        if t.role != AgentRole.JUDGE or t.reward != 0 or not t.claimed_solved:
+            continue
+        if t.final_state is None:
+            continue
+        diff = t.diff or t.final_state.diff
+        out.append(
+            ShortcutFinding(
+                id=finding_id(config.env_id, t.id, str(rule)),
+                env_id=config.env_id,
+                source="trajectory",
+                rule=str(rule),
+                evidence=Evidence(
+                    summary=(
+                        f"judge trajectory {t.id} says it solved the task and the verifier "
+                        f"gave its final state 0 ({len(diff)} path(s) changed): too strict, "
+                        "or a wrong claim?"
+                    ),
+                    diff=tuple(diff),
+                    trajectory_id=t.id,
+                ),
+                state=t.final_state,
+            )
+        )
     return out
 
 

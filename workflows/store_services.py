@@ -45,6 +45,7 @@ from envfactory.core.models import (
     Purpose,
     ReviewItem,
     ReviewState,
+    Rule,
     ShortcutFinding,
     SolveRate,
     SolveRateBand,
@@ -59,7 +60,7 @@ from sandboxes.protocol import SandboxEngine
 from verifiers.battery import gate_input
 from verifiers.evidence import findings_from_report
 from verifiers.gates import GateRun, run_gates_detailed
-from verifiers.mining import MiningConfig, mine
+from verifiers.mining import MiningConfig, mine, rejected_claims
 from verifiers.mutation import mutation_findings, mutation_score
 from verifiers.runner import verify_state
 
@@ -230,8 +231,10 @@ class StoreServices:
 
     def _regressions(self, env_id: str) -> tuple[StateRef, ...]:
         confirmed = self.store.reviews.list(state=ReviewState.CONFIRMED, env_id=env_id)
-        states = (self.store.findings.get(item.finding_id).state for item in confirmed)
-        return tuple(s for s in states if s is not None)
+        findings = (self.store.findings.get(item.finding_id) for item in confirmed)
+        # a confirmed too-strict finding is a state the verifier should accept: never a
+        # regression row (which expects 0)
+        return tuple(f.state for f in findings if f.state is not None and _is_shortcut(f.rule))
 
     def run_gates(self, inp: t.GatesInput) -> t.GateOutcome:
         spec = self._spec(inp.env_id)
@@ -324,10 +327,12 @@ class StoreServices:
             reference_steps=len(spec.reference_solution),
         )
         report = self.store.gate_reports.get(int(inp.gate_report_id))
+        judges = self.store.trajectories.list(env_id=spec.id, role=AgentRole.JUDGE)
         findings = [
             *findings_from_report(report),
             *mutation_findings(report, self.settings.gates.mutation_min_score),
             *mine(trajectories, config),
+            *rejected_claims(judges, config),
         ]
         open_items = [i for i, state in self._queue(findings) if state == ReviewState.OPEN]
         return t.MineOutcome(
@@ -469,3 +474,11 @@ def build_services(
         models=models,
         agent_engine=agent_engine,
     )
+
+
+def _is_shortcut(rule: str) -> bool:
+    """Whether a stored finding's rule is a shortcut (its confirmed state a regression)."""
+    try:
+        return Rule.parse(rule).shortcut
+    except ValueError:
+        return True  # an unknown rule stays a shortcut: the safe side

@@ -1,9 +1,9 @@
 """Correct alternatives through the gate battery (real Docker): a verifier that rejects
 a correct solver's other final state is *too strict* — a warning, not a rejection.
 
-The task writes a JSON summary and a CSV. A verifier comparing exact bytes is sound
-against every shortcut but rejects the same data re-serialised, quoted or without its
-final newline; one that parses what it reads accepts them all.
+The task writes a JSON summary, the same summary as YAML and a CSV. A verifier comparing
+exact bytes is sound against every shortcut but rejects the same data re-serialised,
+quoted or without its final newline; one that parses what it reads accepts them all.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ totals = {}
 for r in rows:
     totals[r["region"]] = totals.get(r["region"], 0) + int(r["amount"])
 json.dump({"total": sum(totals.values()), "regions": totals}, open("out/summary.json", "w"))
+with open("out/summary.yaml", "w") as f:
+    f.write(f"total: {sum(totals.values())}\\nregions:\\n" + "".join(f"  {k}: {v}\\n" for k, v in sorted(totals.items())))
 with open("out/totals.csv", "w") as f:
     f.write("region,total\\n" + "".join(f"{k},{v}\\n" for k, v in sorted(totals.items())))
 PY
@@ -49,7 +51,7 @@ SPEC = EnvironmentSpec(
     name="sales summary",
     instruction=(
         "From /app/sales.csv, write /app/out/summary.json with the grand total and the "
-        "total per region, and /app/out/totals.csv with a header region,total and one row "
+        "total per region, the same summary as YAML in /app/out/summary.yaml, and /app/out/totals.csv with a header region,total and one row "
         "per region in alphabetical order."
     ),
     build=BuildContext(files=()),
@@ -61,6 +63,7 @@ SPEC = EnvironmentSpec(
 #: exact bytes: sound against every shortcut, and too strict
 EXACT = b"""#!/bin/sh
 [ "$(cat /app/out/summary.json)" = '{"total": 22, "regions": {"north": 17, "south": 5}}' ] || exit 1
+printf 'total: 22\\nregions:\\n  north: 17\\n  south: 5\\n' | cmp -s - /app/out/summary.yaml || exit 1
 printf 'region,total\\nnorth,17\\nsouth,5\\n' | cmp -s - /app/out/totals.csv
 """
 
@@ -70,6 +73,17 @@ exec /usr/bin/env python3 -I - <<'PY'
 import csv, json, sys
 s = json.load(open("/app/out/summary.json"))
 ok = s == {"total": 22, "regions": {"north": 17, "south": 5}}
+# the YAML is two levels of "key: value"; nesting by indentation, as YAML's block style
+y, inner = {}, None
+for line in open("/app/out/summary.yaml").read().splitlines():
+    key, _, value = line.strip().partition(":")
+    if line[:1].isspace() and inner is not None:
+        inner[key] = int(value)
+    elif value.strip():
+        y[key], inner = int(value), None
+    else:
+        y[key] = inner = {}
+ok = ok and y == {"total": 22, "regions": {"north": 17, "south": 5}}
 rows = list(csv.reader(open("/app/out/totals.csv")))
 ok = ok and rows == [["region", "total"], ["north", "17"], ["south", "5"]]
 sys.exit(0 if ok else 1)
@@ -123,11 +137,12 @@ def test_a_byte_exact_verifier_is_too_strict_but_not_rejected(docker_engine, ima
     report = _report(docker_engine, image, EXACT)
     assert _alternatives(report) == {
         "probe:json-reserialised@oracle": False,
+        "probe:yaml-reserialised@oracle": False,
         "probe:csv-quoted@oracle": False,
         "probe:final-newline@oracle": False,
     }
     assert report.outcome == TaskVerdict.PASSED, report.reasons
-    assert len(report.too_strict) == 3
+    assert len(report.too_strict) == 4
     assert any("re-serialised" in w for w in report.too_strict)
 
 

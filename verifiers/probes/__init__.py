@@ -24,6 +24,7 @@ from .alternatives import (
     GarbageCollected,
     QuotedCsv,
     ReserialisedJson,
+    ReserialisedYaml,
     VacuumedSqlite,
 )
 from .base import Probe
@@ -95,6 +96,7 @@ PROBES: tuple[Probe, ...] = (
 #: the correct alternatives the gates check on the oracle state (expected 1: `alternatives`)
 ALTERNATIVES: tuple[type[Probe], ...] = (
     ReserialisedJson,
+    ReserialisedYaml,
     QuotedCsv,
     FinalNewline,
     GarbageCollected,

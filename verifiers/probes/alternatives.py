@@ -1,7 +1,7 @@
 """Correct alternatives: final states a correct solver could equally leave.
 
 Not attacks: each is the oracle's result rewritten in a form the instruction does not
-rule out — JSON re-serialised (another key order and indentation), CSV with every field
+rule out — JSON or YAML re-serialised (another key order and indentation), CSV with every field
 quoted, a text output's final newline added or taken away, a repository garbage-collected
 with its refs packed, an SQLite database vacuumed. The gates verify each on the oracle's
 state (`CheckKind.ALTERNATIVE`, expected 1); a verifier that gives 0 is *too strict*: a
@@ -20,6 +20,9 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+
+from envfactory.core import bounded_yaml
 from envfactory.core.models import EnvironmentSpec
 
 from .base import Probe, qs
@@ -48,6 +51,14 @@ class ReserialisedJson(_Rewritten):
     indentation (same values, same array order)."""
 
     name = "json-reserialised"
+
+
+class ReserialisedYaml(_Rewritten):
+    """Applied to the oracle state, a correct alternative: every YAML file the reference
+    solution wrote, re-serialised in block style with its mappings' keys in reverse order
+    and another indentation (the same values once loaded; comments are not kept)."""
+
+    name = "yaml-reserialised"
 
 
 class QuotedCsv(_Rewritten):
@@ -115,6 +126,30 @@ def reserialised(data: bytes) -> bytes | None:
     return out if out != data else None
 
 
+def yaml_reserialised(data: bytes) -> bytes | None:
+    """`data` (one YAML document holding a mapping or a list) dumped again in another
+    style, or None when it does not parse, is a scalar, or would not load back equal
+    (a value YAML cannot write out as it read it)."""
+    try:
+        value = bounded_yaml.load(data.decode())
+    except (UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if not isinstance(value, dict | list):
+        return None
+    out = yaml.safe_dump(
+        _reversed_keys(value),
+        indent=4,
+        default_flow_style=False,
+        allow_unicode=True,
+        sort_keys=False,
+    ).encode()
+    try:
+        same = bounded_yaml.load(out.decode()) == value
+    except yaml.YAMLError:
+        return None
+    return out if same and out != data else None
+
+
 def quoted(data: bytes) -> bytes | None:
     try:
         text = data.decode()
@@ -150,6 +185,7 @@ def alternatives_for(oracle: Workspace, pristine: Workspace) -> tuple[Probe, ...
     found: list[Probe] = []
     for cls, rewrite, exts in (
         (ReserialisedJson, reserialised, (".json",)),
+        (ReserialisedYaml, yaml_reserialised, (".yaml", ".yml")),
         (QuotedCsv, quoted, (".csv",)),
         (FinalNewline, newline_toggled, (".txt", ".csv", ".json", ".md", ".tsv", ".log", ".out")),
     ):

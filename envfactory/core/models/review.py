@@ -17,7 +17,7 @@ from .base import Model, UserText, utcnow
 from .sandbox import PathChange, StateRef
 
 #: what kind of evidence a finding rests on
-FindingSource = Literal["probe", "trajectory", "tamper", "mutation", "solve-rate"]
+FindingSource = Literal["probe", "trajectory", "tamper", "mutation", "solve-rate", "alternative"]
 #: who found it: the model-free rules (probes, regex mining, mutation, the solve-rate band)
 #: or the shortcut-analyst model (`source: model` in the review queue)
 FoundBy = Literal["rules", "model"]

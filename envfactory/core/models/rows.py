@@ -185,6 +185,9 @@ class FindingRule(StrEnum):
     WEAK_BATTERY = "mutation"  # detail: "weak-battery"
     SOLVE_RATE = "solve-rate"  # detail: "too-easy"
     MODEL = "model"  # detail: the analyst's own rule name
+    #: not a shortcut: a state a correct solver could leave that the verifier gave 0;
+    #: detail: the alternative's name, or "judge" for a judge's final state
+    TOO_STRICT = "too-strict"
 
 
 #: rules that name a detail after the family; the others stand alone
@@ -195,6 +198,7 @@ _DETAILED = frozenset(
         FindingRule.WEAK_BATTERY,
         FindingRule.SOLVE_RATE,
         FindingRule.MODEL,
+        FindingRule.TOO_STRICT,
     }
 )
 #: heuristics: evidence that a shortcut may exist, not that one does
@@ -236,3 +240,9 @@ class Rule:
     @property
     def heuristic(self) -> bool:
         return self.family in HEURISTIC_RULES
+
+    @property
+    def shortcut(self) -> bool:
+        """Whether a confirmed finding of this rule is a state the verifier must reject
+        (a regression row expecting 0); a too-strict one is a state it should accept."""
+        return self.family != FindingRule.TOO_STRICT
