@@ -234,7 +234,9 @@ class StoreServices:
         findings = (self.store.findings.get(item.finding_id) for item in confirmed)
         # a confirmed too-strict finding is a state the verifier should accept: never a
         # regression row (which expects 0)
-        return tuple(f.state for f in findings if f.state is not None and _is_shortcut(f.rule))
+        return tuple(
+            f.state for f in findings if f.state is not None and Rule.names_shortcut(f.rule)
+        )
 
     def run_gates(self, inp: t.GatesInput) -> t.GateOutcome:
         spec = self._spec(inp.env_id)
@@ -474,11 +476,3 @@ def build_services(
         models=models,
         agent_engine=agent_engine,
     )
-
-
-def _is_shortcut(rule: str) -> bool:
-    """Whether a stored finding's rule is a shortcut (its confirmed state a regression)."""
-    try:
-        return Rule.parse(rule).shortcut
-    except ValueError:
-        return True  # an unknown rule stays a shortcut: the safe side

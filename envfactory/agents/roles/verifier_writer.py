@@ -30,6 +30,7 @@ from envfactory.core.models import (
     FinishRefusal,
     Model,
     Provenance,
+    Rule,
     ShortcutFinding,
     Verifier,
 )
@@ -58,6 +59,9 @@ class VerifierWriterInput(Model):
     verifier_dir: str = "/verifier"
     version: int = Field(default=1, ge=1)
     shortcut_evidence: tuple[Evidence, ...] = ()
+    #: confirmed too-strict findings: results a correct solver could leave that the
+    #: current verifier rejects (never the reference's own result: see verifiers.evidence)
+    rejected_correct_evidence: tuple[Evidence, ...] = ()
     finding_ids: tuple[str, ...] = ()
     previous_files: tuple[VerifierFileText, ...] = ()
     previous_entry: str | None = None
@@ -80,15 +84,18 @@ class VerifierWriterInput(Model):
         files: Sequence[VerifierFileText],
         findings: Sequence[ShortcutFinding],
     ) -> VerifierWriterInput:
-        """Patch mode: the current verifier's files plus what each shortcut did."""
+        """Patch mode: the current verifier's files plus what each shortcut did, and each
+        correct result it rejected (a confirmed too-strict finding)."""
         base = cls.from_spec(spec)
+        strict = [f for f in findings if not Rule.names_shortcut(f.rule)]
         return base.model_copy(
             update={
                 "version": verifier.version + 1,
                 "previous_files": tuple(files),
                 "previous_entry": verifier.entry,
                 "finding_ids": tuple(f.id for f in findings),
-                "shortcut_evidence": tuple(f.evidence for f in findings),
+                "shortcut_evidence": tuple(f.evidence for f in findings if f not in strict),
+                "rejected_correct_evidence": tuple(f.evidence for f in strict),
             }
         )
 
@@ -137,6 +144,9 @@ def writer_task(inp: VerifierWriterInput) -> str:
         )
     for i, ev in enumerate(inp.shortcut_evidence, 1):
         fields.append((f"Shortcut evidence {i}", _evidence_text(ev)))
+    for i, ev in enumerate(inp.rejected_correct_evidence, 1):
+        title = f"Correct result the verifier rejects {i} (it must accept results like it)"
+        fields.append((title, _evidence_text(ev)))
     return task_text("Write the verifier", fields)
 
 

@@ -241,6 +241,15 @@ class Rule:
     def heuristic(self) -> bool:
         return self.family in HEURISTIC_RULES
 
+    @classmethod
+    def names_shortcut(cls, text: str) -> bool:
+        """Whether a stored finding's rule is a shortcut's; an unknown rule is (the safe
+        side: its confirmed state becomes a regression row)."""
+        try:
+            return cls.parse(text).shortcut
+        except ValueError:
+            return True
+
     @property
     def shortcut(self) -> bool:
         """Whether a confirmed finding of this rule is a state the verifier must reject
