@@ -196,3 +196,34 @@ def test_a_mutation_score_below_the_setting_sends_the_environment_to_review(serv
         env_id="env-1", gate_report_id=_gate_with_mutation(services, 9, 1), trajectory_ids=()
     )
     assert services.mine(high).finding_ids == ()  # 0.9 >= gates.mutation_min_score (0.8)
+
+
+def test_too_strict_findings_are_queued_and_a_confirmed_one_is_never_a_regression(services):
+    oracle = GateCheck(kind=CheckKind.ORACLE, name="oracle", expected=1, observed=(1,))
+    rejected = GateCheck(
+        kind=CheckKind.ALTERNATIVE, name="probe:json-reserialised@oracle", expected=1, observed=(0,)
+    )
+    report = services.store.gate_reports.add(
+        GateReport(env_id="env-1", verifier_version=1, checks=(oracle, rejected))
+    )
+    judge = Trajectory(
+        id="t-judge",
+        role=AgentRole.JUDGE,
+        env_id="env-1",
+        reward=0,
+        claimed_solved=True,
+        final_state=StateRef(image="sha256:judge", kind=StateKind.SOLVER),
+        diff=(PathChange(path="/app/out.json", kind="A"),),
+    )
+    services.store.trajectories.add(judge)
+    red = _red_team(services)
+    mined = services.mine(
+        t.MineInput(env_id="env-1", gate_report_id=str(report), trajectory_ids=(red,))
+    )
+    rules = {services.store.findings.get(f).rule for f in mined.finding_ids}
+    assert {"too-strict:json-reserialised", "too-strict:judge", "red-team-rewarded"} <= rules
+    for item in mined.open_items:
+        decision = t.ReviewDecision(item_id=item, decision=Decision.CONFIRM, reviewer="ana")
+        services.record_decision(t.DecisionInput(env_id="env-1", decision=decision))
+    regressions = services._regressions("env-1")
+    assert {r.image for r in regressions} == {"sha256:red"}  # the judge's state is not one
