@@ -33,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from envfactory.core.models import (
+    WARNING_KINDS,
     CheckKind,
     GateReport,
     Reward,
@@ -265,13 +266,18 @@ class _Scheduler:
             assert st.row.probe is not None
             self._on_state(st, CheckKind.PROBE, 0, by[st.row.probe])
 
-    def _produce_alternatives(self, base: ProducedState, alternatives: tuple[Probe, ...]) -> None:
+    def _produce_warnings(
+        self, base: ProducedState, probes: tuple[Probe, ...], kind: CheckKind
+    ) -> None:
+        """Rows whose unexpected reward is a warning: correct alternatives (expected 1) and
+        tolerances (expected 0)."""
         if self._settled_badly():
             return
-        by = {a.name: a for a in alternatives}
-        for st in self.backend.probe_batch(base, alternatives):
+        by = {a.name: a for a in probes}
+        expected: Reward = 1 if kind == CheckKind.ALTERNATIVE else 0
+        for st in self.backend.probe_batch(base, probes):
             assert st.row.probe is not None
-            self._on_state(st, CheckKind.ALTERNATIVE, 1, by[st.row.probe])
+            self._on_state(st, kind, expected, by[st.row.probe])
 
     def _produce_probe(self, base: ProducedState, probe: Probe) -> None:
         if self._settled_badly():
@@ -298,7 +304,9 @@ class _Scheduler:
         if made.on_noop:  # the programs and outputs the oracle wrote, flooded on the no-op
             self.ex.spawn(self._produce_probes, noop, made.on_noop)
         if made.alternatives:  # other correct final states: expected 1
-            self.ex.spawn(self._produce_alternatives, oracle, made.alternatives)
+            self.ex.spawn(self._produce_warnings, oracle, made.alternatives, CheckKind.ALTERNATIVE)
+        if made.tolerances:  # changes the instruction does not rule out: expected 0
+            self.ex.spawn(self._produce_warnings, oracle, made.tolerances, CheckKind.TOLERANCE)
         if made.recompute:
             self.ex.spawn(self._produce_recomputed)
 
@@ -411,8 +419,8 @@ class _Scheduler:
             self._note_harness_limit(row.probe, row.id.semantics or self.primary)
         with self.ex.lock:
             done = self.table.record(row, res)
-            if res.reward != row.expected and row.kind != CheckKind.ALTERNATIVE:
-                self.verdicts.failed(row.id)  # a too-strict alternative is a warning
+            if res.reward != row.expected and row.kind not in WARNING_KINDS:
+                self.verdicts.failed(row.id)  # too strict, or a tolerance: a warning
             rewards = [r.reward for r in done] if len(done) == row.repeats else []
             more = self.repeats.escalate(row, rewards, self.table.owners()) if rewards else []
             complete = self.table.finish(row, len(done))
