@@ -105,7 +105,11 @@ def findings_from_report(report: GateReport) -> tuple[ShortcutFinding, ...]:
     for check in report.checks:
         if check.semantics != primary:
             continue
-        if check.kind in (CheckKind.PROBE, CheckKind.REGRESSION) and not check.passed and counts(check):
+        if (
+            check.kind in (CheckKind.PROBE, CheckKind.REGRESSION)
+            and not check.passed
+            and counts(check)
+        ):
             rule = str(_rule_of(check))
             out.append(
                 ShortcutFinding(

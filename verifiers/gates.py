@@ -57,6 +57,7 @@ from .gate.table import DROPPED_NOTE, Admission, Row, RowTable
 from .gate.views import HARBOR_LEFT_PROCESSES, Views
 from .omissions import decisive_changes, incidental_note
 from .probes import Probe, by_name
+from .probes.applicability import ReadLog, not_applicable
 from .probes.inputs import RECOMPUTED, changed_outputs, recomputed_note, recomputed_steps
 from .runner import PreparedState, VerifyResult, verifier_tar
 from .states import ProducedState, ReferenceStepFailed, probe_replay
@@ -125,6 +126,7 @@ class _Scheduler:
         self.notes: list[str] = list(self.plan.notes)
         self.skipped: list[SkippedCheck] = []
         self.noop_ready = Event(self.ex)  # the no-op state exists (or failed to)
+        self.reads: ReadLog | None = None  # what the traced verification of the oracle read
 
     @property
     def primary(self) -> Semantics:
@@ -228,7 +230,9 @@ class _Scheduler:
             and self.primary == "envfactory"
         ):
             oracle = self._prepared(self.found.oracle, None)
-            self.battery += self.inp.traced_probes(oracle, self.vfiles)
+            traced = self.inp.traced_probes(oracle, self.vfiles)
+            self.battery += traced.probes
+            self.reads = traced.reads
         for base in waiting:
             assert isinstance(base, ProducedState)
             self.ex.spawn(self._produce_probes, base, tuple(self.battery))
@@ -445,6 +449,18 @@ class _Scheduler:
 
     # -- the report -----------------------------------------------------------------------
 
+    def _not_applicable(self, row: Row) -> str | None:
+        """Why a probe row on the oracle cannot judge the verifier (its trace never read
+        what the probe changed: `probes.applicability`); None for every other row."""
+        on_oracle = row.id.base == RowId.oracle() and row.id.semantics is None
+        if (
+            row.probe is None
+            or not on_oracle
+            or row.kind not in (CheckKind.PROBE, CheckKind.TOLERANCE)
+        ):
+            return None
+        return not_applicable(row.probe.touched, self.reads)
+
     def _finish(self, wall_s: float) -> GateRun:
         found = self.found
         if found.reference_failure is None and found.oracle is None and self.oracle_gate.ok is None:
@@ -459,6 +475,7 @@ class _Scheduler:
             primary=self.primary,
             outcome=outcome,
             skip_reason=lambda r: self.verdicts.skip_reason(r.id),
+            not_applicable=self._not_applicable,
             repeats=self.inp.repeats,
             provided=self.inp.provided,
             wall_s=wall_s,

@@ -71,6 +71,7 @@ def build_run(
     primary: Semantics,
     outcome: Outcome,
     skip_reason: Callable[[Row], str],
+    not_applicable: Callable[[Row], str | None] = lambda _: None,
     repeats: int,
     provided: tuple[str, ...],
     wall_s: float,
@@ -82,7 +83,8 @@ def build_run(
         if not res:
             skipped.append(SkippedCheck(name=r.name, why=skip_reason(r)))
             continue
-        rows.append(_check(r, res, primary, table.twin_of(r), failed_bases))
+        check = _check(r, res, primary, table.twin_of(r), failed_bases)
+        rows.append(check.model_copy(update={"not_applicable": not_applicable(r)}))
         timings.append(
             CheckTiming(
                 r.name,

@@ -200,14 +200,22 @@ def _revert_last_column(conn: sqlite3.Connection, db: DatabaseChanges) -> bool:
 
 
 def _pattern(t: TableChanges) -> tuple[tuple[int, ...], dict[tuple[Any, ...], dict[int, Any]]]:
-    """The columns the reference changed in `t` and, by their old values, the change it
-    made to rows that held them (the first such row's)."""
-    cols = tuple(sorted({i for rid in t.changed for i in t.changed_columns(rid)}))
+    """The columns the reference set to one value in every row it changed in `t` (a
+    status, a date; else every column it changed) and, by those columns' old values, the
+    change it made there: a look-alike row held what a changed row's held before."""
+    changed = [set(t.changed_columns(rid)) for rid in t.changed]
+    every = set.intersection(*changed) if changed else set()
+    same = {i for i in every if len({_key(t.after[rid][i]) for rid in t.changed}) == 1}
+    cols = tuple(sorted(same or set().union(*changed)))
     out: dict[tuple[Any, ...], dict[int, Any]] = {}
     for rid in t.changed:
         key = tuple(t.before[rid][i] for i in cols)
-        out.setdefault(key, {i: t.after[rid][i] for i in t.changed_columns(rid)})
+        out.setdefault(key, {i: t.after[rid][i] for i in cols})
     return cols, out
+
+
+def _key(v: Any) -> tuple[str, Any]:
+    return (type(v).__name__, v)
 
 
 def _superset(conn: sqlite3.Connection, db: DatabaseChanges) -> bool:
