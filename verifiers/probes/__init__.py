@@ -41,7 +41,15 @@ from .numbers import (
     perturbed_numbers,
 )
 from .processes import DelayedRewrite
+from .pytest_attacks import (
+    BreakCollection,
+    ConftestPass,
+    ModuleShadow,
+    StartupHook,
+    verifier_imports,
+)
 from .records import RecordDuplicated, RecordsReordered
+from .rewards import ForgedOutput, RewardFile
 from .rows import (
     ColumnsReverted,
     OtherRecordsChanged,
@@ -51,14 +59,6 @@ from .rows import (
     TruncatedRows,
     ZeroedCells,
 )
-from .pytest_attacks import (
-    BreakCollection,
-    ConftestPass,
-    ModuleShadow,
-    StartupHook,
-    verifier_imports,
-)
-from .rewards import ForgedOutput, RewardFile
 from .superset import SupersetLines, superset_lines
 from .traced import TracedLink, TracedOverwrite, TracedReplay, TracedShadow
 from .visible import VisibleExamplesOnly

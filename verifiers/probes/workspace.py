@@ -392,6 +392,10 @@ class FieldsDropped(OracleEdit):
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
         self.files = dict(files or {})
 
+    @property
+    def touched(self) -> tuple[str, ...]:
+        return tuple(sorted(self.files))
+
     @classmethod
     def for_oracle(cls, oracle: Workspace, pristine: Workspace) -> FieldsDropped:
         before = file_bytes(pristine, ".json")
