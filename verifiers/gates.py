@@ -51,13 +51,20 @@ from .gate.executor import Event, Executor, Progress
 from .gate.inputs import GateInput, TracedProbes
 from .gate.plan import GateOptions, GatePlan, oracle_probes, plan_gates, probes_for, secondary_rows
 from .gate.policy import EarlyVerdicts, OracleGate, RepeatPolicy
-from .gate.report import CheckTiming, GateRun, Outcome, build_run, unrunnable_signs
+from .gate.report import (
+    CheckTiming,
+    GateRun,
+    Outcome,
+    build_run,
+    row_not_applicable,
+    unrunnable_signs,
+)
 from .gate.runtime import harbor_only
 from .gate.table import DROPPED_NOTE, Admission, Row, RowTable
 from .gate.views import HARBOR_LEFT_PROCESSES, Views
 from .omissions import decisive_changes, incidental_note
 from .probes import Probe, by_name
-from .probes.applicability import ReadLog, not_applicable
+from .probes.applicability import ReadLog
 from .probes.inputs import RECOMPUTED, changed_outputs, recomputed_note, recomputed_steps
 from .runner import PreparedState, VerifyResult, verifier_tar
 from .states import ProducedState, ReferenceStepFailed, probe_replay
@@ -449,18 +456,6 @@ class _Scheduler:
 
     # -- the report -----------------------------------------------------------------------
 
-    def _not_applicable(self, row: Row) -> str | None:
-        """Why a probe row on the oracle cannot judge the verifier (its trace never read
-        what the probe changed: `probes.applicability`); None for every other row."""
-        on_oracle = row.id.base == RowId.oracle() and row.id.semantics is None
-        if (
-            row.probe is None
-            or not on_oracle
-            or row.kind not in (CheckKind.PROBE, CheckKind.TOLERANCE)
-        ):
-            return None
-        return not_applicable(row.probe.touched, self.reads)
-
     def _finish(self, wall_s: float) -> GateRun:
         found = self.found
         if found.reference_failure is None and found.oracle is None and self.oracle_gate.ok is None:
@@ -475,7 +470,7 @@ class _Scheduler:
             primary=self.primary,
             outcome=outcome,
             skip_reason=lambda r: self.verdicts.skip_reason(r.id),
-            not_applicable=self._not_applicable,
+            not_applicable=lambda r: row_not_applicable(r, self.reads),
             repeats=self.inp.repeats,
             provided=self.inp.provided,
             wall_s=wall_s,

@@ -22,8 +22,10 @@ from envfactory.core.models import (
     StepFailure,
     Verifier,
 )
+from envfactory.core.models.rows import RowId
 
 from ..evidence import check_evidence
+from ..probes.applicability import ReadLog, not_applicable
 from ..runner import PreparedState, VerifyResult
 from ..states import ProducedState
 from .plan import report_order
@@ -109,6 +111,15 @@ def build_run(
     states = {r.name: r.state for r in table.rows}
     prepared = {r.name: r.prepared for r in table.rows}
     return GateRun(report, timings, states, table.results, wall_s, prepared)
+
+
+def row_not_applicable(row: Row, reads: ReadLog | None) -> str | None:
+    """Why a probe row on the oracle cannot judge the verifier (its traced run never read
+    what the probe changed: `probes.applicability`); None for every other row."""
+    on_oracle = row.id.base == RowId.oracle() and row.id.semantics is None
+    if row.probe is None or not on_oracle or row.kind not in (CheckKind.PROBE, CheckKind.TOLERANCE):
+        return None
+    return not_applicable(row.probe.touched, reads)
 
 
 def _failed_bases(table: RowTable) -> set[str]:
