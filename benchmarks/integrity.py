@@ -33,7 +33,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from envfactory.core.models import TaskVerdict
+from envfactory.core.models import TaskVerdict, counts
 from envfactory.core.models.rows import RowId
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
@@ -146,7 +146,7 @@ def run_one(
         )
         report = v.report
         res.outcome = report.outcome.value
-        failed = [c for c in report.checks if not c.passed and not c.derived_from]
+        failed = [c for c in report.checks if not c.passed and counts(c)]
         res.failing = [c.name for c in failed]
         res.evidence = " | ".join(failed[0].evidence)[-300:] if failed else ""
         if report.reference_failure is not None:

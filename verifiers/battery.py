@@ -22,8 +22,9 @@ from sandboxes.protocol import SandboxEngine
 from .deps import verification_image
 from .gates import GateInput, Progress
 from .probes import PROBES, Probe, probes_for
+from .probes.applicability import Traced
 from .runner import PreparedState, verifier_tar
-from .surface import traced_probes
+from .surface import traced_battery
 
 
 def gate_input(
@@ -48,8 +49,8 @@ def gate_input(
     if layer.missing:
         notes.append("the verification layer could not provide: " + ", ".join(layer.missing))
 
-    def traced(prepared: PreparedState, vfiles: dict[str, tuple[bytes, int]]) -> tuple[Probe, ...]:
-        return traced_probes(engine, prepared, spec=spec, verifier=verifier, verifier_files=vfiles)
+    def traced(prepared: PreparedState, vfiles: dict[str, tuple[bytes, int]]) -> Traced:
+        return traced_battery(engine, prepared, spec=spec, verifier=verifier, verifier_files=vfiles)
 
     inp = GateInput(
         engine=engine,

@@ -20,7 +20,14 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from envfactory.core.models import CheckKind, Evidence, GateCheck, GateReport, ShortcutFinding
+from envfactory.core.models import (
+    CheckKind,
+    Evidence,
+    GateCheck,
+    GateReport,
+    ShortcutFinding,
+    counts,
+)
 from envfactory.core.models.rows import FindingRule, Rule
 
 from .tamper import category_of
@@ -105,7 +112,11 @@ def findings_from_report(report: GateReport) -> tuple[ShortcutFinding, ...]:
     for check in report.checks:
         if check.semantics != primary:
             continue
-        if check.kind in (CheckKind.PROBE, CheckKind.REGRESSION) and not check.passed:
+        if (
+            check.kind in (CheckKind.PROBE, CheckKind.REGRESSION)
+            and not check.passed
+            and counts(check)
+        ):
             rule = str(_rule_of(check))
             out.append(
                 ShortcutFinding(

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from envfactory.core.models import (
+    WARNING_KINDS,
     CheckKind,
     GateReport,
     Reward,
@@ -50,12 +51,20 @@ from .gate.executor import Event, Executor, Progress
 from .gate.inputs import GateInput, TracedProbes
 from .gate.plan import GateOptions, GatePlan, oracle_probes, plan_gates, probes_for, secondary_rows
 from .gate.policy import EarlyVerdicts, OracleGate, RepeatPolicy
-from .gate.report import CheckTiming, GateRun, Outcome, build_run, unrunnable_signs
+from .gate.report import (
+    CheckTiming,
+    GateRun,
+    Outcome,
+    build_run,
+    row_not_applicable,
+    unrunnable_signs,
+)
 from .gate.runtime import harbor_only
 from .gate.table import DROPPED_NOTE, Admission, Row, RowTable
 from .gate.views import HARBOR_LEFT_PROCESSES, Views
 from .omissions import decisive_changes, incidental_note
 from .probes import Probe, by_name
+from .probes.applicability import ReadLog
 from .probes.inputs import RECOMPUTED, changed_outputs, recomputed_note, recomputed_steps
 from .runner import PreparedState, VerifyResult, verifier_tar
 from .states import ProducedState, ReferenceStepFailed, probe_replay
@@ -124,6 +133,7 @@ class _Scheduler:
         self.notes: list[str] = list(self.plan.notes)
         self.skipped: list[SkippedCheck] = []
         self.noop_ready = Event(self.ex)  # the no-op state exists (or failed to)
+        self.reads: ReadLog | None = None  # what the traced verification of the oracle read
 
     @property
     def primary(self) -> Semantics:
@@ -227,7 +237,9 @@ class _Scheduler:
             and self.primary == "envfactory"
         ):
             oracle = self._prepared(self.found.oracle, None)
-            self.battery += self.inp.traced_probes(oracle, self.vfiles)
+            traced = self.inp.traced_probes(oracle, self.vfiles)
+            self.battery += traced.probes
+            self.reads = traced.reads
         for base in waiting:
             assert isinstance(base, ProducedState)
             self.ex.spawn(self._produce_probes, base, tuple(self.battery))
@@ -265,13 +277,18 @@ class _Scheduler:
             assert st.row.probe is not None
             self._on_state(st, CheckKind.PROBE, 0, by[st.row.probe])
 
-    def _produce_alternatives(self, base: ProducedState, alternatives: tuple[Probe, ...]) -> None:
+    def _produce_warnings(
+        self, base: ProducedState, probes: tuple[Probe, ...], kind: CheckKind
+    ) -> None:
+        """Rows whose unexpected reward is a warning: correct alternatives (expected 1) and
+        tolerances (expected 0)."""
         if self._settled_badly():
             return
-        by = {a.name: a for a in alternatives}
-        for st in self.backend.probe_batch(base, alternatives):
+        by = {a.name: a for a in probes}
+        expected: Reward = 1 if kind == CheckKind.ALTERNATIVE else 0
+        for st in self.backend.probe_batch(base, probes):
             assert st.row.probe is not None
-            self._on_state(st, CheckKind.ALTERNATIVE, 1, by[st.row.probe])
+            self._on_state(st, kind, expected, by[st.row.probe])
 
     def _produce_probe(self, base: ProducedState, probe: Probe) -> None:
         if self._settled_badly():
@@ -298,7 +315,9 @@ class _Scheduler:
         if made.on_noop:  # the programs and outputs the oracle wrote, flooded on the no-op
             self.ex.spawn(self._produce_probes, noop, made.on_noop)
         if made.alternatives:  # other correct final states: expected 1
-            self.ex.spawn(self._produce_alternatives, oracle, made.alternatives)
+            self.ex.spawn(self._produce_warnings, oracle, made.alternatives, CheckKind.ALTERNATIVE)
+        if made.tolerances:  # changes the instruction does not rule out: expected 0
+            self.ex.spawn(self._produce_warnings, oracle, made.tolerances, CheckKind.TOLERANCE)
         if made.recompute:
             self.ex.spawn(self._produce_recomputed)
 
@@ -411,8 +430,8 @@ class _Scheduler:
             self._note_harness_limit(row.probe, row.id.semantics or self.primary)
         with self.ex.lock:
             done = self.table.record(row, res)
-            if res.reward != row.expected and row.kind != CheckKind.ALTERNATIVE:
-                self.verdicts.failed(row.id)  # a too-strict alternative is a warning
+            if res.reward != row.expected and row.kind not in WARNING_KINDS:
+                self.verdicts.failed(row.id)  # too strict, or a tolerance: a warning
             rewards = [r.reward for r in done] if len(done) == row.repeats else []
             more = self.repeats.escalate(row, rewards, self.table.owners()) if rewards else []
             complete = self.table.finish(row, len(done))
@@ -451,6 +470,7 @@ class _Scheduler:
             primary=self.primary,
             outcome=outcome,
             skip_reason=lambda r: self.verdicts.skip_reason(r.id),
+            not_applicable=lambda r: row_not_applicable(r, self.reads),
             repeats=self.inp.repeats,
             provided=self.inp.provided,
             wall_s=wall_s,

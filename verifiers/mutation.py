@@ -37,6 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from envfactory.core.models import (
+    CheckKind,
     EnvironmentSpec,
     Evidence,
     GateReport,
@@ -90,13 +91,16 @@ class Target:
 def battery(run: GateRun) -> list[Target]:
     """The gate run's rows in check order (oracle, no-op, unsolved, probe, regression),
     each verification input once (rows the gates shared with a twin are left out), only
-    where the original verifier passed."""
+    where the original verifier passed. A tolerance row kills no mutant (a verifier more
+    tolerant than the instruction requires is not weaker), nor does a row the trace shows
+    the verifier cannot judge."""
     out = []
     for check in run.report.checks:
         prepared = run.prepared.get(check.name)
         if prepared is None and check.name in run.states:
             prepared = run.states[check.name].prepared
-        if check.passed and run.results.get(check.name) and prepared is not None:
+        judges = check.kind != CheckKind.TOLERANCE and not check.not_applicable
+        if judges and check.passed and run.results.get(check.name) and prepared is not None:
             out.append(Target(check.name, check.expected, prepared))
     return out
 

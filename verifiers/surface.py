@@ -56,6 +56,7 @@ from sandboxes.protocol import Sandbox, SandboxEngine
 
 from . import archives
 from .prepare import PreparedState
+from .probes.applicability import Traced, read_log
 from .probes.base import Probe
 from .probes.traced import (
     Access,
@@ -267,11 +268,30 @@ def traced_probes(
     the outputs it read to its own files, `traced-replay` leaving what it wrote there
     beforehand. Empty when nothing writable was looked up, or when tracing is unavailable
     (then rely on the static probes)."""
+    return traced_battery(
+        engine, prepared, spec=spec, verifier=verifier, verifier_files=verifier_files
+    ).probes
+
+
+def traced_battery(
+    engine: SandboxEngine,
+    prepared: PreparedState,
+    *,
+    spec: EnvironmentSpec,
+    verifier: Verifier,
+    verifier_files: dict[str, tuple[bytes, int]],
+) -> Traced:
+    """`traced_probes` and, from the same run, what the verifier read (the gates mark a
+    probe whose files it never read not applicable: `probes.applicability`)."""
     surface = trace_surface(
         engine, prepared, spec=spec, verifier=verifier, verifier_files=verifier_files
     )
     if not surface.traced:
-        return ()
+        return Traced()
+    return Traced(_planted(surface), read_log(surface.accesses))
+
+
+def _planted(surface: Surface) -> tuple[Probe, ...]:
     shadow, overwrite = plants(surface.accesses, surface.writable)
     linked = links(
         surface.accesses,
@@ -391,8 +411,9 @@ class _Trace:
         full = posixpath.normpath(posixpath.join(base, path))
         ok = ret != "?" and int(ret or 0) >= 0
         self._moved(pid, op, ok, full)
+        mode = _open_mode(args) if op == "open" else ""
         op = _open_kind(args) if op == "open" else op
-        self.out.append(Access(full, op, ok, err or "", self.exe.get(pid, ""), here, pid))
+        self.out.append(Access(full, op, ok, err or "", self.exe.get(pid, ""), here, pid, mode))
 
     def _moved(self, pid: int, op: str, ok: bool, full: str) -> None:
         """An exec changes the process's program, a chdir its directory."""
@@ -400,6 +421,20 @@ class _Trace:
             self.exe[pid] = full
         if op == "chdir" and ok:
             self.cwd[pid] = full
+
+
+def _open_mode(args: str) -> str:
+    """How an open treats the file's content (`Access.mode`)."""
+    if "O_TRUNC" in args or ("O_CREAT" in args and "O_EXCL" in args) or _is_creat(args):
+        return "reset"
+    if "O_WRONLY" in args:
+        return "append"
+    return "read"
+
+
+def _is_creat(args: str) -> bool:
+    """`creat(path, mode)` has no flags: it truncates."""
+    return "O_" not in args and bool(re.search(r'",\s*0\d+$', args))
 
 
 def _open_kind(args: str) -> str:

@@ -244,7 +244,11 @@ class StoreServices:
         with self._gate_lock:
             report = self._gates(spec, verifier, inp.repeats)
         report_id = self.store.gate_reports.add(report)
-        probes = tuple(c.name for c in report.checks if c.kind == CheckKind.PROBE and not c.passed)
+        probes = tuple(
+            c.name
+            for c in report.checks
+            if c.kind == CheckKind.PROBE and not c.passed and not c.not_applicable
+        )
         return t.GateOutcome(
             report_id=str(report_id),
             verifier_version=verifier.version,

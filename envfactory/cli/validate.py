@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from envfactory.core.errors import EnvFactoryError
-from envfactory.core.models import GateCheck, SkippedCheck, TaskVerdict
+from envfactory.core.models import WARNING_KINDS, GateCheck, SkippedCheck, TaskVerdict
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 
@@ -215,6 +215,10 @@ def _progress(console: Console, quiet: bool) -> Progress:
 def _mark(check: GateCheck) -> str:
     if check.passed:
         return "[green]ok[/]"
+    if check.not_applicable:
+        return "[dim]n/a[/]"
+    if check.kind in WARNING_KINDS:
+        return "[yellow]warning[/]"
     return "[red]FLAKY[/]" if check.flaky else "[red]FAIL[/]"
 
 
@@ -273,6 +277,8 @@ def _facts(result: TaskValidation) -> list[str]:
     lines += [f"base image: {escape(s)}" for s in result.substitutions]
     lines += [f"[yellow]warning: {escape(w)}[/]" for w in result.warnings]
     lines += [f"[yellow]warning: {escape(w)}[/]" for w in report.too_strict]
+    lines += [f"[yellow]warning: {escape(w)}[/]" for w in report.tolerances]
+    lines += [f"not applicable: {escape(w)}" for w in report.not_applicable]
     if report.provided:
         lines.append("provided offline for the verifier: " + escape(", ".join(report.provided)))
     lines += _skipped_lines(report.skipped)
@@ -308,6 +314,8 @@ def _as_json(result: TaskValidation) -> dict[str, Any]:
         "substitutions": list(result.substitutions),
         "warnings": list(result.warnings),
         "too_strict": list(result.report.too_strict),
+        "tolerances": list(result.report.tolerances),
+        "not_applicable": list(result.report.not_applicable),
         "expected_failure": result.task.expected_failure,
         "rejected_as_expected": result.rejected_as_expected,
         "build_s": round(result.build_s, 3),

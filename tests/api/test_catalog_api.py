@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envfactory.core.models import AgentRole, EnvStatus, Trajectory
+from envfactory.core.models import AgentRole, CheckKind, EnvStatus, Trajectory
 from envfactory.packs import export_pack
 from envfactory.packs.registry import items_from_store
 from tests.packs.conftest import make_item
@@ -90,3 +90,34 @@ def test_a_nul_character_is_a_422_not_a_database_error(api: Api):
     assert res.status_code == 422
     res = api.client.get("/api/reviews/rev%00x", headers=api.auth("vic"))
     assert res.status_code == 422
+
+
+def test_the_environment_page_shows_tolerances_and_rows_not_applicable(api: Api):
+    item = make_item(api.client.app.state.ctx.artifacts, "env-t")
+    report = item.gate_report
+    base = report.checks[0]
+    tolerated = base.model_copy(
+        update={
+            "kind": CheckKind.TOLERANCE,
+            "name": "probe:records-reordered@oracle",
+            "expected": 0,
+            "observed": (1,),
+        }
+    )
+    unread = base.model_copy(
+        update={
+            "kind": CheckKind.PROBE,
+            "name": "probe:truncated-outputs@oracle",
+            "expected": 0,
+            "observed": (1,),
+            "not_applicable": "the verifier never read what it changed",
+        }
+    )
+    report = report.model_copy(update={"checks": (*report.checks, tolerated, unread)})
+    api.store.environments.add(item.spec, EnvStatus.PUBLISHED)
+    api.store.verifiers.add(item.verifier)
+    api.store.gate_reports.add(report)
+    api.sign_in("vic")
+    page = api.client.get("/ui/environments/env-t").text
+    assert "tolerates probe:records-reordered@oracle" in page
+    assert "probe:truncated-outputs@oracle: the verifier never read what it changed" in page

@@ -106,3 +106,38 @@ def test_a_solve_rate_band_is_inclusive_and_zero_is_never_in_it():
     assert SolveRateBand.for_seed(None, None) is None
     assert SolveRateBand.for_seed(0.5, None) == SolveRateBand(min=0.5, max=1.0)
     assert SolveRateBand.for_seed(None, 0.5) == SolveRateBand(min=0.0, max=0.5)
+
+
+def test_a_tolerance_rewarded_or_a_row_not_applicable_is_a_warning_never_a_reason():
+    tolerated = _check(CheckKind.TOLERANCE, 0, (1,), "probe:records-reordered@oracle")
+    unread = _check(CheckKind.PROBE, 0, (1,), "probe:truncated-outputs@oracle").model_copy(
+        update={"not_applicable": "the verifier never read what it changed"}
+    )
+    report = GateReport(
+        env_id="env-1",
+        verifier_version=1,
+        checks=(
+            _check(CheckKind.ORACLE, 1, (1,)),
+            _check(CheckKind.NOOP, 0, (0,)),
+            tolerated,
+            unread,
+        ),
+    )
+    assert report.reasons == () and report.verdict == GateVerdict.PASSED
+    assert report.tolerances == (
+        "tolerates probe:records-reordered@oracle (probe:records-reordered@oracle: rewards [1])",
+    )
+    assert report.not_applicable == (
+        "probe:truncated-outputs@oracle: the verifier never read what it changed",
+    )
+
+
+def test_a_report_stored_before_tolerances_and_not_applicable_rows_still_reads():
+    stored = {
+        "env_id": "env-1",
+        "verifier_version": 1,
+        "checks": [{"kind": "oracle", "name": "oracle", "expected": 1, "observed": [1]}],
+    }
+    report = GateReport.model_validate(stored)
+    assert report.checks[0].not_applicable is None
+    assert report.tolerances == () and report.not_applicable == ()

@@ -13,12 +13,14 @@ from envfactory.core.models import EnvironmentSpec, StateRef, Verifier
 from sandboxes.protocol import SandboxEngine
 
 from ..probes import PROBES, Probe
+from ..probes.applicability import Traced
 from ..runner import PreparedState
 from .backend import GateBackend
 from .executor import Progress
 
-#: (the oracle state as verified, verifier files) → probes planted where the verifier looks
-TracedProbes = Callable[[PreparedState, dict[str, tuple[bytes, int]]], tuple[Probe, ...]]
+#: (the oracle state as verified, verifier files) → probes planted where the verifier looks,
+#: and what it read there (rows whose files it never read are not applicable)
+TracedProbes = Callable[[PreparedState, dict[str, tuple[bytes, int]]], Traced]
 
 
 @dataclass(frozen=True)

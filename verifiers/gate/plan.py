@@ -44,7 +44,10 @@ from ..probes import (
     superset_lines,
 )
 from ..probes.alternatives import alternatives_for
+from ..probes.database import database_changes
 from ..probes.numbers import CandidateFlood, perturbed_numbers
+from ..probes.records import record_probes
+from ..probes.rows import row_probes
 from ..probes.visible import VisibleExamplesOnly
 from ..probes.workspace import Workspace, file_bytes
 
@@ -164,6 +167,9 @@ class OracleProbes:
     # files replayed by the repository's hooks
     recompute: bool  # the reference run again on minimal inputs
     alternatives: tuple[Probe, ...] = ()  # other correct final states, on the oracle
+    #: changes the instruction does not rule out (records reordered, one duplicated): on
+    #: the oracle, expected 0, a 1 is a warning
+    tolerances: tuple[Probe, ...] = ()
 
 
 def oracle_probes(
@@ -189,11 +195,15 @@ def oracle_probes(
     on_noop += (hooks,) if hooks.applies else ()
     lookup = VisibleExamplesOnly.for_states(oracle, pristine, spec.workdir)
     on_noop += (lookup,) if lookup.applies else ()
+    databases = database_changes(oracle, pristine)
+    on_oracle += row_probes(databases)
+    required, tolerated = record_probes(oracle, pristine, spec, databases)
     return OracleProbes(
-        on_oracle,
+        on_oracle + required,
         on_noop,
         any(p.name == "inputs-minimal" for p in probes),
         alternatives_for(oracle, pristine),
+        tolerated,
     )
 
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from envfactory.core.models import CheckKind, Reward
+from envfactory.core.models import WARNING_KINDS, CheckKind, Reward
 from envfactory.core.models.rows import RowId
 
 #: the key under which a primary failure refuses every runtime
@@ -61,7 +61,7 @@ class RepeatPolicy:
             return 1
         if self.disagreed or not self.adaptive:  # R times from the start
             return self.repeats
-        if kind in (CheckKind.PROBE, CheckKind.ALTERNATIVE) or resampled:
+        if kind in (CheckKind.PROBE, *WARNING_KINDS) or resampled:
             return 1
         return self.repeats
 

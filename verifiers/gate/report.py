@@ -22,8 +22,10 @@ from envfactory.core.models import (
     StepFailure,
     Verifier,
 )
+from envfactory.core.models.rows import RowId
 
 from ..evidence import check_evidence
+from ..probes.applicability import ReadLog, not_applicable
 from ..runner import PreparedState, VerifyResult
 from ..states import ProducedState
 from .plan import report_order
@@ -71,6 +73,7 @@ def build_run(
     primary: Semantics,
     outcome: Outcome,
     skip_reason: Callable[[Row], str],
+    not_applicable: Callable[[Row], str | None] = lambda _: None,
     repeats: int,
     provided: tuple[str, ...],
     wall_s: float,
@@ -82,7 +85,8 @@ def build_run(
         if not res:
             skipped.append(SkippedCheck(name=r.name, why=skip_reason(r)))
             continue
-        rows.append(_check(r, res, primary, table.twin_of(r), failed_bases))
+        check = _check(r, res, primary, table.twin_of(r), failed_bases)
+        rows.append(check.model_copy(update={"not_applicable": not_applicable(r)}))
         timings.append(
             CheckTiming(
                 r.name,
@@ -107,6 +111,15 @@ def build_run(
     states = {r.name: r.state for r in table.rows}
     prepared = {r.name: r.prepared for r in table.rows}
     return GateRun(report, timings, states, table.results, wall_s, prepared)
+
+
+def row_not_applicable(row: Row, reads: ReadLog | None) -> str | None:
+    """Why a probe row on the oracle cannot judge the verifier (its traced run never read
+    what the probe changed: `probes.applicability`); None for every other row."""
+    on_oracle = row.id.base == RowId.oracle() and row.id.semantics is None
+    if row.probe is None or not on_oracle or row.kind not in (CheckKind.PROBE, CheckKind.TOLERANCE):
+        return None
+    return not_applicable(row.probe.touched, reads)
 
 
 def _failed_bases(table: RowTable) -> set[str]:

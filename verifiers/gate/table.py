@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass, field
 from enum import Enum
 
-from envfactory.core.models import CheckKind, Reward
+from envfactory.core.models import WARNING_KINDS, CheckKind, Reward
 from envfactory.core.models.rows import RowId
 
 from ..probes import Probe
@@ -65,7 +65,7 @@ class RowTable:
     def admit(self, row: Row) -> Admission:
         """Add a row, sharing the verification of an identical probe state."""
         key = input_key(row.prepared)
-        derived = row.kind in (CheckKind.PROBE, CheckKind.ALTERNATIVE)
+        derived = row.kind in (CheckKind.PROBE, *WARNING_KINDS)
         twin = self.by_input.get(key) if derived else None
         if twin is not None and self._rewarded(twin):
             return Admission.DROPPED

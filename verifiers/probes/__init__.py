@@ -10,7 +10,8 @@ family and listing it here — with a test that it fools a naive verifier and th
 one rejects it (tests/verifiers/test_probes.py).
 
 Probes built per gate run from what the oracle wrote (`TruncatedOutputs`, `FieldsDropped`,
-`perturbed_numbers`, `CandidateFlood`) are not in `PROBES`: the gates build them.
+`perturbed_numbers`, `CandidateFlood`; in SQLite outputs, `rows.row_probes`; record order
+and multiplicity, `records.record_probes`) are not in `PROBES`: the gates build them.
 `GATE_BUILT` lists every such class, traced ones included, so that the probe table of
 docs/verifiers.md (`scripts/gen_docs.py`) shows them beside `PROBES`.
 """
@@ -48,7 +49,17 @@ from .pytest_attacks import (
     StartupHook,
     verifier_imports,
 )
+from .records import RecordDuplicated, RecordsReordered
 from .rewards import ForgedOutput, RewardFile
+from .rows import (
+    ColumnsReverted,
+    OtherRecordsChanged,
+    PlaceholderCells,
+    ScaledCells,
+    SupersetRows,
+    TruncatedRows,
+    ZeroedCells,
+)
 from .superset import SupersetLines, superset_lines
 from .traced import TracedLink, TracedOverwrite, TracedReplay, TracedShadow
 from .visible import VisibleExamplesOnly
@@ -112,6 +123,15 @@ GATE_BUILT: tuple[type[Probe], ...] = (
     NanNumbers,
     PlaceholderLines,
     SupersetLines,
+    TruncatedRows,
+    ZeroedCells,
+    ScaledCells,
+    PlaceholderCells,
+    ColumnsReverted,
+    SupersetRows,
+    OtherRecordsChanged,
+    RecordsReordered,
+    RecordDuplicated,
     UncommittedResult,
     CandidateFlood,
     GitHookReplay,

@@ -65,6 +65,13 @@ class Probe(ABC):
     #: the gate report carries the sentence as a note.
     harness_limits: ClassVar[dict[str, str]] = {}
 
+    @property
+    def touched(self) -> tuple[str, ...] | None:
+        """The files this probe changes, where it knows them before it runs (the probes
+        built from the oracle's outputs); None: unknown, so no trace can show the verifier
+        never read them (`verifiers.gate.applicability`)."""
+        return None
+
     #: applied to the no-op state only: the attack does not depend on how far the work got,
     #: and each of its rows is slow (it waits out the verifier's own timeouts)
     noop_only: ClassVar[bool] = False

@@ -41,7 +41,7 @@ from envfactory.core.models import EnvironmentSpec
 
 from .base import Probe, qs
 from .history import OracleEdit
-from .workspace import Workspace, is_output, mentioned_paths
+from .workspace import SQLITE_MAGIC, Workspace, is_output, mentioned_paths
 from .workspace import file_entries as workspace_entries
 
 #: Files whose every line is data (fields and values).
@@ -230,6 +230,10 @@ class _NumbersRewritten(OracleEdit):
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
         self.files = dict(files or {})
 
+    @property
+    def touched(self) -> tuple[str, ...]:
+        return tuple(sorted(self.files))
+
     def edits(self, spec: EnvironmentSpec) -> str:
         return embedded_writes(self.files)
 
@@ -330,8 +334,8 @@ def named_texts(
     for path, entry in written(oracle, pristine).items():
         if not path.lower().endswith(DATA_EXTS) or not named(path, names):
             continue
-        if len(entry.data) > MAX_FILE_BYTES:
-            continue
+        if len(entry.data) > MAX_FILE_BYTES or entry.data.startswith(SQLITE_MAGIC):
+            continue  # a database's rows change through SQLite (`probes.rows`)
         try:
             text = entry.data.decode()
             old = before[path].data.decode() if path in before else ""

@@ -90,6 +90,10 @@ class SupersetLines(OracleEdit):
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
         self.files = dict(files or {})
 
+    @property
+    def touched(self) -> tuple[str, ...]:
+        return tuple(sorted(self.files))
+
     def edits(self, spec: EnvironmentSpec) -> str:
         return embedded_writes(self.files)
 

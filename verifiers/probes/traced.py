@@ -44,7 +44,8 @@ from .pytest_attacks import CONFTEST, PY_EXIT
 class Access:
     """One path lookup of a traced process: `op` is "open", "stat", "exec", "list" (a
     directory opened for reading its entries), "write" or "chdir"; `exe` is the program the
-    process was running, `cwd` its working directory at the call and `pid` its id."""
+    process was running, `cwd` its working directory at the call and `pid` its id; `mode`
+    how an open treats the content (below)."""
 
     path: str
     op: str
@@ -53,6 +54,9 @@ class Access:
     exe: str = ""
     cwd: str = ""
     pid: int = 0
+    #: for an open: "read" (it can read the content: O_RDONLY, O_RDWR), "reset" (it
+    #: starts the content anew: O_TRUNC, O_CREAT|O_EXCL) or "append" (O_WRONLY alone)
+    mode: str = ""
 
 
 #: content, mode

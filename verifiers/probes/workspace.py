@@ -329,6 +329,8 @@ class KillerPrograms(Probe):
 
 
 #: Paths under these parts are the solution's by-products (caches, VCS data), not outputs.
+#: an SQLite database's first bytes: its rows are changed through SQLite (`probes.rows`)
+SQLITE_MAGIC = b"SQLite format 3\x00"
 _NOT_OUTPUTS = ("/.git/", "/__pycache__/", "/node_modules/", "/.pytest_cache/", "/.cache/")
 
 
@@ -350,8 +352,20 @@ class TruncatedOutputs(OracleEdit):
     def for_oracle(cls, oracle: Workspace, pristine: Workspace) -> TruncatedOutputs:
         """The probe for the files whose content the oracle's workspace adds or changes."""
         before = file_hashes(pristine)
-        after = file_hashes(oracle)
-        return cls(sorted(p for p, h in after.items() if before.get(p) != h and is_output(p)))
+        after = file_bytes(oracle)
+        return cls(
+            sorted(
+                p
+                for p, data in after.items()
+                if before.get(p) != hashlib.sha256(data).hexdigest()
+                and is_output(p)
+                and not data.startswith(SQLITE_MAGIC)  # cut through SQLite: probes.rows
+            )
+        )
+
+    @property
+    def touched(self) -> tuple[str, ...]:
+        return self.paths
 
     def edits(self, spec: EnvironmentSpec) -> str:
         return f"""
@@ -377,6 +391,10 @@ class FieldsDropped(OracleEdit):
 
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
         self.files = dict(files or {})
+
+    @property
+    def touched(self) -> tuple[str, ...]:
+        return tuple(sorted(self.files))
 
     @classmethod
     def for_oracle(cls, oracle: Workspace, pristine: Workspace) -> FieldsDropped:

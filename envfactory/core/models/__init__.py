@@ -72,6 +72,7 @@ from .trajectories import (
     Usage,
 )
 from .verifiers import (
+    WARNING_KINDS,
     CheckKind,
     FailureKind,
     GateCheck,
@@ -87,9 +88,12 @@ from .verifiers import (
     StepFailure,
     TaskVerdict,
     Verifier,
+    counts,
 )
 
 __all__ = [
+    "WARNING_KINDS",
+    "counts",
     "EnvSummary",
     "PackSummary",
     "ReviewSummary",

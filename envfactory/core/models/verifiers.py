@@ -62,6 +62,11 @@ class CheckKind(StrEnum):
     #: repository garbage-collected…): expected 1; a 0 is a warning ("too strict"), for a
     #: reviewer to decide, never a rejection (exact bytes may be what the task requires)
     ALTERNATIVE = "alternative"
+    #: a change of the oracle's results that the instruction does not rule out by its own
+    #: words (records reordered where no order is asked for, one record duplicated where
+    #: uniqueness is not asked for): expected 0; a 1 is a *tolerance* shown beside the
+    #: too-strict warnings, never a rejection
+    TOLERANCE = "tolerance"
 
 
 class GateVerdict(StrEnum):
@@ -134,6 +139,9 @@ class GateCheck(Model):
     #: set on a row whose failure follows from another's (a probe on a partial state the
     #: verifier already accepts): that row's name. Reasons fold it under its cause.
     derived_from: str | None = None
+    #: set on a probe row the verifier's traced run shows it cannot judge (it never read
+    #: what the probe changed, or overwrote it first): why. Listed, never a rejection.
+    not_applicable: str | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -251,6 +259,22 @@ class GateReport(Model):
         )
 
     @property
+    def tolerances(self) -> tuple[str, ...]:
+        """Warnings, not reasons: each change the instruction does not rule out (records
+        reordered, one duplicated) that the verifier rewarded 1."""
+        return tuple(
+            f"tolerates {c.evidence[0].partition(': ')[2] if c.evidence else c.name} "
+            f"({c.name}: rewards {list(c.observed)})"
+            for c in self.checks
+            if c.kind == CheckKind.TOLERANCE and c.observed and not c.passed
+        )
+
+    @property
+    def not_applicable(self) -> tuple[str, ...]:
+        """Probe rows the trace shows the verifier could not judge, each with why."""
+        return tuple(f"{c.name}: {c.not_applicable}" for c in self.checks if c.not_applicable)
+
+    @property
     def failures(self) -> tuple[GateFailure, ...]:
         """One failure per failing root cause under the task's first semantics (the runtime
         its reward is for); rows derived from a cause are counted on its failure."""
@@ -301,10 +325,18 @@ def _row_failures(checks: tuple[GateCheck, ...], semantics: Semantics) -> list[G
     for c in rows:
         if not c.passed and c.derived_from:
             derived[c.derived_from] = derived.get(c.derived_from, 0) + 1
-    failing = [
-        c for c in rows if not c.passed and not c.derived_from and c.kind != CheckKind.ALTERNATIVE
-    ]
+    failing = [c for c in rows if not c.passed and counts(c)]
     return [_row_failure(c, derived.get(c.name, 0)) for c in failing]
+
+
+#: rows whose failure is a warning for a reviewer, never a reason
+WARNING_KINDS = (CheckKind.ALTERNATIVE, CheckKind.TOLERANCE)
+
+
+def counts(check: GateCheck) -> bool:
+    """Whether a failure of `check` is a reason of its own: not a warning's kind, not
+    derived from another row's failure, not a row the trace shows could not judge."""
+    return not check.derived_from and not check.not_applicable and check.kind not in WARNING_KINDS
 
 
 def _row_failure(check: GateCheck, derived_rows: int) -> GateFailure:

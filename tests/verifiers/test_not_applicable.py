@@ -1,0 +1,141 @@
+"""Probes the verifier never reads are not applicable (real Docker, traced with the host's
+strace).
+
+The task: write a program /app/tool.sh that writes the lower-cased user names, sorted and
+without duplicates, to /app/out/names.txt, and run it. The instruction asks for order and
+uniqueness, so `records-reordered` and `record-duplicated` on the oracle are shortcut
+probes. A verifier that runs the solver's program again before comparing its output
+rewrites names.txt first: whatever a probe did to that file cannot change its verdict, and
+calling its 1 there a shortcut would reject a verifier for a probe it never saw (the same
+holds for `placeholder-lines` and `superset-lines`, which change names.txt alone). With the
+trace, those rows are listed as not applicable; without it they stay (in doubt the row
+stays) and reject. A verifier that reads names.txt as the solver left it and compares it
+as a set is still caught.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+
+import pytest
+
+from envfactory.core.models import (
+    BuildContext,
+    EnvironmentSpec,
+    FileEntry,
+    Provenance,
+    Step,
+    TaskVerdict,
+    Verifier,
+)
+from verifiers.gates import GateInput, run_gates
+from verifiers.probes.rewards import RewardFile
+from verifiers.surface import strace_bundle, traced_battery
+
+from .sumtask import MemoryFiles
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+DOCKERFILE = "FROM python:3.12-slim\nWORKDIR /app\nCOPY users.txt /app/users.txt\n"
+USERS = "Carol\nalice\nBob\nalice\ndave\n"
+REFERENCE = """set -e
+mkdir -p out
+printf '#!/bin/sh\\ntr A-Z a-z < /app/users.txt | LC_ALL=C sort -u > /app/out/names.txt\\n' > tool.sh
+sh tool.sh
+"""
+SPEC = EnvironmentSpec(
+    id="env-names-tool",
+    name="names tool",
+    instruction=(
+        "Write a shell program /app/tool.sh that writes the names of /app/users.txt in lower "
+        "case to /app/out/names.txt, one per line, sorted, without duplicates; run it."
+    ),
+    build=BuildContext(files=()),
+    workdir="/app",
+    workspace_paths=("/app",),
+    reference_solution=(Step(title="tool", script=REFERENCE),),
+)
+WANT = "printf 'alice\\nbob\\ncarol\\ndave\\n' > /tmp/want\n"
+#: runs the program again, then compares the file it wrote
+RERUNS = (
+    "#!/bin/sh\n" + WANT + "sh /app/tool.sh || exit 1\ncmp -s /tmp/want /app/out/names.txt\n"
+).encode()
+#: reads the file as left, as a set
+AS_LEFT = (
+    "#!/bin/sh\n" + WANT + "LC_ALL=C sort -u /app/out/names.txt | cmp -s /tmp/want -\n"
+).encode()
+ROWS = {"probe:records-reordered@oracle", "probe:record-duplicated@oracle"}
+#: every probe on the oracle that changes names.txt alone
+NAMES_ONLY = ROWS | {"probe:placeholder-lines@oracle", "probe:superset-lines@oracle"}
+
+
+def _context() -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for name, text in (("Dockerfile", DOCKERFILE), ("users.txt", USERS)):
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def image(docker_engine, base_image) -> str:  # type: ignore[no-untyped-def]
+    if strace_bundle() is None:
+        pytest.skip("no strace on this host: nothing is traced")
+    return docker_engine.build(_context()).image
+
+
+def _gate(engine, image, script: bytes, *, trace: bool):  # type: ignore[no-untyped-def]
+    files = MemoryFiles()
+    verifier = Verifier(
+        env_id=SPEC.id,
+        files=(FileEntry(path="test.sh", key=files.put(script), mode=0o755),),
+        entry="sh test.sh",
+        timeout_s=60,
+        provenance=Provenance(author="human:test"),
+    )
+
+    def traced(prepared, vfiles):  # type: ignore[no-untyped-def]
+        return traced_battery(engine, prepared, spec=SPEC, verifier=verifier, verifier_files=vfiles)
+
+    return run_gates(
+        GateInput(
+            engine=engine,
+            spec=SPEC,
+            verifier=verifier,
+            files=files,
+            image=image,
+            repeats=1,
+            concurrency=2,
+            probes=(RewardFile(),),
+            omissions=False,
+            traced_probes=traced if trace else None,
+        )
+    )
+
+
+def test_a_verifier_that_rewrites_the_file_first_is_not_judged_by_probes_of_it(  # type: ignore[no-untyped-def]
+    docker_engine, image
+) -> None:
+    report = _gate(docker_engine, image, RERUNS, trace=True)
+    na = {c.name: c.not_applicable for c in report.checks if c.not_applicable}
+    assert set(na) == NAMES_ONLY, report.not_applicable
+    assert all("overwrote" in why for why in na.values())
+    assert "probe:truncated-outputs@oracle" not in na  # it cuts tool.sh too, which is read
+    assert report.outcome == TaskVerdict.PASSED, report.reasons
+
+
+def test_without_a_trace_the_rows_stay(docker_engine, image) -> None:  # type: ignore[no-untyped-def]
+    report = _gate(docker_engine, image, RERUNS, trace=False)
+    assert report.not_applicable == ()
+    assert {f.check for f in report.failures} == NAMES_ONLY
+
+
+def test_a_verifier_that_reads_the_file_as_left_is_still_caught(docker_engine, image) -> None:  # type: ignore[no-untyped-def]
+    report = _gate(docker_engine, image, AS_LEFT, trace=True)
+    assert report.not_applicable == ()
+    assert {f.check for f in report.failures} >= ROWS
+    assert report.outcome == TaskVerdict.REJECTED

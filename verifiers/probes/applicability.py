@@ -1,0 +1,125 @@
+"""Whether a probe can judge a verifier at all: the traced verification of the oracle
+(`verifiers.surface`) shows which of the solver's files the verifier read.
+
+A probe built from the oracle's outputs changes some files (`Probe.touched`). When no
+process of the verifier read any of them — never opened for reading, executed or looked
+at (``stat``: a size check reads no byte and still sees a cut file), or first truncated
+or created anew (``O_TRUNC``, ``O_CREAT|O_EXCL``, as ``git reset --hard`` rewrites a
+working tree) and read only after — the verifier's verdict on the probe's state cannot
+depend on the change: the row is *not applicable* for this task, listed as such and never
+a rejection (`not_applicable`).
+
+Sound by keeping every row in doubt:
+
+- no trace (no strace on the host, the tracer wrote nothing, a probe that does not know
+  its files before it runs): the row stays;
+- a file's directory, or one above it, was listed (a program may have read it under a
+  name the trace does not show, a copy of the whole tree);
+- anything was read under a ``.git`` directory beside the file or above it (the probe's
+  change was committed where the reference committed: the object store holds it too);
+- anything was read through ``/proc/<pid>/cwd`` or ``/proc/<pid>/root`` (a path the
+  trace cannot tie to the file's own name);
+- ``stat`` by git itself does not count as reading: git compares a working tree's file
+  status with its index and opens a file when it needs its content, and that open counts.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .base import Probe
+from .traced import Access
+
+_PROC_PATH = re.compile(r"^/proc/[^/]+/(?:cwd|root)(?:/|$)")
+
+
+@dataclass(frozen=True)
+class ReadLog:
+    """What one traced verification did with files: each path's accesses in trace order,
+    the directories listed, and whether some access defeats the analysis."""
+
+    accesses: tuple[Access, ...]
+
+    @property
+    def listed(self) -> frozenset[str]:
+        return frozenset(a.path for a in self.accesses if a.op == "list")
+
+    @property
+    def through_proc(self) -> bool:
+        return any(_PROC_PATH.match(a.path) for a in self.accesses)
+
+    def first_use(self, path: str) -> str | None:
+        """ "read" or "reset" (the first access that reads the file or resets its content),
+        or None when no process did either."""
+        for a in self.accesses:
+            if a.path != path:
+                continue
+            if a.op == "exec" or (a.op == "stat" and not _is_git(a.exe)):
+                return "read"
+            if a.op in ("open", "write") and a.ok:
+                if a.mode == "reset":
+                    return "reset"
+                if a.mode in ("read", ""):
+                    return "read"
+        return None
+
+    def git_read_near(self, path: str) -> bool:
+        """Whether anything under a ``.git`` beside `path` or above it was accessed."""
+        dirs = _ancestors(path)
+        return any(
+            a.path == f"{d}/.git" or a.path.startswith(f"{d}/.git/")
+            for a in self.accesses
+            for d in dirs
+        )
+
+
+def _is_git(exe: str) -> bool:
+    base = posixpath.basename(exe)
+    return base == "git" or base.startswith("git-") or "/git-core/" in exe
+
+
+def _ancestors(path: str) -> list[str]:
+    out, d = [], posixpath.dirname(path)
+    while d and d != "/":
+        out.append(d)
+        d = posixpath.dirname(d)
+    return out
+
+
+def read_log(accesses: Iterable[Access]) -> ReadLog:
+    return ReadLog(tuple(accesses))
+
+
+@dataclass(frozen=True)
+class Traced:
+    """What the traced verification of the oracle gives the gates: the probes planted
+    where the verifier looked, and what it read (None: not traced)."""
+
+    probes: tuple[Probe, ...] = ()
+    reads: ReadLog | None = None
+
+
+def not_applicable(touched: Sequence[str] | None, log: ReadLog | None) -> str | None:
+    """Why a probe changing `touched` cannot judge the verifier whose traced run is `log`
+    (module docstring); None when it can, or when in doubt."""
+    if log is None or not touched or log.through_proc:
+        return None
+    listed = log.listed
+    reset = []
+    for path in touched:
+        if any(d in listed for d in _ancestors(path)) or log.git_read_near(path):
+            return None
+        use = log.first_use(path)
+        if use == "read":
+            return None
+        if use == "reset":
+            reset.append(path)
+    if reset:
+        return (
+            "the verifier overwrote what it changed before reading it "
+            f"({', '.join(reset[:3])}) on the reference's state"
+        )
+    return f"the verifier never read what it changed ({', '.join(touched[:3])}) on the reference's state"

@@ -1,0 +1,207 @@
+"""Record order and multiplicity: the oracle's list outputs with their records reordered,
+or one record duplicated.
+
+A list output is a sequence of records: the lines of a text file (a table's rows below its
+header), the items of a JSON array, the rows of an SQLite table. A verifier that compares
+sets (``sort -u`` before comparing, ``set(lines) == expected``) rewards a list in any order
+and with repeats. Whether that is a shortcut depends on the task, and the gates decide it
+from the instruction's own words by one plain rule (`order_required`,
+`uniqueness_required`):
+
+- order is required when the instruction says *sorted*, *sort*, *order* (``in order``,
+  ``in the order``, ``ordered by``), *ascending*, *descending*, *alphabetical*,
+  *chronological*, *ranked*, *oldest first* or *newest first*;
+- uniqueness is required when it says *unique*, *duplicate* (``no duplicates``,
+  ``without duplicates``, ``deduplicate``), *distinct*, *exactly once*, *only once* or
+  *exactly one*.
+
+A required property makes the probe an ordinary one (expected 0, a 1 is a shortcut);
+otherwise it is a *tolerance* (`CheckKind.TOLERANCE`): a verifier that rewards it is
+shown a warning on the report and the review page, never rejected — a reviewer decides
+whether the task needed the order. The rule reads the whole instruction, so a task that
+asks for order of one file asks it of all; that is the price of a rule anyone can check.
+
+Outputs probed: the files the reference created, or changed and the instruction names,
+that hold records (no sentence of prose: a report's paragraphs are not a list); at least
+two different records to reorder, one to duplicate. Reordering reverses the records; the
+duplicate is the first record again, right after itself (a sorted list stays sorted, so
+only uniqueness is tested). In SQLite tables a row's place means nothing without ORDER BY,
+so only the duplicate applies there (the last row the reference inserted or changed,
+copied under a new rowid where the schema allows it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from envfactory.core.models import EnvironmentSpec
+
+from .database import DatabaseChanges, rewritten
+from .history import OracleEdit
+from .numbers import MAX_FILE_BYTES, file_entries, is_prose, named, within_budget, written
+from .rows import duplicate_row, written_over
+from .workspace import SQLITE_MAGIC, Workspace, mentioned_paths
+
+_ORDER = re.compile(
+    r"\b(?:sort(?:ed|s|ing)?|(?:in|the|same|chronological|reverse|alphabetical)\s+order|"
+    r"order(?:ed)?\s+by|ascending|descending|alphabetic(?:al(?:ly)?)?|chronological(?:ly)?|"
+    r"ranked|(?:oldest|newest|largest|smallest|highest|lowest)\s+first)\b",
+    re.I,
+)
+_UNIQUE = re.compile(
+    r"\b(?:unique(?:ly)?|duplicates?|de-?duplicat\w*|distinct|(?:exactly|only)\s+once|"
+    r"exactly\s+one)\b",
+    re.I,
+)
+LINE_EXTS = (".txt", ".csv", ".tsv", ".jsonl", ".ndjson", ".lst", ".list", ".out", ".dat")
+_HEADED = (".csv", ".tsv")
+
+
+def order_required(instruction: str) -> bool:
+    """Whether the instruction asks for an order (module docstring)."""
+    return _ORDER.search(instruction) is not None
+
+
+def uniqueness_required(instruction: str) -> bool:
+    """Whether the instruction asks for each record once (module docstring)."""
+    return _UNIQUE.search(instruction) is not None
+
+
+class _Records(OracleEdit):
+    def __init__(self, files: dict[str, bytes] | None = None) -> None:
+        self.files = dict(files or {})
+
+    @property
+    def touched(self) -> tuple[str, ...]:
+        return tuple(sorted(self.files))
+
+    def edits(self, spec: EnvironmentSpec) -> str:
+        return written_over(self.files)
+
+
+class RecordsReordered(_Records):
+    """Applied to the oracle state: the records of every list output the reference
+    solution wrote (lines below a table's header, a JSON array's items) in reverse order.
+    A shortcut when the instruction asks for an order (``sorted``, ``in the order``…);
+    otherwise a tolerance, shown on the report. Built per gate run (`record_probes`)."""
+
+    name = "records-reordered"
+
+
+class RecordDuplicated(_Records):
+    """Applied to the oracle state: the first record of every list output the reference
+    solution wrote appears twice (right after itself; in an SQLite table, the last row
+    it inserted or changed copied under a new rowid). A shortcut when the instruction
+    asks for uniqueness (``unique``, ``no duplicates``, ``exactly once``…); otherwise a
+    tolerance, shown on the report. Built per gate run (`record_probes`)."""
+
+    name = "record-duplicated"
+
+
+def _split(path: str, text: str) -> tuple[list[str], list[str], str] | None:
+    """(header lines, record lines, ending) of a line-per-record file; None when it is
+    not one (prose, or no record)."""
+    lines = text.splitlines()
+    head = lines[:1] if path.lower().endswith(_HEADED) else []
+    body = [ln for ln in lines[len(head) :] if ln.strip()]
+    if not body or any(is_prose(ln) for ln in body):
+        return None
+    return head, body, "\n" if text.endswith("\n") else ""
+
+
+def _lines(path: str, text: str, edit: Callable[[list[str]], list[str]]) -> str | None:
+    parts = _split(path, text)
+    if parts is None:
+        return None
+    head, body, end = parts
+    new = edit(body)
+    return None if new == body else "\n".join(head + new) + end
+
+
+def _json(text: str, edit: Callable[[list[Any]], list[Any]]) -> str | None:
+    """The JSON document with `edit` applied to its first array of records (the document
+    itself, or the first array among a top-level object's values)."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    indent = 2 if "\n" in text.strip() else None
+    end = "\n" if text.endswith("\n") else ""
+    if isinstance(doc, list):
+        new: Any = edit(doc)
+        return None if new == doc else json.dumps(new, indent=indent) + end
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            if isinstance(value, list) and value and edit(value) != value:
+                return json.dumps({**doc, key: edit(value)}, indent=indent) + end
+    return None
+
+
+def _reversed(items: list[Any]) -> list[Any]:
+    return items[::-1]
+
+
+def _doubled(items: list[Any]) -> list[Any]:
+    return items[:1] + items if items else items
+
+
+def _rewritten_lists(
+    texts: dict[str, str], edit: Callable[[list[Any]], list[Any]]
+) -> dict[str, bytes]:
+    out = {}
+    for path, text in texts.items():
+        new = _json(text, edit) if path.lower().endswith(".json") else _lines(path, text, edit)
+        if new is not None:
+            out[path] = new.encode()
+    return out
+
+
+def list_outputs(
+    oracle: Workspace, pristine: Workspace, instruction: str, workdir: str
+) -> dict[str, str]:
+    """The list-like text outputs (module docstring): path → text."""
+    before = file_entries(pristine)
+    names = mentioned_paths(instruction, workdir)
+    out = {}
+    for path, entry in written(oracle, pristine).items():
+        if not path.lower().endswith((*LINE_EXTS, ".json")) or len(entry.data) > MAX_FILE_BYTES:
+            continue
+        if entry.data.startswith(SQLITE_MAGIC):
+            continue
+        if path in before and not named(path, names):
+            continue
+        try:
+            out[path] = entry.data.decode()
+        except UnicodeDecodeError:
+            continue
+    return out
+
+
+def record_probes(
+    oracle: Workspace,
+    pristine: Workspace,
+    spec: EnvironmentSpec,
+    databases: tuple[DatabaseChanges, ...],
+) -> tuple[tuple[OracleEdit, ...], tuple[OracleEdit, ...]]:
+    """(the probes the instruction makes shortcuts, the tolerances) for the oracle's
+    list outputs and databases."""
+    texts = list_outputs(oracle, pristine, spec.instruction, spec.workdir)
+    reordered = within_budget(_rewritten_lists(texts, _reversed))
+    doubled = _rewritten_lists(texts, _doubled)
+    for db in databases:
+        data = rewritten(db, duplicate_row)
+        if data is not None:
+            doubled[db.path] = data
+    doubled = within_budget(doubled)
+    required: list[OracleEdit] = []
+    tolerated: list[OracleEdit] = []
+    for probe, needed in (
+        (RecordsReordered(reordered), order_required(spec.instruction)),
+        (RecordDuplicated(doubled), uniqueness_required(spec.instruction)),
+    ):
+        if probe.files:
+            (required if needed else tolerated).append(probe)
+    return tuple(required), tuple(tolerated)
