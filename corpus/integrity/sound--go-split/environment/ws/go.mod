@@ -1,0 +1,3 @@
+module example.com/invoicing
+
+go 1.19
