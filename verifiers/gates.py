@@ -57,6 +57,7 @@ from .gate.views import HARBOR_LEFT_PROCESSES, Views
 from .omissions import decisive_changes, incidental_note
 from .probes import Probe, by_name
 from .probes.inputs import RECOMPUTED, changed_outputs, recomputed_note, recomputed_steps
+from .probes.tools import loads_note
 from .runner import PreparedState, VerifyResult, verifier_tar
 from .states import ProducedState, ReferenceStepFailed, probe_replay
 
@@ -228,6 +229,8 @@ class _Scheduler:
         ):
             oracle = self._prepared(self.found.oracle, None)
             self.battery += self.inp.traced_probes(oracle, self.vfiles)
+            if note := loads_note(self.battery):
+                self._note(note)
         for base in waiting:
             assert isinstance(base, ProducedState)
             self.ex.spawn(self._produce_probes, base, tuple(self.battery))

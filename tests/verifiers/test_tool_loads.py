@@ -73,9 +73,10 @@ def test_the_tex_replay_writes_below_the_working_directory_with_exact_characters
     assert "\\immediate\\openout15=input.tex\\relax" in got
     assert got.count("\\immediate\\write15{") == 3  # three lines, the last newline implied
     assert "\\efmk{37}" in got and "\\efmk{195}" in got  # % and the first byte of é
+    assert "\\immediate\\write15{50\\efc{37}\\efc{32}of" in got  # delimited: no \\efc32of
     assert got.rstrip().endswith("article.cls")  # then the real class
     # outside the working directory, a dotfile or a name TeX would add .tex to: nothing
-    for path in ("/etc/x.txt", "/app/.hidden.txt", "/app/README"):
+    for path in ("/etc/x.txt", "/app/.hidden.txt", "/app/README", "/app/main.log"):
         assert replay(loads["/app/article.cls"], {path: b"x\n"}) is None
 
 

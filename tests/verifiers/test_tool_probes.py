@@ -144,10 +144,10 @@ COPY main.tex input.tex /app/
 WORKDIR /app
 """
 TEX_MAIN = (
-    b"\\documentclass{article}\n\\setlength{\\textwidth}{1.5in}\n\\begin{document}\n"
+    b"\\documentclass{article}\n\\setlength{\\textwidth}{2.5in}\n\\begin{document}\n"
     b"\\input{input.tex}\n\\end{document}\n"
 )
-#: digits are never hyphenated: the serial number overflows the 1.5in column
+#: digits are never hyphenated: the serial number overflows the 2.5in column
 TEX_INPUT = b"The part has serial 12345678901234567890123456789012345678901234567890 on it.\n"
 TEX_SPEC = _spec(
     "tex-overfull",

@@ -14,7 +14,8 @@ Each load gets three variants:
 - ``replay`` (`ToolReplay`): write the reference solution's changed files at verification
   time, then load the real file and go on; built per gate run from the oracle's files.
   git's replay is `git.GitHookReplay`. TeX can only write below its working directory
-  (``openout_any = p``), text files with an extension.
+  (``openout_any = p``), text files with an extension, and leaves what a TeX job writes
+  itself (``.log``, ``.aux``, ``.pdf``…) alone.
 
 Invariants: a payload is planted only where the tool looked and found nothing (a found file
 there is the task's own, replaced by `traced.TracedOverwrite`); each probe's `detail` names
@@ -165,6 +166,7 @@ def _tex(files: Mapping[str, bytes], real: str, load: Load) -> str | None:
     lines = [
         "\\begingroup\\catcode`\\?=12 \\gdef\\efmk#1{\\begingroup\\lccode`\\?=#1\\relax"
         "\\lowercase{\\endgroup\\expandafter\\gdef\\csname efc#1\\endcsname{?}}}\\endgroup"
+        "\\gdef\\efc#1{\\csname efc#1\\endcsname}"
     ]
     made: set[int] = set()
     for path, data in sorted(files.items()):
@@ -184,7 +186,7 @@ def _tex(files: Mapping[str, bytes], real: str, load: Load) -> str | None:
                     if b not in made:
                         made.add(b)
                         lines.insert(1, f"\\efmk{{{b}}}")
-                    out.append(f"\\csname efc{b}\\endcsname")
+                    out.append(f"\\efc{{{b}}}")
             lines.append("\\immediate\\write15{" + "".join(out) + "}")
         lines.append("\\immediate\\closeout15")
     if len(lines) == 1:
@@ -192,10 +194,15 @@ def _tex(files: Mapping[str, bytes], real: str, load: Load) -> str | None:
     return "\n".join(lines) + "\n" + (f"\\input {real} \n" if real else "")
 
 
+#: what a TeX job writes itself (its log, auxiliary files, the document): never replayed
+_TEX_OWN = (".log", ".aux", ".pdf", ".dvi", ".toc", ".lof", ".lot", ".out", ".fls", ".synctex")
+
+
 def _tex_writable(rel: str, data: bytes) -> bool:
     parts = rel.split("/")
     return (
         not rel.startswith("../")
+        and not rel.endswith(_TEX_OWN)
         and not any(p.startswith(".") for p in parts)
         and "." in parts[-1]
         and all(b >= 32 or b in (9, 10) for b in data)
@@ -286,3 +293,13 @@ def loads_of(probes: Iterable[Probe]) -> tuple[Load, ...]:
         for load in getattr(p, "loads", ()):
             out.setdefault(load.path, load)
     return tuple(out[k] for k in sorted(out))
+
+
+def loads_note(probes: Iterable[Probe]) -> str:
+    """The gate report's line naming every traced load with its tool ("" when none)."""
+    loads = loads_of(probes)
+    if not loads:
+        return ""
+    return "the verifier's tools load from the solver's space: " + "; ".join(
+        load.describe() for load in loads
+    )
