@@ -111,9 +111,10 @@ def _smudge(replay: str, files: Mapping[str, bytes]) -> str:
     """A smudge filter: runs the replay, then gives git the reference's version of a file it
     replayed (git writes it into the working tree) and any other file unchanged."""
     names = "|".join(qs([name]) for name in sorted(files)) or "''"
-    return (
+    return (  # git creates the file itself once the filter returns: the replay's copy goes
         f't=$(mktemp) || exit 1\ncat > "$t"\nsh {replay} >/dev/null 2>&1\n'
-        f'case "$1" in {names}) cat -- "$1" ;; *) cat -- "$t" ;; esac\nrm -f "$t"\n'
+        f'case "$1" in {names}) cat -- "$1" > "$t"; rm -f -- "$1" ;; esac\n'
+        'cat -- "$t"\nrm -f "$t"\n'
     )
 
 
