@@ -99,6 +99,8 @@ def test_replays_for_perl_make_and_shell_write_the_bytes_then_load_the_real_file
     assert silence(make) == ".SILENT:\n.IGNORE:\n"
     git = Load("/app/.gitattributes", "git", "git", "git attributes", False, "/app")
     assert silence(git) is None and replay(git, files) is None  # git-hook-replay's
+    cnf = Load("/app/texmf.cnf", "pdflatex", "tex", "kpathsea configuration", False, "/app")
+    assert silence(cnf) is None and replay(cnf, files) is None  # not TeX: reported only
 
 
 def test_tool_replay_carries_only_the_references_changed_outputs_and_runs_on_the_noop() -> None:

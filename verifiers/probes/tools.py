@@ -51,10 +51,17 @@ def _safe_path(path: str) -> bool:
     return bool(path) and re.fullmatch(r"[A-Za-z0-9_./+-]+", path) is not None
 
 
+#: loads reported but given no payload: kpathsea reads ``texmf.cnf`` as configuration, not
+#: TeX, and from the solver's space only where ``TEXMFCNF`` names it
+_NOT_CODE = ("kpathsea configuration",)
+
+
 def silence(load: Load) -> str | None:
     """The silence variant (see module docstring); None where the language has none."""
     real = load.real if _safe_path(load.real) else ""
     lang = load.language
+    if load.what in _NOT_CODE:
+        return None
     if lang == "tex":
         again = "\\ifdefined\\AtBeginDocument\\AtBeginDocument{" + _TEX_QUIET + "}\\fi\n"
         load_real = f"\\input {real} " if real else ""
@@ -82,7 +89,7 @@ def replay(load: Load, files: Mapping[str, bytes]) -> str | None:
     tool loads this file, then the real file loaded; None where nothing can be written."""
     real = load.real if _safe_path(load.real) else ""
     files = {p: d for p, d in files.items() if _safe_path(p)}
-    if not files:
+    if not files or load.what in _NOT_CODE:
         return None
     writer = _WRITERS.get(load.language)
     return None if writer is None else writer(files, real, load)
