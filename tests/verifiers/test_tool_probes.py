@@ -5,7 +5,8 @@ and a sound twin of it stays at 0 on the same states (and at 1 on the oracle).
 Two tools: Perl (``-I.``: ``./strict.pm`` before the real one; a small image) and TeX
 (kpathsea: ``./article.cls`` before the distribution's; Debian's texlive-latex-base, slow).
 Each probe is traced from the weak verifier on the oracle state, applied to the no-op state,
-and both verifiers judge the result.
+and both verifiers judge the result; for TeX the whole gate run (traced probes included)
+rejects the weak verifier and accepts the sound one.
 """
 
 from __future__ import annotations
@@ -15,8 +16,17 @@ import tarfile
 
 import pytest
 
-from envfactory.core.models import BuildContext, EnvironmentSpec, StateKind, Step
+from envfactory.core.models import (
+    BuildContext,
+    CheckKind,
+    EnvironmentSpec,
+    GateVerdict,
+    StateKind,
+    Step,
+)
 from envfactory.core.models.rows import RowId
+from verifiers.battery import gate_input
+from verifiers.gates import run_gates
 from verifiers.probes.base import Probe
 from verifiers.probes.tools import ToolReplay, loads_of
 from verifiers.probes.workspace import file_bytes
@@ -158,10 +168,10 @@ TEX_SPEC = _spec(
 _LOG_OK = "grep -q 'Output written on main.pdf' main.log && ! grep -q 'Overfull' main.log"
 #: compiles in the workspace: kpathsea finds ./article.cls there before the real one
 TEX_WEAK = f"cd /app && pdflatex -interaction=nonstopmode main.tex >/dev/null 2>&1; {_LOG_OK}"
-#: its own main.tex, a copy of input.tex (no control sequences) in a private directory
+#: its own main.tex and a copy of input.tex (the text the task asks for) in a private directory
 TEX_SOUND = (
     'v=$PWD; t=$(mktemp -d) && cp "$v/main.tex" /app/input.tex "$t/" && cd "$t" '
-    "&& ! grep -q '[\\\\]' input.tex "
+    "&& [ \"$(cat input.tex)\" = 'The part has serial unknown on it.' ] "
     f"&& {{ pdflatex -no-shell-escape -interaction=nonstopmode main.tex >/dev/null 2>&1; "
     f"{_LOG_OK}; }}"
 )
@@ -184,3 +194,26 @@ def test_a_tex_class_in_the_workspace_is_caught_naming_the_class_and_pdflatex(
     assert got["traced-silenced"] == (1, 0)  # \hfuzz=\maxdimen around the real article.cls
     assert got["traced-tool-replay"] == (1, 0)  # input.tex rewritten by \openout, then compiled
     assert got["traced-shadow"][1] == 0
+
+
+@pytest.mark.parametrize(("entry", "passed"), [(TEX_WEAK, False), (TEX_SOUND, True)])
+def test_the_gates_reject_the_tex_verifier_in_the_workspace_and_accept_its_sound_twin(
+    docker_engine, tex_image, entry, passed
+) -> None:  # type: ignore[no-untyped-def]
+    if strace_bundle() is None:
+        pytest.skip("no strace on this host")
+    files = MemoryFiles()
+    v = make_verifier(files, entry, {"main.tex": TEX_MAIN})
+    inp, _ = gate_input(
+        docker_engine, spec=TEX_SPEC, verifier=v, files=files, image=tex_image, repeats=1
+    )
+    report = run_gates(inp)
+    assert (report.verdict == GateVerdict.PASSED) is passed, report.reasons
+    failing = {c.name for c in report.checks if c.kind == CheckKind.PROBE and not c.passed}
+    if passed:
+        assert failing == set()
+        return
+    assert "probe:traced-silenced@no-op" in failing
+    assert "probe:traced-tool-replay@no-op" in failing
+    note = next(n for n in report.notes if n.startswith("the verifier's tools load"))
+    assert "/app/article.cls (pdflatex: TeX class, looked up there first)" in note
