@@ -124,6 +124,7 @@ def test_perl_node_make_shell_and_git_lookups_are_named_by_type() -> None:
         Access("/root/.bashrc", "open", False, "ENOENT", "/bin/bash", "/app"),
         Access("/app/.gitattributes", "open", False, "ENOENT", "/usr/bin/git", "/app"),
         Access("/app/data.csv", "open", True, "", "/usr/bin/perl", "/app"),
+        Access("/app", "open", True, "", "/bin/bash", "/app"),  # its directory: no load
     ]
     got = {load.path: (load.tool, load.what) for load in tool_loads(acc, acc)}
     assert got == {

@@ -123,8 +123,10 @@ def _what(lang: str, a: Lookup, base: str, ext: str) -> str | None:  # noqa: C90
 
 def tool_loads(accesses: Iterable[Lookup], writable: Iterable[Lookup]) -> tuple[Load, ...]:
     """Every load among the solver-writable lookups, once per path (found wins), each with
-    the same-named file its tool opened outside them (its `real` twin)."""
+    the same-named file its tool opened outside them (its `real` twin). A path that other
+    lookups lie under is a directory (a shell opening its working directory), no load."""
     accesses = list(accesses)
+    dirs = {d for a in accesses for d in _parents(a.path)}
     mine = {(a.path, a.op, a.ok) for a in writable}
     twins = {
         posixpath.basename(a.path): a.path
@@ -134,11 +136,17 @@ def tool_loads(accesses: Iterable[Lookup], writable: Iterable[Lookup]) -> tuple[
     out: dict[str, Load] = {}
     for a in writable:
         load = classify(a)
-        if load is None or (a.path in out and out[a.path].found):
+        if load is None or a.path in dirs or (a.path in out and out[a.path].found):
             continue
         real = twins.get(_twin_name(load), "")
         out[a.path] = Load(load.path, load.tool, load.language, load.what, a.ok, a.cwd, real)
     return tuple(out[p] for p in sorted(out))
+
+
+def _parents(path: str) -> Iterable[str]:
+    while (up := posixpath.dirname(path)) != path:
+        yield up
+        path = up
 
 
 def _twin_name(load: Load) -> str:
