@@ -56,6 +56,8 @@ def check_evidence(
     lines: list[str] = []
     if probe is not None:
         lines.append(f"probe {probe.name}: {probe.summary}")
+        if probe.detail:
+            lines.append(f"probe {probe.name} plants: {probe.detail}")
     if shared_with:
         lines.append(f"verification input identical to {shared_with}: verified once, result shared")
     lines += [f"state: {entry}" for entry in state.log]

@@ -66,6 +66,7 @@ from .omissions import decisive_changes, incidental_note
 from .probes import Probe, by_name
 from .probes.applicability import ReadLog
 from .probes.inputs import RECOMPUTED, changed_outputs, recomputed_note, recomputed_steps
+from .probes.tools import loads_note
 from .runner import PreparedState, VerifyResult, verifier_tar
 from .states import ProducedState, ReferenceStepFailed, probe_replay
 
@@ -240,6 +241,8 @@ class _Scheduler:
             traced = self.inp.traced_probes(oracle, self.vfiles)
             self.battery += traced.probes
             self.reads = traced.reads
+            if note := loads_note(self.battery):
+                self._note(note)
         for base in waiting:
             assert isinstance(base, ProducedState)
             self.ex.spawn(self._produce_probes, base, tuple(self.battery))

@@ -58,6 +58,8 @@ from . import archives
 from .prepare import PreparedState
 from .probes.applicability import Traced, read_log
 from .probes.base import Probe
+from .probes.loads import tool_loads
+from .probes.tools import TracedSilenced
 from .probes.traced import (
     Access,
     TracedLink,
@@ -264,9 +266,10 @@ def traced_probes(
 ) -> tuple[Probe, ...]:
     """Probes planting a same-typed file at every solver-writable path the verifier looked
     up on `prepared` (the oracle's state): `traced-shadow` for paths it did not find,
-    `traced-overwrite` for code and configuration it did find there, `traced-link` linking
-    the outputs it read to its own files, `traced-replay` leaving what it wrote there
-    beforehand. Empty when nothing writable was looked up, or when tracing is unavailable
+    `traced-overwrite` for code and configuration it did find there, `traced-silenced` for
+    a tool's own files it looked up there (`probes.tools`: a TeX class, a Perl module…),
+    `traced-link` linking the outputs it read to its own files, `traced-replay` leaving
+    what it wrote there beforehand. Empty when nothing writable was looked up, or when tracing is unavailable
     (then rely on the static probes)."""
     return traced_battery(
         engine, prepared, spec=spec, verifier=verifier, verifier_files=verifier_files
@@ -300,11 +303,15 @@ def _planted(surface: Surface) -> tuple[Probe, ...]:
         fixed=surface.fixed_dir,
     )
     replayed = replays(surface.written)
+    loads = tool_loads(surface.accesses, surface.writable)
+    silenced = TracedSilenced.for_loads(loads)
     out: list[Probe] = []
     if shadow:
-        out.append(TracedShadow(shadow))
+        out.append(TracedShadow(shadow, loads))
     if overwrite:
-        out.append(TracedOverwrite(overwrite))
+        out.append(TracedOverwrite(overwrite, loads))
+    if silenced.applies:
+        out.append(silenced)
     if linked:
         out.append(TracedLink(linked))
     if replayed:

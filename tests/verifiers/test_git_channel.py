@@ -87,6 +87,14 @@ git -c safe.directory='*' checkout -q main || exit 1
 grep -qx 'version=1.2.0' VERSION
 """
 
+#: hooks and fsmonitor off, the repository's own filters still on: a scratch worktree of
+#: HEAD, whose files git writes through the smudge filter `.git/info/attributes` names
+SCRATCH_WORKTREE = b"""#!/bin/sh
+g() { git -c safe.directory='*' -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"; }
+g -C /app worktree add -q --detach /tmp/w HEAD >/dev/null 2>&1 || exit 1
+grep -qx 'version=1.2.0' /tmp/w/VERSION
+"""
+
 #: deletes a file of the state that the image also holds and writes it anew (O_EXCL), as
 #: `git checkout` does: on fuse-overlayfs the image's copy once came back instead
 RECREATES = b"""#!/bin/sh
@@ -158,6 +166,15 @@ def test_a_verifier_that_reads_only_the_commit_is_accepted(docker_engine, image)
 def test_a_verifier_that_runs_the_solvers_git_is_caught_by_its_hooks(docker_engine, image) -> None:  # type: ignore[no-untyped-def]
     report = _gate(docker_engine, image, THROUGH_HOOKS)
     assert "probe:git-hook-replay@no-op" in _failing(report)
+    assert report.outcome == TaskVerdict.REJECTED
+
+
+def test_a_worktree_made_with_hooks_off_is_caught_by_the_repositorys_smudge_filter(  # type: ignore[no-untyped-def]
+    docker_engine, image
+) -> None:
+    report = _gate(docker_engine, image, SCRATCH_WORKTREE)
+    failing = [c for c in report.checks if c.name == "probe:git-hook-replay@no-op"]
+    assert failing and not failing[0].passed, "hooks off: only the filter replays"
     assert report.outcome == TaskVerdict.REJECTED
 
 

@@ -48,6 +48,7 @@ from ..probes.database import database_changes
 from ..probes.numbers import CandidateFlood, perturbed_numbers
 from ..probes.records import record_probes
 from ..probes.rows import row_probes
+from ..probes.tools import ToolReplay, loads_of
 from ..probes.visible import VisibleExamplesOnly
 from ..probes.workspace import Workspace, file_bytes
 
@@ -164,7 +165,7 @@ class OracleProbes:
     on_oracle: tuple[Probe, ...]  # its outputs cut, fields dropped, numbers changed, padded,
     # left uncommitted
     on_noop: tuple[Probe, ...]  # its programs and outputs flooded on the untouched state, its
-    # files replayed by the repository's hooks
+    # files replayed by the repository's hooks and by the verifier's tools (traced loads)
     recompute: bool  # the reference run again on minimal inputs
     alternatives: tuple[Probe, ...] = ()  # other correct final states, on the oracle
     #: changes the instruction does not rule out (records reordered, one duplicated): on
@@ -193,6 +194,8 @@ def oracle_probes(
     on_oracle += (uncommitted,) if uncommitted.repos else ()
     hooks = GitHookReplay.for_states(after, before)
     on_noop += (hooks,) if hooks.applies else ()
+    tools = ToolReplay.for_states(loads_of(probes), after, before)
+    on_noop += (tools,) if tools.applies else ()
     lookup = VisibleExamplesOnly.for_states(oracle, pristine, spec.workdir)
     on_noop += (lookup,) if lookup.applies else ()
     databases = database_changes(oracle, pristine)

@@ -4,8 +4,10 @@
 state; `probes_for(verifier_files)` is that set tailored to one verifier's files (the
 static module shadowing also covers what the verifier imports); `by_name` looks one up.
 Probes discovered by tracing the verifier on the oracle's state (`probes.traced`: shadowed
-and overwritten code, outputs linked to the verifier's own files, replayed writes) are built
-by `verifiers.surface.traced_probes`. Add a probe by subclassing `Probe` in the module of its
+and overwritten code, outputs linked to the verifier's own files, replayed writes;
+`probes.tools`: the tools' own files with diagnostics silenced or the reference replayed)
+are built by `verifiers.surface.traced_probes` (`ToolReplay` by the gates, from those loads
+and the oracle's files). Add a probe by subclassing `Probe` in the module of its
 family and listing it here — with a test that it fools a naive verifier and that a sound
 one rejects it (tests/verifiers/test_probes.py).
 
@@ -61,6 +63,7 @@ from .rows import (
     ZeroedCells,
 )
 from .superset import SupersetLines, superset_lines
+from .tools import ToolReplay, TracedSilenced
 from .traced import TracedLink, TracedOverwrite, TracedReplay, TracedShadow
 from .visible import VisibleExamplesOnly
 from .workspace import (
@@ -138,6 +141,8 @@ GATE_BUILT: tuple[type[Probe], ...] = (
     VisibleExamplesOnly,
     TracedShadow,
     TracedOverwrite,
+    TracedSilenced,
+    ToolReplay,
     TracedLink,
     TracedReplay,
 )

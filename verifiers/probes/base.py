@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from envfactory.core.models import EnvironmentSpec, ExecResult
 from sandboxes.protocol import Sandbox
@@ -36,6 +36,15 @@ TEST_GLOBS = (
 )
 
 
+class Described(Protocol):
+    """A file a probe plants, named with the tool that loads it (`tools.Load`)."""
+
+    @property
+    def path(self) -> str: ...
+
+    def describe(self) -> str: ...
+
+
 class Probe(ABC):
     """Base class; subclasses document their attack class in their docstring."""
 
@@ -50,6 +59,12 @@ class Probe(ABC):
         """The docstring's first sentence, on one line (what a report's evidence quotes and
         the probe table in docs/verifiers.md shows)."""
         return first_sentence(self.doc)
+
+    @property
+    def detail(self) -> str:
+        """What this instance plants and which tool would load it ("" when the summary says
+        all): evidence names the path and the tool."""
+        return ""
 
     @abstractmethod
     def script(self, spec: EnvironmentSpec) -> str:

@@ -2,7 +2,8 @@
 
 A task whose result is a commit (and a tag) has two ways to be faked that editing files
 cannot show: leaving the right files uncommitted (`UncommittedResult`), and leaving code
-in the repository that the verifier's own git runs — hooks and `core.fsmonitor` — which
+in the repository that the verifier's own git runs — hooks, `core.fsmonitor` and a smudge
+filter named in `.git/info/attributes` — which
 rewrites the working tree while the verifier looks (`GitHookReplay`). Both are built per
 gate run from the refs and files in the pristine and oracle states' workspace tars.
 """
@@ -106,12 +107,24 @@ done"""
 HOOKS = ("post-checkout", "post-merge", "post-rewrite", "post-commit", "reference-transaction")
 
 
+def _smudge(replay: str, files: Mapping[str, bytes]) -> str:
+    """A smudge filter: runs the replay, then gives git the reference's version of a file it
+    replayed (git writes it into the working tree) and any other file unchanged."""
+    names = "|".join(qs([name]) for name in sorted(files)) or "''"
+    return (  # git creates the file itself once the filter returns: the replay's copy goes
+        f't=$(mktemp) || exit 1\ncat > "$t"\nsh {replay} >/dev/null 2>&1\n'
+        f'case "$1" in {names}) cat -- "$1" > "$t"; rm -f -- "$1" ;; esac\n'
+        'cat -- "$t"\nrm -f "$t"\n'
+    )
+
+
 class GitHookReplay(Probe):
     """Applied to the untouched state: each repository the reference changed files in gets
-    hooks (post-checkout, post-merge, post-rewrite, post-commit, reference-transaction) and
-    a `core.fsmonitor` program that write the reference's versions of those files into the
-    working tree git is updating (its own, or a worktree or checkout the verifier makes
-    elsewhere) whenever git runs them — nothing is committed. Fools a verifier that runs
+    hooks (post-checkout, post-merge, post-rewrite, post-commit, reference-transaction), a
+    `core.fsmonitor` program and a smudge filter for every path (`.git/info/attributes`,
+    `filter.*.smudge`: it survives `core.hooksPath=/dev/null`) that write the reference's
+    versions of those files into the working tree git is updating (its own, or a worktree or
+    checkout the verifier makes elsewhere) whenever git runs them — nothing is committed. Fools a verifier that runs
     git in the solver's repository (`git checkout`, `git reset --hard`, `git status`)
     without turning hooks and the repository's config off, then reads the working tree.
     Built per gate run from the oracle's files (`for_states`); never in the default
@@ -150,6 +163,7 @@ class GitHookReplay(Probe):
             hook = f"#!/bin/sh\\nsh {replay} >/dev/null 2>&1\\nexit 0\\n"
             fsmonitor = f"#!/bin/sh\\nsh {replay} >/dev/null 2>&1\\nexit 1\\n"
             monitor = f"{git}/hooks/fsmonitor-watchman"
+            smudge = _smudge(replay, _relative(files, repo))
             parts.append(
                 f"""if [ -d {qs([git])} ]; then
 cat > {qs([replay])} <<'ENVFACTORY_REPLAY'
@@ -161,6 +175,10 @@ for h in {" ".join(HOOKS)}; do
 done
 printf {qs([fsmonitor])} > {qs([monitor])} && chmod 755 {qs([monitor])}
 git config -f {qs([git + "/config"])} core.fsmonitor {qs([monitor])} 2>/dev/null || true
+printf %s {qs([smudge])} > {qs([git + "/envfactory-smudge.sh"])}
+mkdir -p {qs([git + "/info"])} && echo '* filter=envfactory' >> {qs([git + "/info/attributes"])}
+git config -f {qs([git + "/config"])} filter.envfactory.smudge \
+  {qs([f"sh {git}/envfactory-smudge.sh %f"])} 2>/dev/null || true
 fi"""
             )
         return "\n".join(parts) + "\ntrue\n"

@@ -10,7 +10,8 @@ calls ``process.exit(0)``; a file a shell opened or looked for (``source ./confi
 and a program looked up or executed get a script that writes 1 to Harbor's reward file and
 exits 0; pytest's ``conftest.py`` and
 configuration files get a conftest that passes everything and configs that only collect;
-Perl, Ruby and make lookups get their own "exit successfully" file. A lookup of unknown
+Perl, Ruby, make and TeX (kpathsea: ``./article.cls`` before the distribution's) lookups
+get their own "exit successfully" file. A lookup of unknown
 type gets nothing (it is still in the surface's report).
 
 Two more rules are about data, not code. An output the verifier read (a solver-writable
@@ -31,12 +32,12 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from envfactory.core.models import EnvironmentSpec
 
-from .base import Probe, q
+from .base import Described, Probe, q
 from .pytest_attacks import CONFTEST, PY_EXIT
 
 
@@ -87,6 +88,12 @@ JS_EXIT = "console.log('1 passed'); process.exit(0);\n"
 PERL_EXIT = 'print "1 passed\\n"; CORE::exit(0);\n1;\n'
 RUBY_EXIT = "puts '1 passed'; exit!(0)\n"
 MAKE_EXIT = ".DEFAULT:\n\t@echo '1 passed'\n"
+#: TeX's "exit successfully": the job ends here with status 0 ("No pages of output.")
+TEX_EXIT = "\\immediate\\write16{1 passed}\\csname @@end\\endcsname\\end\n"
+TEX_ENGINES = frozenset(
+    "tex etex pdftex pdflatex latex xetex xelatex luatex lualatex luahbtex dvilualatex "
+    "uptex uplatex euptex ptex platex".split()
+)
 _LOOSE = "addopts = -p no:cacheprovider --co -q\n"  # collect only: exit 0, nothing checked
 PYTEST_CONFIGS = {
     "pytest.ini": "[pytest]\n" + _LOOSE,
@@ -104,6 +111,7 @@ _EXIT_BY_KIND = {
     "perl": PERL_EXIT,
     "ruby": RUBY_EXIT,
     "make": MAKE_EXIT,
+    "tex": TEX_EXIT,
 }
 _SHELLISH = ("", ".sh", ".bash", ".env", ".rc", ".conf", ".cfg", ".inc")
 _PY_ROOT = re.compile(
@@ -113,8 +121,10 @@ _MAX_PLANTS = 4000
 
 
 def process_kind(exe: str) -> str:
-    """ "python", "node", "shell", "perl", "ruby", "make" or "" from a program path."""
+    """ "python", "node", "shell", "perl", "ruby", "make", "tex" or "" from a program path."""
     base = posixpath.basename(exe)
+    if base in TEX_ENGINES:
+        return "tex"
     if base.startswith(("python", "pytest", "py.test", "pip")):
         return "python"
     if base in ("node", "nodejs", "npm", "npx"):
@@ -168,6 +178,7 @@ def _for_interpreter(a: Access, base: str, ext: str) -> Plant | None:
         "perl": ext in (".pm", ".pl"),
         "ruby": ext == ".rb",
         "make": base in _MAKEFILES or ext == ".mk",
+        "tex": ext in (".cls", ".sty", ".clo", ".tex", ".ltx", ".cfg", ".def", ".fd"),
     }
     if loads.get(kind, False):
         return _EXIT_BY_KIND[kind], 0o644
@@ -245,8 +256,13 @@ def planting_script(files: Mapping[str, Plant]) -> str:
 
 
 class _Planting(Probe):
-    def __init__(self, files: Mapping[str, Plant]) -> None:
+    def __init__(self, files: Mapping[str, Plant], loads: Sequence[Described] = ()) -> None:
         self.files = dict(files)
+        self.loads = tuple(loads)  # the tools' loads among them (`tools.tool_loads`)
+
+    @property
+    def detail(self) -> str:
+        return "; ".join(load.describe() for load in self.loads if load.path in self.files)
 
     def script(self, spec: EnvironmentSpec) -> str:
         return planting_script(self.files)
