@@ -237,6 +237,12 @@ _WRITERS: dict[str, Callable[[Mapping[str, bytes], str, Load], str | None]] = {
 
 # ----------------------------------------------------------------------------- probes
 
+#: a replayed file's bytes at most, and all payloads' characters together: a payload spells
+#: each byte out (TeX a token per character, shell an octal escape), and the planting
+#: script is one exec argument (< 128 KiB)
+_REPLAY_FILE_MAX = 16 * 1024
+_REPLAY_TOTAL = 96 * 1024
+
 
 class _LoadPlanting(_Planting):
     """Files planted at the tools' lookups, each named with its tool in `detail`."""
@@ -283,14 +289,32 @@ class ToolReplay(_LoadPlanting):
     def for_states(
         cls, loads: Sequence[Load], oracle: Mapping[str, bytes], pristine: Mapping[str, bytes]
     ) -> ToolReplay:
-        changed = {p: d for p, d in oracle.items() if pristine.get(p) != d and is_output(p)}
-        changed = within_budget(changed)
+        changed = within_budget(
+            {
+                p: d
+                for p, d in oracle.items()
+                if pristine.get(p) != d and is_output(p) and len(d) <= _REPLAY_FILE_MAX
+            }
+        )
         files: dict[str, Plant] = {}
-        for load in loads:
-            content = replay(load, changed) if not load.found else None
+        used = 0
+        for load in (x for x in loads if not x.found):
+            content = _fitting(load, changed, _REPLAY_TOTAL - used)
             if content is not None:
-                files[load.path] = (content, 0o644)
+                files[load.path], used = (content, 0o644), used + len(content)
         return cls(files, loads)
+
+
+def _fitting(load: Load, files: Mapping[str, bytes], room: int) -> str | None:
+    """The replay of as many of `files` (smallest first) as fit in `room` characters."""
+    best: str | None = None
+    chosen: dict[str, bytes] = {}
+    for path, data in sorted(files.items(), key=lambda f: (len(f[1]), f[0])):
+        content = replay(load, {**chosen, path: data})
+        if content is None or len(content) > room:
+            continue
+        chosen[path], best = data, content
+    return best
 
 
 def loads_of(probes: Iterable[Probe]) -> tuple[Load, ...]:
