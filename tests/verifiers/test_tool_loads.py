@@ -141,3 +141,15 @@ def test_perl_node_make_shell_and_git_lookups_are_named_by_type() -> None:
         "/root/.bashrc": ("bash", "shell rc file"),
         "/app/.gitattributes": ("git", "git attributes"),
     }
+
+
+def test_a_directory_on_the_way_to_another_lookup_is_never_planted_as_a_file() -> None:
+    node = "/usr/bin/node"
+    acc = [
+        Access("/app/node_modules", "stat", False, "ENOENT", node, "/app"),
+        Access("/app/node_modules/left", "stat", False, "ENOENT", node, "/app"),
+    ]
+    loads = tool_loads(acc, acc)
+    assert set(TracedSilenced.for_loads(loads).files) == {"/app/node_modules/left"}
+    replayed = ToolReplay.for_states(loads, {"/app/out.txt": b"x\n"}, {})
+    assert set(replayed.files) == {"/app/node_modules/left"}

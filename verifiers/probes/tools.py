@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from .base import Probe
 from .loads import Load
 from .numbers import within_budget
-from .traced import Plant, _Planting
+from .traced import Plant, _leaves, _Planting
 from .workspace import is_output
 
 # --------------------------------------------------------------------------- payloads
@@ -270,7 +270,7 @@ class TracedSilenced(_LoadPlanting):
             content = silence(load) if not load.found else None
             if content is not None:
                 files[load.path] = (content, 0o644)
-        return cls(files, loads)
+        return cls(_leaves(files), loads)
 
 
 class ToolReplay(_LoadPlanting):
@@ -298,7 +298,9 @@ class ToolReplay(_LoadPlanting):
         )
         files: dict[str, Plant] = {}
         used = 0
-        for load in (x for x in loads if not x.found):
+        # a directory on the way to another lookup (`node_modules`) is never a file
+        leaves = _leaves({x.path: ("", 0) for x in loads if not x.found})
+        for load in (x for x in loads if x.path in leaves):
             content = _fitting(load, changed, _REPLAY_TOTAL - used)
             if content is not None:
                 files[load.path], used = (content, 0o644), used + len(content)
