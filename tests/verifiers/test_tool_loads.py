@@ -113,6 +113,12 @@ def test_tool_replay_carries_only_the_references_changed_outputs_and_runs_on_the
     content, _ = probe.files["/app/article.cls"]
     assert "openout15=input.tex" in content and "main.tex" not in content
     assert not ToolReplay.for_states(loads_of([]), after, before).applies
+    # bounded: a file past 16 KiB is not carried, and the payloads stay one exec argument
+    big = {**after, "/app/big.txt": b"x" * (16 * 1024 + 1)}
+    assert "big.txt" not in ToolReplay.for_states(loads, big, before).files["/app/article.cls"][0]
+    many = {f"/app/part{i}.txt": b"ab{}\n" * 2000 for i in range(6)}
+    bounded = ToolReplay.for_states(loads, {**before, **many}, before)
+    assert 0 < sum(len(c) for c, _ in bounded.files.values()) <= 96 * 1024
 
 
 def test_perl_node_make_shell_and_git_lookups_are_named_by_type() -> None:
@@ -135,3 +141,15 @@ def test_perl_node_make_shell_and_git_lookups_are_named_by_type() -> None:
         "/root/.bashrc": ("bash", "shell rc file"),
         "/app/.gitattributes": ("git", "git attributes"),
     }
+
+
+def test_a_directory_on_the_way_to_another_lookup_is_never_planted_as_a_file() -> None:
+    node = "/usr/bin/node"
+    acc = [
+        Access("/app/node_modules", "stat", False, "ENOENT", node, "/app"),
+        Access("/app/node_modules/left", "stat", False, "ENOENT", node, "/app"),
+    ]
+    loads = tool_loads(acc, acc)
+    assert set(TracedSilenced.for_loads(loads).files) == {"/app/node_modules/left"}
+    replayed = ToolReplay.for_states(loads, {"/app/out.txt": b"x\n"}, {})
+    assert set(replayed.files) == {"/app/node_modules/left"}

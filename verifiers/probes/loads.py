@@ -101,24 +101,60 @@ def classify(a: Lookup) -> Load | None:
     return Load(a.path, tool, lang, what, a.ok, a.cwd)
 
 
-def _what(lang: str, a: Lookup, base: str, ext: str) -> str | None:  # noqa: C901 (a table)
-    if lang == "tex":
-        return "kpathsea configuration" if base == "texmf.cnf" else _TEX.get(ext)
-    if lang == "perl" and ext in (".pm", ".pl"):
-        return "Perl module" if ext == ".pm" else "Perl file"
-    if lang == "node" and ext in ("", ".js", ".cjs", ".mjs") and a.op != "exec":
-        return "Node module"
-    if lang == "make" and (base in _MAKEFILES or ext == ".mk" or (a.op == "open" and a.ok)):
-        return "makefile"
-    if lang == "ruby" and ext == ".rb":
-        return "Ruby file"
-    if lang == "python" and ext in (".py", ".pth"):
-        return "Python module" if ext == ".py" else "Python path file"
-    if lang == "git" and (base in _GIT or "/.git/hooks/" in a.path):
-        return "git hook" if "/.git/hooks/" in a.path else _GIT[base]
-    if lang == "shell" and a.op != "exec" and (base in _RC or ext in _SHELLISH):
-        return "shell rc file" if base in _RC else "sourced shell file"
-    return None
+def _tex(a: Lookup, base: str, ext: str) -> str | None:
+    return "kpathsea configuration" if base == "texmf.cnf" else _TEX.get(ext)
+
+
+def _perl(a: Lookup, base: str, ext: str) -> str | None:
+    return {".pm": "Perl module", ".pl": "Perl file"}.get(ext)
+
+
+def _node(a: Lookup, base: str, ext: str) -> str | None:
+    return "Node module" if ext in ("", ".js", ".cjs", ".mjs") and a.op != "exec" else None
+
+
+def _make(a: Lookup, base: str, ext: str) -> str | None:
+    # make opens nothing but makefiles for reading (`include`, `-f`, the default names)
+    read = base in _MAKEFILES or ext == ".mk" or (a.op == "open" and a.ok)
+    return "makefile" if read else None
+
+
+def _ruby(a: Lookup, base: str, ext: str) -> str | None:
+    return "Ruby file" if ext == ".rb" else None
+
+
+def _python(a: Lookup, base: str, ext: str) -> str | None:
+    return {".py": "Python module", ".pth": "Python path file"}.get(ext)
+
+
+def _git(a: Lookup, base: str, ext: str) -> str | None:
+    return "git hook" if "/.git/hooks/" in a.path else _GIT.get(base)
+
+
+def _shell(a: Lookup, base: str, ext: str) -> str | None:
+    if a.op == "exec":
+        return None
+    if base in _RC:
+        return "shell rc file"
+    return "sourced shell file" if ext in _SHELLISH else None
+
+
+#: language → what a lookup of that language's program loads (None: data, no load)
+_WHAT = {
+    "tex": _tex,
+    "perl": _perl,
+    "node": _node,
+    "make": _make,
+    "ruby": _ruby,
+    "python": _python,
+    "git": _git,
+    "shell": _shell,
+}
+
+
+def _what(lang: str, a: Lookup, base: str, ext: str) -> str | None:
+    rule = _WHAT.get(lang)
+    return None if rule is None else rule(a, base, ext)
 
 
 def tool_loads(accesses: Iterable[Lookup], writable: Iterable[Lookup]) -> tuple[Load, ...]:

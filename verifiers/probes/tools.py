@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from .base import Probe
 from .loads import Load
 from .numbers import within_budget
-from .traced import Plant, _Planting
+from .traced import Plant, _leaves, _Planting
 from .workspace import is_output
 
 # --------------------------------------------------------------------------- payloads
@@ -237,6 +237,12 @@ _WRITERS: dict[str, Callable[[Mapping[str, bytes], str, Load], str | None]] = {
 
 # ----------------------------------------------------------------------------- probes
 
+#: a replayed file's bytes at most, and all payloads' characters together: a payload spells
+#: each byte out (TeX a token per character, shell an octal escape), and the planting
+#: script is one exec argument (< 128 KiB)
+_REPLAY_FILE_MAX = 16 * 1024
+_REPLAY_TOTAL = 96 * 1024
+
 
 class _LoadPlanting(_Planting):
     """Files planted at the tools' lookups, each named with its tool in `detail`."""
@@ -264,7 +270,7 @@ class TracedSilenced(_LoadPlanting):
             content = silence(load) if not load.found else None
             if content is not None:
                 files[load.path] = (content, 0o644)
-        return cls(files, loads)
+        return cls(_leaves(files), loads)
 
 
 class ToolReplay(_LoadPlanting):
@@ -283,14 +289,34 @@ class ToolReplay(_LoadPlanting):
     def for_states(
         cls, loads: Sequence[Load], oracle: Mapping[str, bytes], pristine: Mapping[str, bytes]
     ) -> ToolReplay:
-        changed = {p: d for p, d in oracle.items() if pristine.get(p) != d and is_output(p)}
-        changed = within_budget(changed)
+        changed = within_budget(
+            {
+                p: d
+                for p, d in oracle.items()
+                if pristine.get(p) != d and is_output(p) and len(d) <= _REPLAY_FILE_MAX
+            }
+        )
         files: dict[str, Plant] = {}
-        for load in loads:
-            content = replay(load, changed) if not load.found else None
+        used = 0
+        # a directory on the way to another lookup (`node_modules`) is never a file
+        leaves = _leaves({x.path: ("", 0) for x in loads if not x.found})
+        for load in (x for x in loads if x.path in leaves):
+            content = _fitting(load, changed, _REPLAY_TOTAL - used)
             if content is not None:
-                files[load.path] = (content, 0o644)
+                files[load.path], used = (content, 0o644), used + len(content)
         return cls(files, loads)
+
+
+def _fitting(load: Load, files: Mapping[str, bytes], room: int) -> str | None:
+    """The replay of as many of `files` (smallest first) as fit in `room` characters."""
+    best: str | None = None
+    chosen: dict[str, bytes] = {}
+    for path, data in sorted(files.items(), key=lambda f: (len(f[1]), f[0])):
+        content = replay(load, {**chosen, path: data})
+        if content is None or len(content) > room:
+            continue
+        chosen[path], best = data, content
+    return best
 
 
 def loads_of(probes: Iterable[Probe]) -> tuple[Load, ...]:
