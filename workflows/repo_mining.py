@@ -1,0 +1,82 @@
+"""A mined candidate through the pipeline's own gates and publishing, as plain calls.
+
+`gate_candidate` runs the activities `ValidateTasks` runs for an imported task, in the
+same order and on the same services: build → status built → gates (the whole battery:
+probes, partial states from the fix's hunks, repeats, Harbor semantics) → the report's
+findings into the review queue → publish (the publish guard) or reject with the gate's
+reasons. The result adds the under-tested hunks the gates showed. A candidate mined
+before and already decided is reported as stored, not gated again.
+"""
+
+from __future__ import annotations
+
+from envfactory.core.errors import EnvFactoryError
+from envfactory.core.models import EnvStatus
+from envfactory.core.models.repos import CandidateResult
+from envfactory.repos import hunk_findings
+
+from .store_services import StoreServices
+from .types import EnvInput, GatesInput, MineInput, PublishInput, StatusInput
+
+DECIDED = {EnvStatus.PUBLISHED: "published", EnvStatus.REJECTED: "rejected"}
+
+
+def gate_candidate(
+    services: StoreServices, result: CandidateResult, repeats: int
+) -> CandidateResult:
+    """Gate and publish a candidate the miner stored (`outcome == "stored"`); any other
+    result is returned as it is."""
+    if result.outcome != "stored" or result.env_id is None:
+        return result
+    env_id = result.env_id
+    record = services.store.environments.record(env_id)
+    if record.status in DECIDED:
+        outcome = DECIDED[record.status]
+        return result.model_copy(
+            update={
+                "outcome": outcome,
+                "stage": "gated" if outcome == "rejected" else "published",
+                "reason": "decided before: " + outcome,
+            }
+        )
+    try:
+        services.build(EnvInput(env_id=env_id))
+        services.set_status(StatusInput(env_id=env_id, status=EnvStatus.BUILT))
+        gate = services.run_gates(GatesInput(env_id=env_id, repeats=repeats))
+        services.mine(MineInput(env_id=env_id, gate_report_id=gate.report_id, trajectory_ids=()))
+    except EnvFactoryError as exc:
+        services.set_status(
+            StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=(exc.message,))
+        )
+        return result.model_copy(
+            update={
+                "outcome": "rejected",
+                "reason": f"could not be gated: {exc.message}",
+                "reason_kind": "error",
+            }
+        )
+    report = services.store.gate_reports.get(int(gate.report_id))
+    found = hunk_findings(result, report)
+    gated = result.model_copy(update={"stage": "gated", "findings": found})
+    if not gate.passed:
+        services.set_status(
+            StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=gate.reasons)
+        )
+        reason = "; ".join((*found, *gate.reasons)) or "the gates failed"
+        return gated.model_copy(
+            update={"outcome": "rejected", "reason": reason, "reason_kind": "gates_failed"}
+        )
+    pub = services.publish(
+        PublishInput(
+            env_id=env_id, verifier_version=gate.verifier_version, gate_report_id=gate.report_id
+        )
+    )
+    if not pub.published:
+        return gated.model_copy(
+            update={
+                "outcome": "rejected",
+                "reason": "; ".join(pub.reasons),
+                "reason_kind": "publish_refused",
+            }
+        )
+    return gated.model_copy(update={"outcome": "published", "stage": "published", "reason": ""})
