@@ -10,10 +10,13 @@ before and already decided is reported as stored, not gated again.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.models import EnvStatus
-from envfactory.core.models.repos import CandidateResult
-from envfactory.repos import hunk_findings
+from envfactory.core.models.repos import CandidateInput, CandidateResult, RepoSnapshot
+from envfactory.repos import RepoMiner, hunk_findings
+from envfactory.repos.miner import cpu_seconds as _cpu
 
 from .store_services import StoreServices
 from .types import EnvInput, GatesInput, MineInput, PublishInput, StatusInput
@@ -80,3 +83,27 @@ def gate_candidate(
             }
         )
     return gated.model_copy(update={"outcome": "published", "stage": "published", "reason": ""})
+
+
+def mine_commits(
+    services: StoreServices,
+    miner: RepoMiner,
+    snapshot: RepoSnapshot,
+    commits: Sequence[str],
+    *,
+    repeats: int = 2,
+    suite: str = "repo",
+    on_result: Callable[[int, CandidateResult], None] | None = None,
+) -> list[CandidateResult]:
+    """Mine, gate and publish each commit in turn (`on_result` after each: progress)."""
+    results = []
+    for i, sha in enumerate(commits):
+        mined = miner.mine_candidate(CandidateInput(snapshot=snapshot, commit=sha, suite=suite))
+        t0 = _cpu()
+        gated = gate_candidate(services, mined, repeats)
+        if gated is not mined:
+            gated = gated.model_copy(update={"cpu_s": gated.cpu_s + _cpu() - t0})
+        results.append(gated)
+        if on_result:
+            on_result(i, gated)
+    return results

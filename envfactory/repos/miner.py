@@ -48,7 +48,7 @@ class RepoMiner:
     caps: LimitCaps | None = None
 
     def mine_candidate(self, inp: CandidateInput) -> CandidateResult:
-        t0 = _cpu()
+        t0 = cpu_seconds()
         bare = open_snapshot(inp.snapshot, self.artifacts, self.work_dir / "clones")
         info = h.commit_info(bare, inp.commit)
         try:
@@ -62,7 +62,7 @@ class RepoMiner:
                 reason=drop.reason,
                 reason_kind=drop.kind,
             )
-        return result.model_copy(update={"cpu_s": result.cpu_s + _cpu() - t0})
+        return result.model_copy(update={"cpu_s": result.cpu_s + cpu_seconds() - t0})
 
     def _mine(self, bare: Path, info: h.CommitInfo, inp: CandidateInput) -> CandidateResult:
         parts, patches = self._parts(bare, info, inp)
@@ -163,7 +163,7 @@ def _last_line(exc: ImageBuildFailed) -> str:
     return (errors or lines or ["no build log"])[-1][:300]
 
 
-def _cpu() -> float:
+def cpu_seconds() -> float:
     """CPU seconds of this process and of its finished children (git)."""
     own, kids = (
         resource.getrusage(resource.RUSAGE_SELF),

@@ -40,11 +40,15 @@ def describe(x):
     return "positive" if x > 0 else "not positive"
 '''
 
-TEST_V0 = """from calc import add
+TEST_V0 = """from calc import add, describe
 
 
 def test_add():
     assert add(2, 3) == 5
+
+
+def test_describe():
+    assert describe(5) == "positive"
 """
 
 
@@ -90,7 +94,7 @@ def python_repo(path: Path) -> MadeRepo:
     r.write("README.md", "calc\n")
     r.commit("root", "calc: add and sub")
     r.write("calc.py", CALC_V0.replace("return b - a", "return a - b"))
-    r.write("tests/test_calc.py", TEST_V0.replace("import add", "import add, sub")
+    r.write("tests/test_calc.py", TEST_V0.replace("import add,", "import add, sub,")
             + "\n\ndef test_sub():\n    assert sub(5, 3) == 2\n")  # fmt: skip
     r.commit("sub-fix", "Fix sub: it subtracted the wrong way round\n\nsub(5, 3) gave -2.")
     r.write("README.md", "calc: a small calculator\n")
@@ -99,7 +103,7 @@ def python_repo(path: Path) -> MadeRepo:
     text = text.replace("return max(lo, x)", "return min(hi, max(lo, x))")
     text = text.replace('"not positive"', '"negative" if x < 0 else "zero"')
     r.write("calc.py", text)
-    tests = (path / "tests/test_calc.py").read_text().replace("add, sub", "add, clamp, sub")
+    tests = (path / "tests/test_calc.py").read_text().replace("add, sub,", "add, clamp, sub,")
     r.write("tests/test_calc.py", tests + "\n\ndef test_clamp():\n    assert clamp(9, 0, 5) == 5\n")
     r.commit("clamp-fix", "Fix clamp's upper bound; describe zero and negatives apart")
     r.git("tag", "v1")
