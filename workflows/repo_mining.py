@@ -14,14 +14,24 @@ from collections.abc import Callable, Sequence
 
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.models import EnvStatus
-from envfactory.core.models.repos import CandidateInput, CandidateResult, RepoSnapshot
+from envfactory.core.models.repos import (
+    CandidateInput,
+    CandidateOutcome,
+    CandidateResult,
+    CandidateStage,
+    DropKind,
+    RepoSnapshot,
+)
 from envfactory.repos import RepoMiner, hunk_findings
 from envfactory.repos.miner import cpu_seconds as _cpu
 
 from .store_services import StoreServices
 from .types import EnvInput, GatesInput, MineInput, PublishInput, StatusInput
 
-DECIDED = {EnvStatus.PUBLISHED: "published", EnvStatus.REJECTED: "rejected"}
+DECIDED: dict[EnvStatus, CandidateOutcome] = {
+    EnvStatus.PUBLISHED: "published",
+    EnvStatus.REJECTED: "rejected",
+}
 
 
 def gate_candidate(
@@ -32,57 +42,49 @@ def gate_candidate(
     if result.outcome != "stored" or result.env_id is None:
         return result
     env_id = result.env_id
-    record = services.store.environments.record(env_id)
-    if record.status in DECIDED:
-        outcome = DECIDED[record.status]
-        return result.model_copy(
-            update={
-                "outcome": outcome,
-                "stage": "gated" if outcome == "rejected" else "published",
-                "reason": "decided before: " + outcome,
-            }
-        )
+    status = services.store.environments.record(env_id).status
+    if status in DECIDED:
+        outcome = DECIDED[status]
+        stage: CandidateStage = "published" if outcome == "published" else "gated"
+        return _with(result, outcome, "", stage=stage)
     try:
         services.build(EnvInput(env_id=env_id))
         services.set_status(StatusInput(env_id=env_id, status=EnvStatus.BUILT))
         gate = services.run_gates(GatesInput(env_id=env_id, repeats=repeats))
         services.mine(MineInput(env_id=env_id, gate_report_id=gate.report_id, trajectory_ids=()))
     except EnvFactoryError as exc:
-        services.set_status(
-            StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=(exc.message,))
-        )
-        return result.model_copy(
-            update={
-                "outcome": "rejected",
-                "reason": f"could not be gated: {exc.message}",
-                "reason_kind": "error",
-            }
-        )
-    report = services.store.gate_reports.get(int(gate.report_id))
-    found = hunk_findings(result, report)
+        _reject(services, env_id, (exc.message,))
+        return _with(result, "rejected", f"could not be gated: {exc.message}", "error")
+    found = hunk_findings(result, services.store.gate_reports.get(int(gate.report_id)))
     gated = result.model_copy(update={"stage": "gated", "findings": found})
     if not gate.passed:
-        services.set_status(
-            StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=gate.reasons)
-        )
+        _reject(services, env_id, gate.reasons)
         reason = "; ".join((*found, *gate.reasons)) or "the gates failed"
-        return gated.model_copy(
-            update={"outcome": "rejected", "reason": reason, "reason_kind": "gates_failed"}
-        )
+        return _with(gated, "rejected", reason, "gates_failed")
     pub = services.publish(
         PublishInput(
             env_id=env_id, verifier_version=gate.verifier_version, gate_report_id=gate.report_id
         )
     )
     if not pub.published:
-        return gated.model_copy(
-            update={
-                "outcome": "rejected",
-                "reason": "; ".join(pub.reasons),
-                "reason_kind": "publish_refused",
-            }
-        )
-    return gated.model_copy(update={"outcome": "published", "stage": "published", "reason": ""})
+        return _with(gated, "rejected", "; ".join(pub.reasons), "publish_refused")
+    return _with(gated, "published", "", stage="published")
+
+
+def _with(
+    result: CandidateResult,
+    outcome: CandidateOutcome,
+    reason: str,
+    kind: DropKind | None = None,
+    *,
+    stage: CandidateStage | None = None,
+) -> CandidateResult:
+    update = {"outcome": outcome, "reason": reason, "reason_kind": kind}
+    return result.model_copy(update=update | ({"stage": stage} if stage else {}))
+
+
+def _reject(services: StoreServices, env_id: str, reasons: tuple[str, ...]) -> None:
+    services.set_status(StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=reasons))
 
 
 def mine_commits(
@@ -98,7 +100,13 @@ def mine_commits(
     """Mine, gate and publish each commit in turn (`on_result` after each: progress)."""
     results = []
     for i, sha in enumerate(commits):
-        mined = miner.mine_candidate(CandidateInput(snapshot=snapshot, commit=sha, suite=suite))
+        try:
+            mined = miner.mine_candidate(CandidateInput(snapshot=snapshot, commit=sha, suite=suite))
+        except EnvFactoryError as exc:  # one commit's failure is that commit's result
+            mined = CandidateResult(
+                commit=sha, outcome="dropped", stage="scanned", reason=exc.message,
+                reason_kind="error",
+            )  # fmt: skip
         t0 = _cpu()
         gated = gate_candidate(services, mined, repeats)
         if gated is not mined:
