@@ -26,6 +26,7 @@ from envfactory.core.models import EnvStatus
 from envfactory.core.models.repos import CandidateInput
 from envfactory.core.settings import Settings
 from envfactory.repos import RepoMiner, clone_repository
+from envfactory.store import ArtifactStore, Store
 from sandboxes import DockerEngine
 from verifiers.formats import context_tar, load_task
 from workflows.composition import make_services
@@ -79,8 +80,8 @@ def test_mining_a_python_history_publishes_the_tested_fix_and_drops_the_rest_wit
 
 
 def test_a_mined_workspace_holds_nothing_after_the_parent(
-    tmp_path: Path, engine: DockerEngine, store, artifacts
-) -> None:  # type: ignore[no-untyped-def]
+    tmp_path: Path, engine: DockerEngine, store: Store, artifacts: ArtifactStore
+) -> None:
     repo = python_repo(tmp_path / "calc")
     snap = clone_repository(str(repo.path), artifacts)
     miner = RepoMiner(engine, artifacts, store, tmp_path / "work")
