@@ -11,12 +11,13 @@ Stages (each one reached is counted in the yield table): a *candidate* changes t
 and other files and has a runner for its tests; *buildable* when its image at the parent
 builds; *fail_to_pass* when a touched test fails at the parent (with the commit's test
 files) and passes at the commit. Pass-to-pass tests (passing at both) are kept up to
-`pass_to_pass_max`, in name order. The test runs are the verifier's own program
+`pass_to_pass_max` (a sample seeded by the commit). The test runs are the verifier's own program
 (check.py) in a container of the built image with the network off.
 """
 
 from __future__ import annotations
 
+import random
 import resource
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +70,7 @@ class RepoMiner:
         task_dir = self.work_dir / "tasks" / parts.name
         image = self._build(write_task(task_dir, parts))
         runs = run_tests(self.engine, image, task_dir, parts.patch, inp.test_timeout_s)
-        parts.expect = _expected(runs, inp.pass_to_pass_max)
+        parts.expect = _expected(runs, inp.pass_to_pass_max, info.commit)
         f2p = [t for t in parts.expect if t in runs.fail_to_pass]
         states = partial_states(sum(p.units for p in patches), info.commit, inp.hunk_max)
         parts.partials = {s.name: subset_patch(patches, set(s.hunks)) for s in states}
@@ -151,10 +152,13 @@ def _split(info: h.CommitInfo) -> tuple[list[tuple[str, str]], list[tuple[str, s
     return tests, rest
 
 
-def _expected(runs: TestRuns, p2p_max: int) -> list[str]:
+def _expected(runs: TestRuns, p2p_max: int, seed: str) -> list[str]:
     if not runs.fail_to_pass:
         raise Dropped("buildable", "no_fail_to_pass", f"no fail-to-pass test ({runs.summary()})")
-    return sorted(runs.fail_to_pass) + sorted(runs.pass_to_pass)[:p2p_max]
+    p2p = sorted(runs.pass_to_pass)
+    if len(p2p) > p2p_max:  # a sample spread over the files and classes, the same each run
+        p2p = sorted(random.Random(seed).sample(p2p, p2p_max))
+    return sorted(runs.fail_to_pass) + p2p
 
 
 def _last_line(exc: ImageBuildFailed) -> str:

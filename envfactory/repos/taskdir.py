@@ -23,6 +23,7 @@ from .runners import WORKSPACE, TestRunner
 
 CHECK_SCRIPT = Path(__file__).with_name("check_script.py")
 #: lines of a commit message that look like a diff are left out of the instruction
+_MERGE = re.compile(r"^Merge (pull request|branch|remote-tracking branch) ")
 _DIFF_LINE = re.compile(r"^(diff --git |\+\+\+ |--- |@@ |index [0-9a-f]+\.\.)")
 
 
@@ -47,6 +48,9 @@ def instruction(commit: str, message: str) -> str:
     """The model-free instruction: the commit message, diff-like lines left out."""
     lines = [ln for ln in message.strip().splitlines() if not _DIFF_LINE.match(ln)]
     subject, body = (lines[0] if lines else "Fix the bug"), "\n".join(lines[1:]).strip()
+    if _MERGE.match(subject) and body:  # a merge's title is its branch's first line
+        subject, _, body = body.partition("\n")
+        body = body.strip()
     return (
         f"# {subject}\n\n{body + chr(10) + chr(10) if body else ''}"
         f"Work in {WORKSPACE}, a git repository checked out at the commit before this "

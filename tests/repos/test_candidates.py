@@ -87,3 +87,8 @@ def test_the_parent_bundle_holds_no_object_of_later_history(tmp_path: Path) -> N
     }
     assert all(b not in objects for b in fix_blobs)
     assert repo.blob("root", "calc.py") in objects
+
+
+def test_a_merge_commit_is_titled_by_its_branchs_first_line() -> None:
+    text = instruction("f" * 40, "Merge pull request #12 from ann/fix\n\nRaise for negative n\n")
+    assert text.startswith("# Raise for negative n\n")
