@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -127,7 +127,7 @@ def _suite_name(repository: str) -> str:
     return name or "repo"
 
 
-def _fail(exc: EnvFactoryError, as_json: bool) -> typer.Exit:
+def _fail(exc: EnvFactoryError, as_json: bool) -> NoReturn:
     if as_json:
         typer.echo(
             json.dumps({"error": type(exc).__name__, "message": exc.message, "hint": exc.hint})
