@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 from envfactory.repos import history as h
+from envfactory.repos.check_script import node_ids
 from envfactory.repos.conventions import is_test_path, split_paths
 from envfactory.repos.patches import partial_states, subset_patch
 from envfactory.repos.runners import runner_for
@@ -92,3 +93,18 @@ def test_the_parent_bundle_holds_no_object_of_later_history(tmp_path: Path) -> N
 def test_a_merge_commit_is_titled_by_its_branchs_first_line() -> None:
     text = instruction("f" * 40, "Merge pull request #12 from ann/fix\n\nRaise for negative n\n")
     assert text.startswith("# Raise for negative n\n")
+
+
+def test_a_verification_runs_the_expected_tests_alone_by_their_pytest_node_ids() -> None:
+    cfg = {
+        "targets": ["tests/test_more.py", "tests/test_calc.py"],
+        "expect": ["tests.test_more.SlicedTests::test_negative", "tests.test_calc::test_add[1-2]"],
+    }
+    assert node_ids(cfg) == [
+        "tests/test_more.py::SlicedTests::test_negative",
+        "tests/test_calc.py::test_add[1-2]",
+    ]
+    # a test no target file holds: the whole files run, so it is reported as not passed
+    assert node_ids({"targets": ["tests/test_calc.py"], "expect": ["other::x"]}) == [
+        "tests/test_calc.py"
+    ]
