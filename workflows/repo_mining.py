@@ -95,13 +95,18 @@ def mine_commits(
     *,
     repeats: int = 2,
     suite: str = "repo",
+    pass_to_pass_max: int = 10,
     on_result: Callable[[int, CandidateResult], None] | None = None,
 ) -> list[CandidateResult]:
     """Mine, gate and publish each commit in turn (`on_result` after each: progress)."""
     results = []
     for i, sha in enumerate(commits):
         try:
-            mined = miner.mine_candidate(CandidateInput(snapshot=snapshot, commit=sha, suite=suite))
+            mined = miner.mine_candidate(
+                CandidateInput(
+                    snapshot=snapshot, commit=sha, suite=suite, pass_to_pass_max=pass_to_pass_max
+                )
+            )
         except EnvFactoryError as exc:  # one commit's failure is that commit's result
             mined = CandidateResult(
                 commit=sha, outcome="dropped", stage="scanned", reason=exc.message,

@@ -41,6 +41,9 @@ def mine(
     ] = None,
     limit: Annotated[int | None, typer.Option(help="At most N commits (the newest).")] = None,
     repeats: Annotated[int, typer.Option(help="Gate repeats per state.")] = 2,
+    pass_to_pass_max: Annotated[
+        int, typer.Option(help="Keep at most N pass-to-pass tests (a seeded sample).")
+    ] = 10,
     suite: Annotated[str | None, typer.Option(help="Suite name (default: the repo's).")] = None,
     max_bytes: Annotated[int, typer.Option(help="Refuse a larger clone.")] = 1 << 30,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
@@ -91,8 +94,16 @@ def mine(
         out.print(f"[{colour}]{r.outcome}[/]", end="")
         out.print(f" {r.reason}" if r.reason else "", markup=False)
 
-    results = mine_commits(services, miner, snap, commits, repeats=repeats, suite=name,
-                           on_result=progress)  # fmt: skip
+    results = mine_commits(
+        services,
+        miner,
+        snap,
+        commits,
+        repeats=repeats,
+        suite=name,
+        pass_to_pass_max=pass_to_pass_max,
+        on_result=progress,
+    )
     table = yield_table(results, time.monotonic() - t0)
     key = artifacts.put_bytes(table.model_dump_json(indent=1).encode())
     if as_json:
