@@ -2,6 +2,7 @@
 
 seed      submit / list / show task seeds
 task      existing task suites in the store: import / list / show / validate
+repo      mine a repository's fix commits into gated environments
 validate  run every gate on Harbor / Terminal-Bench task directories
 review    the human shortcut-review queue (list / show / decide / serve)
 pack      export / verify / import verified environment packs
@@ -30,6 +31,7 @@ from . import (  # noqa: E402
     demo,
     images,
     pack,
+    repo,
     review,
     reviewer,
     sandbox,
@@ -44,6 +46,7 @@ from . import (  # noqa: E402
 
 app.add_typer(seed.app, name="seed")
 app.add_typer(task.app, name="task")
+app.add_typer(repo.app, name="repo")
 app.command("validate", epilog=validate.HELP)(validate.validate)
 app.add_typer(review.app, name="review")
 app.add_typer(pack.app, name="pack")

@@ -4,6 +4,7 @@
     ├── InvalidInput            bad user input; terminal (never retried)
     │   ├── InvalidSeed         a seed file or directory is wrong (names the field/file)
     │   ├── InvalidTask         an imported task directory is wrong
+    │   ├── InvalidRepository   a repository to mine cannot be cloned, is malformed or too large
     │   └── InvalidPack         a pack archive is unsafe or tampered
     ├── ConfigError             settings missing or inconsistent; terminal
     ├── NotFound                an id that is not in the store
@@ -64,6 +65,11 @@ class InvalidSeed(InvalidInput):
 
 class InvalidTask(InvalidInput):
     """An imported task directory is wrong (missing file, unknown layout)."""
+
+
+class InvalidRepository(InvalidInput):
+    """A repository to mine is unreachable, not a git repository, malformed or too large;
+    nothing of it is stored."""
 
 
 class InvalidPack(InvalidInput):

@@ -29,6 +29,28 @@ def test_truncated_outputs_cut_only_what_the_oracle_wrote() -> None:
     assert probe.paths == ("/app/out/summary.json", "/app/out/users.txt")
 
 
+def test_truncated_outputs_leave_a_file_whose_end_the_oracle_did_not_write() -> None:
+    """A fix in the middle of a source file (a mined commit) keeps the file's last line:
+    cutting it removes nothing the solution wrote. A changed end is still cut."""
+    source = b"def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+    report = b"total,1\nrows,1\n"
+    pristine = [
+        ("/app", tar_of({"app/lib.py": (source, 0o644), "app/report.csv": (report, 0o644)}))
+    ]
+    oracle = [
+        (
+            "/app",
+            tar_of(
+                {
+                    "app/lib.py": (source.replace(b"return 1", b"return 10"), 0o644),
+                    "app/report.csv": (b"total,2\nrows,2\n", 0o644),
+                }
+            ),
+        )
+    ]
+    assert TruncatedOutputs.for_oracle(oracle, pristine).paths == ("/app/report.csv",)
+
+
 def test_fields_dropped_keeps_the_summary_figures_and_drops_the_breakdown() -> None:
     probe = FieldsDropped.for_oracle(ORACLE, PRISTINE)
     assert list(probe.files) == ["/app/out/summary.json"]

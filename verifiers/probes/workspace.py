@@ -335,8 +335,8 @@ _NOT_OUTPUTS = ("/.git/", "/__pycache__/", "/node_modules/", "/.pytest_cache/", 
 
 
 class TruncatedOutputs(OracleEdit):
-    """Applied to the oracle state: cuts short every workspace file whose content the
-    reference solution added or changed — its last line goes (half its bytes when it has
+    """Applied to the oracle state: cuts short every workspace file whose end the reference
+    solution wrote (a new file, or a changed one whose last line changed) — its last line goes (half its bytes when it has
     fewer than two lines; caches and ``.git`` aside). Fools a verifier that checks only the
     first records of an output, a prefix of it, or that part of it parses. Built per gate
     run by comparing the oracle's workspace with the pristine one (`for_oracle`: files whose
@@ -350,16 +350,21 @@ class TruncatedOutputs(OracleEdit):
 
     @classmethod
     def for_oracle(cls, oracle: Workspace, pristine: Workspace) -> TruncatedOutputs:
-        """The probe for the files whose content the oracle's workspace adds or changes."""
-        before = file_hashes(pristine)
+        """The probe for the files whose end the oracle's workspace wrote: new files, and
+        changed ones whose last line differs. A file the oracle edited in its middle (a
+        fix to one function of a source file) keeps the end the task started with, so
+        cutting it removes nothing the solution wrote: that state is no cut-short output.
+        An SQLite database is cut through SQLite instead (`probes.rows`)."""
+        before = file_bytes(pristine)
         after = file_bytes(oracle)
         return cls(
             sorted(
                 p
                 for p, data in after.items()
-                if before.get(p) != hashlib.sha256(data).hexdigest()
-                and is_output(p)
-                and not data.startswith(SQLITE_MAGIC)  # cut through SQLite: probes.rows
+                if is_output(p)
+                and before.get(p) != data
+                and not _same_end(before.get(p), data)
+                and not data.startswith(SQLITE_MAGIC)
             )
         )
 
@@ -378,6 +383,11 @@ for p in {qs(self.paths)}; do
 done
 true
 """
+
+
+def _same_end(before: bytes | None, after: bytes) -> bool:
+    """Whether a file the workspace had ends with the same last line after the oracle."""
+    return before is not None and before.splitlines()[-1:] == after.splitlines()[-1:]
 
 
 class FieldsDropped(OracleEdit):

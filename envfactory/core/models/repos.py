@@ -1,0 +1,99 @@
+"""Environments mined from a repository's history: the values that cross a process.
+
+`RepoSnapshot` is one clone stored in the artifact store (a git bundle of every ref,
+named by the commit its HEAD points at); `CandidateInput` asks to mine one commit of it
+and `CandidateResult` is what came of that commit: an environment stored for the gates,
+or dropped with the reason. Outcomes and stages are closed vocabularies (`Literal`s).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .base import ArtifactKey, Model
+
+#: what became of one commit scanned
+CandidateOutcome = Literal["published", "dropped", "rejected", "stored"]
+#: how far a commit got (the yield table counts each stage reached)
+CandidateStage = Literal["scanned", "candidate", "buildable", "fail_to_pass", "gated", "published"]
+#: why a commit did not become a published environment (the yield table counts these)
+DropKind = Literal[
+    "root_commit",
+    "no_test_change",
+    "only_test_change",
+    "no_test_runner",
+    "diff_not_text",
+    "unbuildable",
+    "invalid_task",
+    "fix_does_not_apply",
+    "tests_did_not_report",
+    "no_fail_to_pass",
+    "gates_failed",
+    "publish_refused",
+    "error",
+]
+#: who wrote an instruction
+InstructionSource = Literal["template", "model"]
+
+
+class RepoSnapshot(Model):
+    """A repository cloned once into the artifact store (`bundle_key`: `git bundle --all`)."""
+
+    source: str  # the URL or path as given
+    head: str  # the commit HEAD pointed at when cloned
+    bundle_key: ArtifactKey
+    size_bytes: int
+
+
+class CandidateInput(Model):
+    """Mine one commit of a stored clone into an environment (one activity's input)."""
+
+    snapshot: RepoSnapshot
+    commit: str
+    #: at most this many pass-to-pass tests are kept (a deterministic sample)
+    pass_to_pass_max: int = Field(default=10, ge=0)
+    #: patches of up to this many hunks get every hunk-alone and without-hunk state;
+    #: beyond it, this many of each (a sample seeded by the commit)
+    hunk_max: int = Field(default=6, ge=0)
+    suite: str = "repo"
+    test_timeout_s: int = Field(default=300, gt=0)
+
+
+class HunkRef(Model):
+    """One hunk of the reference patch: its 1-based number in the file and overall."""
+
+    number: int  # overall, 1-based
+    file: str
+    index_in_file: int  # 1-based
+
+
+class PartialState(Model):
+    """A partial solution made of some of the fix's hunks (`hunks`: overall numbers)."""
+
+    name: str
+    hunks: tuple[int, ...]
+    missing: tuple[int, ...]
+
+
+class CandidateResult(Model):
+    """What came of one commit. `stage` is the furthest stage reached; `reason` says why
+    it stopped there (empty when it was published)."""
+
+    commit: str
+    subject: str = ""
+    outcome: CandidateOutcome
+    stage: CandidateStage
+    reason: str = ""
+    reason_kind: DropKind | None = None
+    runner: str | None = None
+    env_id: str | None = None
+    fail_to_pass: tuple[str, ...] = ()
+    pass_to_pass: tuple[str, ...] = ()
+    hunks: tuple[HunkRef, ...] = ()
+    partials: tuple[PartialState, ...] = ()
+    #: "the tests do not exercise hunk N of file F", one per hunk a rewarded partial lacks
+    findings: tuple[str, ...] = ()
+    instruction_source: InstructionSource = "template"
+    cpu_s: float = 0.0

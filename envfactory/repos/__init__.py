@@ -1,0 +1,30 @@
+"""Environments from a repository's real history: fix commits mined into gated tasks.
+
+    snap = clone_repository(source, artifacts)              # intake.py: bundle in the store
+    miner = RepoMiner(engine, artifacts, store, work_dir)   # miner.py
+    for sha in commits_in_range(open_snapshot(snap, artifacts, cache), "A..B", 50):
+        result = miner.mine_candidate(CandidateInput(snapshot=snap, commit=sha))
+    hunk_findings(result, report)   # "the tests do not exercise hunk N of file F"
+    yield_table(results)            # commits scanned → … → published, drops by reason
+
+Model-free throughout: the instruction is the commit message through a template. A mined
+task is a Harbor task directory (taskdir.py) imported like any other, so the whole gate
+battery applies; the gates and publishing are the pipeline's own (workflows.repo_mining).
+"""
+
+from .findings import hunk_findings
+from .history import commits_in_range
+from .intake import clone_repository, normalize_source, open_snapshot
+from .miner import RepoMiner
+from .yields import YieldTable, yield_table
+
+__all__ = [
+    "RepoMiner",
+    "YieldTable",
+    "clone_repository",
+    "commits_in_range",
+    "hunk_findings",
+    "normalize_source",
+    "open_snapshot",
+    "yield_table",
+]

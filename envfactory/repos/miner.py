@@ -1,0 +1,176 @@
+"""`RepoMiner.mine_candidate`: one commit of a stored clone → an environment stored for the
+gates, or dropped with the reason. One pydantic input, one pydantic result, so a Temporal
+activity can wrap it as is.
+
+    miner = RepoMiner(engine, artifacts, store, work_dir)
+    result = miner.mine_candidate(CandidateInput(snapshot=snap, commit="abc123"))
+    result.outcome   # "stored" (then gate it: workflows.repo_mining) or "dropped"
+    result.reason    # why it was dropped: no test change, unbuildable, no fail-to-pass, …
+
+Stages (each one reached is counted in the yield table): a *candidate* changes test files
+and other files and has a runner for its tests; *buildable* when its image at the parent
+builds; *fail_to_pass* when a touched test fails at the parent (with the commit's test
+files) and passes at the commit. Pass-to-pass tests (passing at both) are kept up to
+`pass_to_pass_max` (a sample seeded by the commit). The test runs are the verifier's own program
+(check.py) in a container of the built image with the network off.
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+from dataclasses import dataclass
+from pathlib import Path
+
+from envfactory.core.errors import EnvFactoryError, ImageBuildFailed
+from envfactory.core.models import LimitCaps
+from envfactory.core.models.repos import CandidateInput, CandidateResult
+from envfactory.store import ArtifactStore, Store
+from envfactory.suites.intake import import_one
+from sandboxes.protocol import SandboxEngine
+from verifiers.formats import context_tar, load_task
+
+from . import history as h
+from .conventions import is_test_path
+from .dropped import Dropped
+from .intake import open_snapshot
+from .patches import FilePatch, hunk_refs, partial_states, subset_patch
+from .runners import runner_for
+from .taskdir import TaskParts, write_task
+from .testruns import TestRuns, run_tests
+
+
+@dataclass
+class RepoMiner:
+    engine: SandboxEngine
+    artifacts: ArtifactStore
+    store: Store
+    work_dir: Path
+    caps: LimitCaps | None = None
+
+    def mine_candidate(self, inp: CandidateInput) -> CandidateResult:
+        t0 = cpu_seconds()
+        bare = open_snapshot(inp.snapshot, self.artifacts, self.work_dir / "clones")
+        info = h.commit_info(bare, inp.commit)
+        try:
+            result = self._mine(bare, info, inp)
+        except Dropped as drop:
+            result = CandidateResult(
+                commit=info.commit,
+                subject=info.subject[:200],
+                outcome="dropped",
+                stage=drop.stage,
+                reason=drop.reason,
+                reason_kind=drop.kind,
+            )
+        return result.model_copy(update={"cpu_s": result.cpu_s + cpu_seconds() - t0})
+
+    def _mine(self, bare: Path, info: h.CommitInfo, inp: CandidateInput) -> CandidateResult:
+        parts, patches = self._parts(bare, info, inp)
+        task_dir = self.work_dir / "tasks" / parts.name
+        image = self._build(write_task(task_dir, parts))
+        runs = run_tests(self.engine, image, task_dir, parts.patch, inp.test_timeout_s)
+        parts.expect = _expected(runs, inp.pass_to_pass_max, info.commit)
+        f2p = [t for t in parts.expect if t in runs.fail_to_pass]
+        states = partial_states(sum(p.units for p in patches), info.commit, inp.hunk_max)
+        parts.partials = {s.name: subset_patch(patches, set(s.hunks)) for s in states}
+        entry = import_one(write_task(task_dir, parts), self.store, self.artifacts,
+                           suite=inp.suite, caps=self.caps)  # fmt: skip
+        return CandidateResult(
+            commit=info.commit,
+            subject=info.subject[:200],
+            outcome="stored",
+            stage="fail_to_pass",
+            runner=parts.runner.name,
+            env_id=entry.env_id,
+            fail_to_pass=tuple(f2p),
+            pass_to_pass=tuple(t for t in parts.expect if t not in runs.fail_to_pass),
+            hunks=tuple(hunk_refs(patches)),
+            partials=tuple(states),
+        )
+
+    def _parts(
+        self, bare: Path, info: h.CommitInfo, inp: CandidateInput
+    ) -> tuple[TaskParts, list[FilePatch]]:
+        if info.parent is None:
+            raise Dropped("scanned", "root_commit", "a root commit has no parent to start from")
+        tests, rest = _split(info)
+        runner = runner_for([p for s, p in tests if s != "D"])
+        if runner is None:
+            raise Dropped(
+                "scanned", "no_test_runner", f"no test runner runs the changed test files: {tests}"
+            )
+        try:
+            patches = h.file_patches(bare, info.parent, info.commit, [p for _, p in rest])
+        except UnicodeDecodeError:
+            raise Dropped(
+                "candidate", "diff_not_text", "the fix's diff is not UTF-8 text"
+            ) from None
+        commit_tree = h.tree_paths(bare, info.commit)
+        parent_tree = h.tree_paths(bare, info.parent)
+        kept = [p for s, p in tests if s != "D"]
+        self.work_dir.joinpath("bundles").mkdir(parents=True, exist_ok=True)
+        bundle = self.work_dir / "bundles" / f"{info.parent}.bundle"
+        if not bundle.exists():
+            h.parent_bundle(bare, info.parent, bundle)
+        parts = TaskParts(
+            name=f"{inp.suite}-{info.commit[:12]}",
+            commit=info.commit,
+            message=info.message,
+            runner=runner,
+            dockerfile=runner.dockerfile(parent_tree),
+            bundle=bundle,
+            patch="".join(p.header + "".join(p.hunks) for p in patches),
+            test_files={p: h.file_at(bare, info.commit, p) for p in kept},
+            conftests=sorted(p for p in commit_tree if Path(p).name == "conftest.py"),
+            targets=runner.targets([p for p in kept if runner.runs(p)]),
+            timeout_s=inp.test_timeout_s,
+        )
+        return parts, patches
+
+    def _build(self, task_dir: Path) -> str:
+        try:
+            task = load_task(task_dir, self.artifacts, self.caps)
+            build = self.engine.build(
+                context_tar(task.spec.build, self.artifacts.get),
+                dockerfile=task.spec.build.dockerfile,
+            )
+        except ImageBuildFailed as exc:
+            raise Dropped("candidate", "unbuildable", f"unbuildable: {_last_line(exc)}") from None
+        except EnvFactoryError as exc:
+            raise Dropped("candidate", "invalid_task", f"not a valid task: {exc.message}") from None
+        return build.image
+
+
+def _split(info: h.CommitInfo) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    tests = [(s, p) for s, p in info.changed if is_test_path(p)]
+    rest = [(s, p) for s, p in info.changed if not is_test_path(p)]
+    if not tests:
+        raise Dropped("scanned", "no_test_change", "no test file changed")
+    if not rest:
+        raise Dropped("scanned", "only_test_change", "only test files changed (no fix to make)")
+    return tests, rest
+
+
+def _expected(runs: TestRuns, p2p_max: int, seed: str) -> list[str]:
+    if not runs.fail_to_pass:
+        raise Dropped("buildable", "no_fail_to_pass", f"no fail-to-pass test ({runs.summary()})")
+    p2p = sorted(runs.pass_to_pass)
+    if len(p2p) > p2p_max:  # a sample spread over the files and classes, the same each run
+        p2p = sorted(random.Random(seed).sample(p2p, p2p_max))
+    return sorted(runs.fail_to_pass) + p2p
+
+
+def _last_line(exc: ImageBuildFailed) -> str:
+    lines = [ln.strip() for ln in (exc.log or exc.message).splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "error" in ln.lower() and "non-zero code" not in ln]
+    return (errors or lines or ["no build log"])[-1][:300]
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its finished children (git)."""
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime

@@ -1,0 +1,48 @@
+"""The yield table of a mining run: how many commits reached each stage, each drop's
+reason, and the seconds per published environment: CPU seconds of the mining process and
+the git commands it ran (the containers' own CPU is not in it), and wall-clock seconds."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import get_args
+
+from pydantic import Field
+
+from envfactory.core.models.base import Model
+from envfactory.core.models.repos import CandidateResult, CandidateStage
+
+STAGES: tuple[CandidateStage, ...] = get_args(CandidateStage)
+
+
+class YieldTable(Model):
+    scanned: int
+    #: stage → commits that reached it (scanned, candidate, buildable, …, published)
+    reached: dict[str, int]
+    #: reason kind (`DropKind`) → commits dropped or rejected for it
+    reasons: dict[str, int] = Field(default_factory=dict)
+    published: int
+    cpu_s: float
+    cpu_s_per_published: float | None
+    wall_s: float = 0.0
+    wall_s_per_published: float | None = None
+
+
+def yield_table(results: Sequence[CandidateResult], wall_s: float = 0.0) -> YieldTable:
+    reached: dict[str, int] = {}
+    for i, stage in enumerate(STAGES):
+        reached[stage] = sum(1 for r in results if STAGES.index(r.stage) >= i)
+    published = reached["published"]
+    cpu = sum(r.cpu_s for r in results)
+    reasons = Counter(r.reason_kind or "error" for r in results if r.outcome != "published")
+    return YieldTable(
+        scanned=len(results),
+        reached=reached,
+        reasons=dict(reasons.most_common()),
+        published=published,
+        cpu_s=round(cpu, 2),
+        cpu_s_per_published=round(cpu / published, 2) if published else None,
+        wall_s=round(wall_s, 2),
+        wall_s_per_published=round(wall_s / published, 2) if published else None,
+    )

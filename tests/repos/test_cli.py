@@ -1,0 +1,31 @@
+"""`envfactory repo mine` on a repository it cannot read: exit 1, the error named, and
+with --json one JSON object saying which error and why; nothing is stored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from envfactory.cli import app
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_an_unreadable_repository_exits_1_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, as_json: bool
+) -> None:
+    monkeypatch.setenv("ENVFACTORY_HOME", str(tmp_path / "home"))
+    missing = str(tmp_path / "no-such-repo")
+    args = ["repo", "mine", missing] + (["--json"] if as_json else [])
+    res = CliRunner().invoke(app, args, catch_exceptions=False)
+    assert res.exit_code == 1
+    if as_json:
+        body = json.loads(res.stdout)
+        assert body["error"] == "InvalidRepository"
+        assert missing in body["message"] and "no such file" in body["message"]
+    else:
+        assert f"repository '{missing}': no such file or directory" in res.output
+    artifacts = tmp_path / "home" / "artifacts"
+    assert not artifacts.exists() or not [p for p in artifacts.rglob("*") if p.is_file()]
