@@ -1,17 +1,11 @@
 """The gates: the property test a verifier must pass before its reward is published.
 
-Checks (every run of a check must agree with its expected reward): oracle → 1; no-op → 0;
-every proper prefix of the reference steps → 0; every authored partial solution → 0; the
-reference with one step left out → 0 where that step changes a file that decides the task
-(`verifiers.omissions`); every probe on the no-op state and on every unsolved state → 0;
-the probes built from what the oracle wrote (its outputs cut short, their fields dropped,
-their numbers changed, padded with look-alikes: on the oracle; its programs and named
-outputs replaced by a flood of candidate answers: on the no-op) → 0; every stored
-regression state → 0. A failed gate is a result (a failing `GateCheck` with its
-evidence), never an exception; an engine failure is an exception. A sandbox that cannot
-run a verification (`SandboxBroken`) is retried once in a fresh one, then raised as the
-engine's failure naming the check — never recorded as a reward 0, which would pass the
-rows that expect 0.
+Every run of a check must agree with its expected reward: oracle → 1; no-op, every
+unsolved state, every probe and every regression state → 0; a correct alternative → 1
+and a tolerance → 0 are warnings (rows and stages: `gate.plan`). A failed gate is a
+result (a failing `GateCheck` with its evidence), never an exception. A sandbox that
+cannot run a verification (`SandboxBroken`) is retried once in a fresh one, then raised
+as the engine's failure naming the check — never a reward 0, which passes rows expecting 0.
 
 This module is the scheduler that ties the parts in `verifiers.gate` (plan, policy, table,
 backend, executor, report): states are produced once and each one's verifications are
@@ -29,7 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from envfactory.core.models import (
@@ -46,10 +41,11 @@ from envfactory.core.models import (
 )
 from envfactory.core.models.rows import RowId
 
+from .gate import variants
 from .gate.backend import DockerBackend, verify_with_retry
 from .gate.executor import Event, Executor, Progress
 from .gate.inputs import GateInput, TracedProbes
-from .gate.plan import GateOptions, GatePlan, oracle_probes, plan_gates, probes_for, secondary_rows
+from .gate.plan import GateOptions, GatePlan, oracle_probes, plan_gates, probes_for
 from .gate.policy import EarlyVerdicts, OracleGate, RepeatPolicy
 from .gate.report import (
     CheckTiming,
@@ -62,13 +58,11 @@ from .gate.report import (
 from .gate.runtime import harbor_only
 from .gate.table import DROPPED_NOTE, Admission, Row, RowTable
 from .gate.views import HARBOR_LEFT_PROCESSES, Views
-from .omissions import decisive_changes, incidental_note
 from .probes import Probe, by_name
 from .probes.applicability import ReadLog
-from .probes.inputs import RECOMPUTED, changed_outputs, recomputed_note, recomputed_steps
 from .probes.tools import loads_note
 from .runner import PreparedState, VerifyResult, verifier_tar
-from .states import ProducedState, ReferenceStepFailed, probe_replay
+from .states import ProducedState, ReferenceStepFailed
 
 __all__ = [
     "CheckTiming",
@@ -155,16 +149,13 @@ class _Scheduler:
                 self.ex.shutdown()
         return self._finish(time.monotonic() - t0)
 
-    @contextlib.contextmanager
-    def _standby(self) -> Iterator[None]:
+    def _standby(self) -> AbstractContextManager[object]:
         """Containers started ahead of demand for the rows verified by exec (full-state
         recipes, replayed and restarted first); every other row's container runs its
         verification as its own command, which nothing started ahead could serve."""
         if not self.plan.standby:
-            yield
-            return
-        with self.backend.standby(self.inp.verify_image or self.inp.image):
-            yield
+            return contextlib.nullcontext()
+        return self.backend.standby(self.inp.verify_image or self.inp.image)
 
     # -- stage 1: the states ------------------------------------------------------------
 
@@ -275,10 +266,7 @@ class _Scheduler:
             for p in probes:
                 self.ex.spawn(self._produce_probe, base, p)
             return
-        by = {p.name: p for p in probes}
-        for st in self.backend.probe_batch(base, probes):
-            assert st.row.probe is not None
-            self._on_state(st, CheckKind.PROBE, 0, by[st.row.probe])
+        self._batch(base, probes, CheckKind.PROBE)
 
     def _produce_warnings(
         self, base: ProducedState, probes: tuple[Probe, ...], kind: CheckKind
@@ -287,7 +275,12 @@ class _Scheduler:
         tolerances (expected 0)."""
         if self._settled_badly():
             return
-        by = {a.name: a for a in probes}
+        self._batch(base, probes, kind)
+
+    def _batch(self, base: ProducedState, probes: tuple[Probe, ...], kind: CheckKind) -> None:
+        """The probes' states made in one sandbox; each a row expecting 1 when it is a
+        correct alternative, else 0."""
+        by = {p.name: p for p in probes}
         expected: Reward = 1 if kind == CheckKind.ALTERNATIVE else 0
         for st in self.backend.probe_batch(base, probes):
             assert st.row.probe is not None
@@ -325,39 +318,24 @@ class _Scheduler:
             self.ex.spawn(self._produce_recomputed)
 
     def _produce_recomputed(self) -> None:
-        """The reference solution run on minimal inputs (`probes.inputs.recomputed_steps`),
-        verified when its outputs differ from the oracle's."""
+        """The reference on minimal inputs, a probe row when its outputs differ."""
         oracle, noop = self.found.oracle, self.found.noop
         assert oracle is not None and noop is not None
-        steps = recomputed_steps(self.spec)
-        rows: list[RowId | None] = [None] * (len(steps) - 1) + [RECOMPUTED]
-        (st,) = self.backend.chain(steps, rows, [StateKind.PROBE] * len(steps))
-        changed = changed_outputs(
-            st.prepared.workspace, oracle.prepared.workspace, noop.prepared.workspace
-        )
-        self._note(recomputed_note(changed))
-        if not changed:
-            return
-        self._on_state(st, CheckKind.PROBE, 0, by_name("inputs-minimal"))
+        st, note = variants.recomputed(self.backend, self.spec, oracle, noop)
+        self._note(note)
+        if st is not None:
+            self._on_state(st, CheckKind.PROBE, 0, by_name("inputs-minimal"))
 
     def _produce_omission(self, row: RowId, steps: Sequence[Step]) -> None:
         """The reference with one step left out, checked (expected 0, no probes on top) when
         it differs from the oracle in a file that decides the task."""
         oracle, noop = self.found.oracle, self.found.noop
         assert oracle is not None and noop is not None
-        rows: list[RowId | None] = [None] * (len(steps) - 1) + [row]
-        (st,) = self.backend.chain(steps, rows, [StateKind.PARTIAL] * len(steps))
-        decisive = decisive_changes(
-            st.prepared.workspace,
-            oracle.prepared.workspace,
-            noop.prepared.workspace,
-            self.spec.instruction,
-            self.spec.workdir,
-        )
-        if decisive:
+        st, note = variants.omission(self.backend, self.spec, row, steps, oracle, noop)
+        if st is not None:
             self._on_state(st, CheckKind.UNSOLVED, 0, queue_probes=False)
-            return
-        self._note(incidental_note(row))
+        else:
+            self._note(note)
 
     # -- stage 3: the secondary runtime ---------------------------------------------------
 
@@ -370,18 +348,9 @@ class _Scheduler:
         rejected verifier paid for all of them."""
         oracle = self.found.oracle
         assert oracle is not None
-        by = {p.name: p for p in self.battery}
-        for row, kind in secondary_rows(semantics, self.battery):
-            if kind == CheckKind.ORACLE:
-                self._on_state(oracle, kind, 1, semantics=semantics)
-                continue
-            probe = by[row.probe] if row.probe else None
-            recipe = (probe_replay(probe, self.spec, semantics),) if probe else ()
-            state_kind = StateKind.PROBE if probe else StateKind.PRISTINE
-            st = ProducedState(
-                row.state, state_kind, self.views.replayed(recipe, kill=probe is not None), recipe
-            )
-            self._on_state(st, kind, 0, probe, semantics=semantics)
+        states = variants.secondary_states(semantics, self.battery, self.spec, self.views, oracle)
+        for st, kind, expected, probe in states:
+            self._on_state(st, kind, expected, probe, semantics=semantics)
         self._note(HARBOR_LEFT_PROCESSES)
 
     # -- rows ---------------------------------------------------------------------------
