@@ -12,7 +12,8 @@ a rejection (`not_applicable`).
 Sound by keeping every row in doubt:
 
 - no trace (no strace on the host, the tracer wrote nothing, a probe that does not know
-  its files before it runs): the row stays;
+  its files before it runs, a task with services beside it — their processes read files
+  outside the traced tree): the row stays;
 - a file's directory, or one above it, was listed (a program may have read it under a
   name the trace does not show, a copy of the whole tree);
 - anything was read under a ``.git`` directory beside the file or above it (the probe's
