@@ -156,6 +156,30 @@ def test_records_are_reversed_or_doubled_below_a_header_and_in_json_arrays() -> 
     assert tolerated[0].files["/app/out/t.csv"] == b"name,n\na,1\na,1\nb,2\n"
 
 
+def test_an_order_word_about_one_output_does_not_require_the_order_of_another() -> None:
+    pristine = _workspace({"in.txt": b"x\n"})
+    oracle = _workspace(
+        {
+            "in.txt": b"x\n",
+            "out/totals.csv": b"region,total\nnorth,17\nsouth,5\n",
+            "out/regions.json": b'{"regions": ["south", "north"]}\n',
+        }
+    )
+    instruction = (
+        "Write /app/out/regions.json listing the regions. Write out/totals.csv with one "
+        "row per region in alphabetical order."
+    )
+    required, tolerated = record_probes(oracle, pristine, _spec(instruction), ())
+    assert [(p.name, sorted(p.files)) for p in required] == [
+        ("records-reordered", ["/app/out/totals.csv"])
+    ]
+    assert [p.name for p in tolerated] == ["record-duplicated"]
+    # a sentence naming no file speaks of every output; so does an instruction naming none
+    general = "Write /app/out/regions.json and out/totals.csv. Keep every list sorted."
+    (reordered,), _ = record_probes(oracle, pristine, _spec(general), ())
+    assert sorted(reordered.files) == ["/app/out/regions.json", "/app/out/totals.csv"]
+
+
 def _log(*accesses: Access):  # type: ignore[no-untyped-def]
     return read_log(accesses)
 

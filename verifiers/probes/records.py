@@ -18,8 +18,12 @@ from the instruction's own words by one plain rule (`order_required`,
 A required property makes the probe an ordinary one (expected 0, a 1 is a shortcut);
 otherwise it is a *tolerance* (`CheckKind.TOLERANCE`): a verifier that rewards it is
 shown a warning on the report and the review page, never rejected — a reviewer decides
-whether the task needed the order. The rule reads the whole instruction, so a task that
-asks for order of one file asks it of all; that is the price of a rule anyone can check.
+whether the task needed the order. The rule reads, for each output, the sentences that
+name it (by path, or by its file name) and the sentences that name no file at all; an
+order word in a sentence about another file does not make this one's order required.
+When no sentence names the output, the whole instruction is read. A probe holds the
+outputs whose property is required; only when none is does it hold them all, as a
+tolerance.
 
 Outputs probed: the files the reference created, or changed and the instruction names,
 that hold records (no sentence of prose: a report's paragraphs are not a list); at least
@@ -33,6 +37,7 @@ copied under a new rowid where the schema allows it).
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections.abc import Callable
 from typing import Any
@@ -68,6 +73,28 @@ def order_required(instruction: str) -> bool:
 def uniqueness_required(instruction: str) -> bool:
     """Whether the instruction asks for each record once (module docstring)."""
     return _UNIQUE.search(instruction) is not None
+
+
+def _sentences(instruction: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+|\n+", instruction) if s.strip()]
+
+
+def _names(path: str, mentioned: list[str]) -> bool:
+    base = posixpath.basename(path)
+    return named(path, mentioned) or any(posixpath.basename(m) == base for m in mentioned)
+
+
+def about(path: str, instruction: str, workdir: str) -> str:
+    """The part of the instruction that speaks of `path`'s records: the sentences naming
+    it and those naming no file, or the whole instruction when none names it."""
+    naming, general = [], []
+    for sentence in _sentences(instruction):
+        mentioned = mentioned_paths(sentence, workdir)
+        if not mentioned:
+            general.append(sentence)
+        elif _names(path, mentioned):
+            naming.append(sentence)
+    return " ".join(naming + general) if naming else instruction
 
 
 class _Records(OracleEdit):
@@ -198,10 +225,13 @@ def record_probes(
     doubled = within_budget(doubled)
     required: list[OracleEdit] = []
     tolerated: list[OracleEdit] = []
-    for probe, needed in (
-        (RecordsReordered(reordered), order_required(spec.instruction)),
-        (RecordDuplicated(doubled), uniqueness_required(spec.instruction)),
+    for cls, files, rule in (
+        (RecordsReordered, reordered, order_required),
+        (RecordDuplicated, doubled, uniqueness_required),
     ):
-        if probe.files:
-            (required if needed else tolerated).append(probe)
+        needed = {p: d for p, d in files.items() if rule(about(p, spec.instruction, spec.workdir))}
+        if needed:
+            required.append(cls(needed))
+        elif files:
+            tolerated.append(cls(files))
     return tuple(required), tuple(tolerated)
