@@ -3,7 +3,8 @@
 A path is a test file when a directory on it is named like a test directory
 (`tests/`, `test/`, `testing/`, `__tests__/`, `testdata/`, `spec/`) or its file name
 matches a test-file pattern of some ecosystem (`test_*.py`, `*_test.py`, `conftest.py`,
-`*_test.go`, `*.spec.ts`, `*.test.js`, …). Everything else is "the rest": the fix.
+`*_test.go`, `*.spec.ts`, `*.test.js`, …). Everything else is "the rest": the fix. Documentation in the fix (`docs/`, `*.rst`,
+`*.md`, a changelog) is left out of its partial states: no test reads it.
 """
 
 from __future__ import annotations
@@ -40,3 +41,18 @@ def split_paths(paths: list[str]) -> tuple[list[str], list[str]]:
     """(test files, the rest), each in the order given."""
     tests = [p for p in paths if is_test_path(p)]
     return tests, [p for p in paths if not is_test_path(p)]
+
+
+DOC_DIRS = frozenset({"docs", "doc"})
+DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
+DOC_NAMES = ("CHANGELOG", "CHANGES", "NEWS", "HISTORY", "AUTHORS")
+
+
+def is_doc_path(path: str) -> bool:
+    """Documentation: no test reads it, so the fix's partial states always include it."""
+    p = PurePosixPath(path)
+    return (
+        any(part in DOC_DIRS for part in p.parts[:-1])
+        or p.suffix.lower() in DOC_SUFFIXES
+        or p.name.upper().startswith(DOC_NAMES)
+    )

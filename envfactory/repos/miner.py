@@ -31,7 +31,7 @@ from sandboxes.protocol import SandboxEngine
 from verifiers.formats import context_tar, load_task
 
 from . import history as h
-from .conventions import is_test_path
+from .conventions import is_doc_path, is_test_path
 from .dropped import Dropped
 from .intake import open_snapshot
 from .patches import FilePatch, hunk_refs, partial_states, subset_patch
@@ -72,8 +72,11 @@ class RepoMiner:
         runs = run_tests(self.engine, image, task_dir, parts.patch, inp.test_timeout_s)
         parts.expect = _expected(runs, inp.pass_to_pass_max, info.commit)
         f2p = [t for t in parts.expect if t in runs.fail_to_pass]
-        states = partial_states(sum(p.units for p in patches), info.commit, inp.hunk_max)
-        parts.partials = {s.name: subset_patch(patches, set(s.hunks)) for s in states}
+        # documentation hunks (a changelog line) are in every partial state: no test reads them
+        code = [p for p in patches if not is_doc_path(p.path)]
+        docs = "".join(p.header + "".join(p.hunks) for p in patches if is_doc_path(p.path))
+        states = partial_states(sum(p.units for p in code), info.commit, inp.hunk_max)
+        parts.partials = {s.name: subset_patch(code, set(s.hunks)) + docs for s in states}
         entry = import_one(write_task(task_dir, parts), self.store, self.artifacts,
                            suite=inp.suite, caps=self.caps)  # fmt: skip
         return CandidateResult(
@@ -85,7 +88,7 @@ class RepoMiner:
             env_id=entry.env_id,
             fail_to_pass=tuple(f2p),
             pass_to_pass=tuple(t for t in parts.expect if t not in runs.fail_to_pass),
-            hunks=tuple(hunk_refs(patches)),
+            hunks=tuple(hunk_refs(code)),
             partials=tuple(states),
         )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from envfactory.repos import history as h
 from envfactory.repos.check_script import node_ids
-from envfactory.repos.conventions import is_test_path, split_paths
+from envfactory.repos.conventions import is_doc_path, is_test_path, split_paths
 from envfactory.repos.patches import partial_states, subset_patch
 from envfactory.repos.runners import runner_for
 from envfactory.repos.taskdir import instruction
@@ -107,4 +107,13 @@ def test_a_verification_runs_the_expected_tests_alone_by_their_pytest_node_ids()
     # a test no target file holds: the whole files run, so it is reported as not passed
     assert node_ids({"targets": ["tests/test_calc.py"], "expect": ["other::x"]}) == [
         "tests/test_calc.py"
+    ]
+
+
+def test_documentation_is_told_apart_so_partial_states_always_keep_it() -> None:
+    assert [is_doc_path(p) for p in ("docs/versions.rst", "README.md", "CHANGES", "pkg/x.py")] == [
+        True,
+        True,
+        True,
+        False,
     ]
