@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 import resource
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,7 +125,7 @@ class RepoMiner:
             dockerfile=runner.dockerfile(parent_tree),
             bundle=bundle,
             patch="".join(p.header + "".join(p.hunks) for p in patches),
-            test_files={p: h.file_at(bare, info.commit, p) for p in kept},
+            test_files=restored(kept, commit_tree, lambda p: h.file_at(bare, info.commit, p)),
             conftests=sorted(p for p in commit_tree if Path(p).name == "conftest.py"),
             targets=runner.targets([p for p in kept if runner.runs(p)]),
             timeout_s=inp.test_timeout_s,
@@ -177,3 +178,27 @@ def cpu_seconds() -> float:
         resource.getrusage(resource.RUSAGE_CHILDREN),
     )
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+#: the commit's other Python test files are restored beside the touched ones (a suite's
+#: helpers and fixtures) while they number at most this many and fit in this many bytes
+RESTORED_MAX, RESTORED_BYTES = 400, 4 << 20
+
+
+def restored(
+    touched: list[str], commit_tree: frozenset[str], read: Callable[[str], bytes]
+) -> dict[str, bytes]:
+    """The test files put back to the commit's version before every verification: the
+    ones the commit touched, every conftest.py of the commit's tree, and its other Python
+    test files (helpers and fixtures the tests import) within the bounds above. What the
+    solver left in them is never run: a conftest.py that passes every test, a helper whose
+    assertion always holds."""
+    conftests = sorted(p for p in commit_tree if Path(p).name == "conftest.py")
+    out = {p: read(p) for p in dict.fromkeys([*touched, *conftests])}
+    helpers = sorted(p for p in commit_tree if p.endswith(".py") and is_test_path(p))
+    if len(helpers) > RESTORED_MAX:
+        return out
+    more = {p: read(p) for p in helpers if p not in out}
+    if sum(map(len, more.values())) <= RESTORED_BYTES:
+        out.update(more)
+    return out

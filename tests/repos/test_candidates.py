@@ -10,6 +10,7 @@ from pathlib import Path
 from envfactory.repos import history as h
 from envfactory.repos.check_script import node_ids
 from envfactory.repos.conventions import is_doc_path, is_test_path, split_paths
+from envfactory.repos.miner import RESTORED_MAX, restored
 from envfactory.repos.patches import partial_states, subset_patch
 from envfactory.repos.runners import runner_for
 from envfactory.repos.taskdir import instruction
@@ -117,3 +118,26 @@ def test_documentation_is_told_apart_so_partial_states_always_keep_it() -> None:
         True,
         False,
     ]
+
+
+def test_every_conftest_and_test_helper_of_the_commit_is_restored_not_only_the_touched_tests():
+    tree = frozenset(
+        {
+            "pkg/mod.py",
+            "tests/conftest.py",
+            "tests/test_mod.py",
+            "tests/helpers.py",
+            "tests/data/sample.txt",
+            "README.md",
+        }
+    )
+    files = restored(["tests/test_mod.py"], tree, lambda p: f"at the commit: {p}".encode())
+    assert sorted(files) == ["tests/conftest.py", "tests/helpers.py", "tests/test_mod.py"]
+    assert files["tests/conftest.py"] == b"at the commit: tests/conftest.py"
+
+
+def test_past_the_bound_only_the_touched_tests_and_the_conftests_are_restored():
+    helpers = {f"tests/test_{i}.py" for i in range(RESTORED_MAX + 1)}
+    tree = frozenset({"tests/conftest.py", *helpers})
+    files = restored(["tests/test_0.py"], tree, lambda p: b"x")
+    assert sorted(files) == ["tests/conftest.py", "tests/test_0.py"]
