@@ -111,3 +111,16 @@ def test_silenced_make_ignores_failing_recipes_and_silenced_perl_drops_warnings(
     (tmp_path / "strict.pm").write_text(silence(pm) or "")
     res = _run([perl, "-I.", "-e", 'use strict; warn "boo\\n"; print "ok\\n"'], tmp_path)
     assert res.stdout == "ok\n" and res.stderr == ""
+
+
+def test_a_tex_class_replay_typesets_the_reference_documents_body_in_place_of_the_solvers() -> None:
+    load = Load(
+        "/app/article.cls", "pdflatex", "tex", "TeX class", False, "/app", "/usr/share/article.cls"
+    )
+    report = b"\\documentclass{article}\n\\begin{document}\nNorth & 412 \\\\\n\\end{document}\n"
+    payload = replay(load, {"/app/report.tex": report})
+    assert payload is not None
+    assert "\\immediate\\openout15=report.tex\\relax" in payload
+    assert "\\immediate\\openout15=report.efcbody.tex\\relax" in payload
+    head, _, tail = payload.partition("\\input /usr/share/article.cls")
+    assert tail.strip() == "\\AtBeginDocument{\\input{report.efcbody.tex}\\end{document}}"

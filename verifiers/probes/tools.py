@@ -15,7 +15,8 @@ Each load gets three variants:
   time, then load the real file and go on; built per gate run from the oracle's files.
   git's replay is `git.GitHookReplay`. TeX can only write below its working directory
   (``openout_any = p``), text files with an extension, and leaves what a TeX job writes
-  itself (``.log``, ``.aux``, ``.pdf``…) alone.
+  itself (``.log``, ``.aux``, ``.pdf``…) alone; a TeX class also typesets the body of the
+  reference's document in place of the compiled one (`_reference_body`).
 
 Invariants: a payload is planted only where the tool looked and found nothing (a found file
 there is the task's own, replaced by `traced.TracedOverwrite`); each probe's `detail` names
@@ -176,29 +177,57 @@ def _tex(files: Mapping[str, bytes], real: str, load: Load) -> str | None:
         "\\gdef\\efc#1{\\csname efc#1\\endcsname}"
     ]
     made: set[int] = set()
-    for path, data in sorted(files.items()):
-        rel = posixpath.relpath(path, load.cwd or "/")
-        if not _tex_writable(rel, data):
-            continue
-        text = data.decode()
-        body = text[:-1] if text.endswith("\n") else text
-        lines.append(f"\\immediate\\openout15={rel}\\relax")
-        for line in body.split("\n"):
-            out = []
-            for ch in line:
-                if ch.isascii() and ch.isalnum():
-                    out.append(ch)
-                    continue
-                for b in ch.encode():
-                    if b not in made:
-                        made.add(b)
-                        lines.insert(1, f"\\efmk{{{b}}}")
-                    out.append(f"\\efc{{{b}}}")
-            lines.append("\\immediate\\write15{" + "".join(out) + "}")
-        lines.append("\\immediate\\closeout15")
+    writes = {
+        rel: data.decode()
+        for path, data in sorted(files.items())
+        if _tex_writable(rel := posixpath.relpath(path, load.cwd or "/"), data)
+    }
+    typeset = _reference_body(writes)
+    for rel, text in writes.items():
+        _tex_write(lines, made, rel, text)
     if len(lines) == 1:
         return None
-    return "\n".join(lines) + "\n" + (f"\\input {real} \n" if real else "")
+    tail = f"\\input {real} \n" if real else ""
+    if typeset:  # the reference's document typeset in place of the one being compiled
+        tail += f"\\AtBeginDocument{{\\input{{{typeset}}}\\end{{document}}}}\n"
+    return "\n".join(lines) + "\n" + tail
+
+
+def _tex_write(lines: list[str], made: set[int], rel: str, text: str) -> None:
+    """Lines that write `text` to `rel` (each character but letters and digits a token
+    `\\efc{N}`, its maker `\\efmk{N}` added once near the top)."""
+    body = text[:-1] if text.endswith("\n") else text
+    lines.append(f"\\immediate\\openout15={rel}\\relax")
+    for line in body.split("\n"):
+        out = []
+        for ch in line:
+            if ch.isascii() and ch.isalnum():
+                out.append(ch)
+                continue
+            for b in ch.encode():
+                if b not in made:
+                    made.add(b)
+                    lines.insert(1, f"\\efmk{{{b}}}")
+                out.append(f"\\efc{{{b}}}")
+        lines.append("\\immediate\\write15{" + "".join(out) + "}")
+    lines.append("\\immediate\\closeout15")
+
+
+_DOCUMENT = re.compile(r"\\begin\{document\}(.*)\\end\{document\}", re.S)
+
+
+def _reference_body(writes: dict[str, str]) -> str | None:
+    """For the first LaTeX document the reference wrote, add its body (between
+    ``\\begin{document}`` and ``\\end{document}``) to `writes` as ``NAME.efcbody.tex`` and
+    return that name: the class then typesets the reference's body instead of the
+    document being compiled, as a class planted by a solver who read the answer could."""
+    for rel, text in writes.items():
+        found = _DOCUMENT.search(text) if rel.endswith(".tex") else None
+        if found:
+            name = rel[: -len(".tex")] + ".efcbody.tex"
+            writes[name] = found.group(1) + "\n"
+            return name
+    return None
 
 
 #: what a TeX job writes itself (its log, auxiliary files, the document): never replayed
