@@ -34,8 +34,10 @@ from verifiers.formats import context_tar, load_task
 from . import history as h
 from .conventions import is_doc_path, is_test_path
 from .dropped import Dropped
+from .git import GitFailed
 from .intake import open_snapshot
 from .patches import FilePatch, hunk_refs, partial_states, subset_patch
+from .prose import prose_hunks
 from .runners import runner_for
 from .taskdir import TaskParts, write_task
 from .testruns import TestRuns, run_tests
@@ -73,9 +75,8 @@ class RepoMiner:
         runs = run_tests(self.engine, image, task_dir, parts.patch, inp.test_timeout_s)
         parts.expect = _expected(runs, inp.pass_to_pass_max, info.commit)
         f2p = [t for t in parts.expect if t in runs.fail_to_pass]
-        # documentation hunks (a changelog line) are in every partial state: no test reads them
-        code = [p for p in patches if not is_doc_path(p.path)]
-        docs = "".join(p.header + "".join(p.hunks) for p in patches if is_doc_path(p.path))
+        assert info.parent is not None  # a root commit is dropped by `_parts`
+        code, docs = _code_and_prose(bare, info.parent, patches)
         states = partial_states(sum(p.units for p in code), info.commit, inp.hunk_max)
         parts.partials = {s.name: subset_patch(code, set(s.hunks)) + docs for s in states}
         entry = import_one(write_task(task_dir, parts), self.store, self.artifacts,
@@ -178,6 +179,31 @@ def cpu_seconds() -> float:
         resource.getrusage(resource.RUSAGE_CHILDREN),
     )
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _code_and_prose(
+    bare: Path, parent: str, patches: list[FilePatch]
+) -> tuple[list[FilePatch], str]:
+    """(the fix's code, the patch text of its documentation): documentation files (a
+    changelog line) and the hunks of a Python file that change only docstrings or comments
+    (`prose`) are in every partial state, since no test reads them."""
+    code, docs = [], []
+    for p in patches:
+        if is_doc_path(p.path):
+            docs.append(p)
+            continue
+        if not p.path.endswith(".py") or not p.hunks:
+            code.append(p)
+            continue
+        try:
+            old = h.file_at(bare, parent, p.path).decode()
+        except (GitFailed, UnicodeDecodeError):  # a new file, or not text
+            code.append(p)
+            continue
+        kept, words = prose_hunks(p, old)
+        code += [kept] if kept else []
+        docs += [words] if words else []
+    return code, "".join(p.header + "".join(p.hunks) for p in docs)
 
 
 #: the commit's other Python test files are restored beside the touched ones (a suite's
