@@ -335,13 +335,13 @@ _NOT_OUTPUTS = ("/.git/", "/__pycache__/", "/node_modules/", "/.pytest_cache/", 
 
 
 class TruncatedOutputs(OracleEdit):
-    """Applied to the oracle state: cuts short every workspace file whose end the reference
-    solution wrote (a new file, or a changed one whose last line changed) — its last line goes (half its bytes when it has
-    fewer than two lines; caches and ``.git`` aside). Fools a verifier that checks only the
-    first records of an output, a prefix of it, or that part of it parses. Built per gate
-    run by comparing the oracle's workspace with the pristine one (`for_oracle`: files whose
-    bytes differ; a task whose answer is only a changed mode or a deleted file is not
-    probed); never in the default battery."""
+    """Applied to the oracle state: cuts short every workspace file the reference solution
+    wrote (a source file only when its last line changed) — its last line goes (half its
+    bytes when it has fewer than two lines; caches and ``.git`` aside). Fools a verifier
+    that checks only the first records of an output, a prefix of it, or that part of it
+    parses. Built per gate run by comparing the oracle's workspace with the pristine one
+    (`for_oracle`: files whose bytes differ; a task whose answer is only a changed mode or
+    a deleted file is not probed); never in the default battery."""
 
     name = "truncated-outputs"
 
@@ -350,11 +350,12 @@ class TruncatedOutputs(OracleEdit):
 
     @classmethod
     def for_oracle(cls, oracle: Workspace, pristine: Workspace) -> TruncatedOutputs:
-        """The probe for the files whose end the oracle's workspace wrote: new files, and
-        changed ones whose last line differs. A file the oracle edited in its middle (a
-        fix to one function of a source file) keeps the end the task started with, so
-        cutting it removes nothing the solution wrote: that state is no cut-short output.
-        An SQLite database is cut through SQLite instead (`probes.rows`)."""
+        """The probe for the files the oracle's workspace wrote (not empty). A source file
+        the oracle edited in its middle (a fix to one function) keeps the end the task
+        started with, so cutting it removes nothing the solution wrote: such a file is cut
+        only when its last line changed. Data outputs are cut whenever they changed (a
+        JSON document still ends with ``}``). An SQLite database is cut through SQLite
+        instead (`probes.rows`)."""
         before = file_bytes(pristine)
         after = file_bytes(oracle)
         return cls(
@@ -362,8 +363,9 @@ class TruncatedOutputs(OracleEdit):
                 p
                 for p, data in after.items()
                 if is_output(p)
+                and data
                 and before.get(p) != data
-                and not _same_end(before.get(p), data)
+                and not (_is_source(p) and _same_end(before.get(p), data))
                 and not data.startswith(SQLITE_MAGIC)
             )
         )
@@ -383,6 +385,15 @@ for p in {qs(self.paths)}; do
 done
 true
 """
+
+
+#: program source, where a fix edits the middle of a file (a data output is never one)
+SOURCE_EXTS = (".py", ".js", ".ts", ".go", ".rb", ".pl", ".pm", ".sh", ".c", ".h", ".cc",
+               ".cpp", ".hpp", ".java", ".kt", ".rs", ".cs", ".php", ".swift", ".scala")  # fmt: skip
+
+
+def _is_source(path: str) -> bool:
+    return path.lower().endswith(SOURCE_EXTS)
 
 
 def _same_end(before: bytes | None, after: bytes) -> bool:
