@@ -61,6 +61,14 @@ REVIEW_STATE = ActivityDef(
 )
 SET_STATUS = ActivityDef("set_env_status", "set_status", t.StatusInput, type(None), _S)
 PUBLISH = ActivityDef("publish_environment", "publish", t.PublishInput, t.Published, _S)
+TAKE_REPOSITORY = ActivityDef("take_repository", "take_repository", t.TakeRepoInput, t.RepoPlan, _S)
+MINE_CANDIDATE = ActivityDef(
+    "mine_candidate", "mine_candidate", t.CandidateInput, t.CandidateResult, _S
+)
+CONCLUDE_CANDIDATE = ActivityDef(
+    "conclude_candidate", "conclude_candidate", t.ConcludeInput, t.CandidateResult, _S
+)
+STORE_YIELD = ActivityDef("store_yield", "store_yield", t.YieldInput, t.YieldRef, _S)
 
 #: every activity, in pipeline order
 ACTIVITIES: tuple[ActivityDef[Any, Any], ...] = (
@@ -77,6 +85,10 @@ ACTIVITIES: tuple[ActivityDef[Any, Any], ...] = (
     REVIEW_STATE,
     SET_STATUS,
     PUBLISH,
+    TAKE_REPOSITORY,
+    MINE_CANDIDATE,
+    CONCLUDE_CANDIDATE,
+    STORE_YIELD,
 )
 
 

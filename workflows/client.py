@@ -32,11 +32,14 @@ from envfactory.core.models import ReviewItem, SolveRateBand
 from envfactory.core.settings import Settings, TemporalSettings
 from envfactory.store import Store
 
+from .mine_flow import MineRepository
 from .pipeline import SynthesizeEnvironment
 from .types import (
     DecisionRecorded,
     PipelineConfig,
     PipelineStatus,
+    RepoMineInput,
+    RepoMineStatus,
     ReviewDecision,
     SynthesisInput,
     ValidateInput,
@@ -46,6 +49,7 @@ from .validate import ValidateTasks
 
 SYNTH_PREFIX = "synthesize-"
 VALIDATE_PREFIX = "validate-"
+MINE_PREFIX = "mine-"
 
 
 def address(settings: TemporalSettings) -> str:
@@ -182,6 +186,46 @@ def start_validation(
 ) -> str:
     """Synchronous hook for `envfactory task validate`: the workflow id."""
     return asyncio.run(api_validate_sink(settings)(env_ids, repeats, label))
+
+
+def mining_id(inp: RepoMineInput) -> str:
+    """`mine-<suite>-<hash of what is mined>`: the same repository, revisions, paths and
+    limit asked for twice while a run is going finds that run."""
+    what = [inp.source, *inp.revisions, "--", *inp.paths, str(inp.limit)]
+    digest = hashlib.sha256("\n".join(what).encode()).hexdigest()[:12]
+    tag = re.sub(r"[^A-Za-z0-9_.-]+", "-", inp.suite or "").strip("-")[:60]
+    return f"{MINE_PREFIX}{tag + '-' if tag else ''}{digest}"
+
+
+async def astart_mining(
+    client: Client, inp: RepoMineInput, wid: str | None = None
+) -> WorkflowHandle[MineRepository, object]:
+    """Start `MineRepository` (or attach to the one running under the same id). A
+    finished run does not block a new one: commits decided before are reported as
+    such, not gated again."""
+    return await client.start_workflow(
+        MineRepository.run,
+        inp,
+        id=wid or mining_id(inp),
+        task_queue=inp.config.task_queue_agents,
+        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+    )
+
+
+def start_mining(settings: Settings, inp: RepoMineInput) -> str:
+    """Synchronous hook for `envfactory repo mine --durable` and a repository seed."""
+
+    async def go() -> str:
+        client = await connect(settings.temporal)
+        return (await astart_mining(client, inp)).id
+
+    return asyncio.run(go())
+
+
+async def mining_status(client: Client, workflow_id: str) -> RepoMineStatus:
+    handle = client.get_workflow_handle(workflow_id)
+    return await _query(lambda: handle.query(MineRepository.status))
 
 
 T = TypeVar("T")

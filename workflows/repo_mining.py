@@ -1,18 +1,25 @@
-"""A mined candidate through the pipeline's own gates and publishing, as plain calls.
+"""Mining a repository's history: the activities' plain methods, and the same steps in one
+process.
 
-`gate_candidate` runs the activities `ValidateTasks` runs for an imported task, in the
-same order and on the same services: build → status built → gates (the whole battery:
-probes, partial states from the fix's hunks, repeats, Harbor semantics) → the report's
-findings into the review queue → publish (the publish guard) or reject with the gate's
-reasons. The result adds the under-tested hunks the gates showed. A candidate mined
-before and already decided is reported as stored, not gated again.
+`RepoMiningServices` is the share of `PipelineServices` that mining adds (StoreServices
+inherits it): take the repository (clone once into the artifact store, list the
+commits), mine one commit, conclude a candidate from its validation, store the yield
+table. The `MineRepository` workflow (mine_flow.py) calls them as activities, one child
+workflow per commit; each stored candidate is gated by a child `ValidateTasks`, the
+pipeline's own build → gates → findings → publish.
+
+`mine_commits` runs the same steps in one process, in order, with no Temporal server:
+`envfactory repo mine` without `--durable`. `validate_here` is `ValidateTasks` for one
+task as plain calls, in the same order on the same services.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable
+from pathlib import Path
 
-from envfactory.core.errors import EnvFactoryError
+from envfactory.core.errors import EnvFactoryError, InvalidInput
 from envfactory.core.models import EnvStatus
 from envfactory.core.models.repos import (
     CandidateInput,
@@ -20,13 +27,21 @@ from envfactory.core.models.repos import (
     CandidateResult,
     CandidateStage,
     DropKind,
-    RepoSnapshot,
 )
-from envfactory.repos import RepoMiner, hunk_findings
-from envfactory.repos.miner import cpu_seconds as _cpu
+from envfactory.core.settings import Settings
+from envfactory.repos import (
+    RepoMiner,
+    clone_repository,
+    hunk_findings,
+    open_snapshot,
+    select_commits,
+    yield_table,
+)
+from envfactory.store import ArtifactStore, Store
+from sandboxes.protocol import SandboxEngine
 
-from .store_services import StoreServices
-from .types import EnvInput, GatesInput, MineInput, PublishInput, StatusInput
+from . import types as t
+from .services import PipelineServices
 
 DECIDED: dict[EnvStatus, CandidateOutcome] = {
     EnvStatus.PUBLISHED: "published",
@@ -34,41 +49,89 @@ DECIDED: dict[EnvStatus, CandidateOutcome] = {
 }
 
 
-def gate_candidate(
-    services: StoreServices, result: CandidateResult, repeats: int
-) -> CandidateResult:
-    """Gate and publish a candidate the miner stored (`outcome == "stored"`); any other
-    result is returned as it is."""
-    if result.outcome != "stored" or result.env_id is None:
-        return result
-    env_id = result.env_id
-    status = services.store.environments.record(env_id).status
-    if status in DECIDED:
-        outcome = DECIDED[status]
-        stage: CandidateStage = "published" if outcome == "published" else "gated"
-        return _with(result, outcome, "", stage=stage)
-    try:
-        services.build(EnvInput(env_id=env_id))
-        services.set_status(StatusInput(env_id=env_id, status=EnvStatus.BUILT))
-        gate = services.run_gates(GatesInput(env_id=env_id, repeats=repeats))
-        services.mine(MineInput(env_id=env_id, gate_report_id=gate.report_id, trajectory_ids=()))
-    except EnvFactoryError as exc:
-        _reject(services, env_id, (exc.message,))
-        return _with(result, "rejected", f"could not be gated: {exc.message}", "error")
-    found = hunk_findings(result, services.store.gate_reports.get(int(gate.report_id)))
-    gated = result.model_copy(update={"stage": "gated", "findings": found})
-    if not gate.passed:
-        _reject(services, env_id, gate.reasons)
-        reason = "; ".join((*found, *gate.reasons)) or "the gates failed"
-        return _with(gated, "rejected", reason, "gates_failed")
-    pub = services.publish(
-        PublishInput(
-            env_id=env_id, verifier_version=gate.verifier_version, gate_report_id=gate.report_id
+def suite_name(source: str) -> str:
+    """The suite a repository's environments are filed under: its directory's name."""
+    name = Path(source.rstrip("/")).name.removesuffix(".git")
+    return name or "repo"
+
+
+class RepoMiningServices:
+    """The mining activities, over the services' settings, store, artifacts and engine."""
+
+    settings: Settings
+    store: Store
+    artifacts: ArtifactStore
+    engine: SandboxEngine
+
+    @property
+    def _repos_dir(self) -> Path:
+        return self.settings.home / "repos"
+
+    def take_repository(self, inp: t.TakeRepoInput) -> t.RepoPlan:
+        """Clone once into the artifact store (content-addressed: a retry stores nothing
+        new) and list the commits asked for."""
+        snap = clone_repository(inp.source, self.artifacts, max_bytes=inp.max_bytes)
+        bare = open_snapshot(snap, self.artifacts, self._repos_dir / "clones")
+        commits = select_commits(bare, inp.revisions, inp.paths, inp.limit)
+        return t.RepoPlan(
+            snapshot=snap, commits=tuple(commits), suite=inp.suite or suite_name(inp.source)
         )
-    )
-    if not pub.published:
-        return _with(gated, "rejected", "; ".join(pub.reasons), "publish_refused")
-    return _with(gated, "published", "", stage="published")
+
+    def mine_candidate(self, inp: CandidateInput) -> CandidateResult:
+        """One commit → stored for the gates, or dropped. A commit whose environment an
+        earlier run already published or rejected is reported so, not gated again. Bad
+        input about this one commit is its drop; infrastructure trouble is raised (the
+        activity is retried)."""
+        miner = RepoMiner(self.engine, self.artifacts, self.store, self._repos_dir,
+                          self.settings.sandbox.task_caps)  # fmt: skip
+        try:
+            mined = miner.mine_candidate(inp)
+        except InvalidInput as exc:
+            return CandidateResult(
+                commit=inp.commit, outcome="dropped", stage="scanned", reason=exc.message,
+                reason_kind="error",
+            )  # fmt: skip
+        return _decided_before(self.store, mined)
+
+    def conclude_candidate(self, inp: t.ConcludeInput) -> CandidateResult:
+        """The candidate's outcome from its validation: published, or rejected with the
+        gates' reasons and the hunks the tests do not exercise."""
+        mined, done = inp.mined, inp.validated
+        if done.gate_report_id is None:
+            reason = f"could not be gated: {'; '.join(done.reasons)}"
+            return _with(mined, "rejected", reason, "error")
+        report = self.store.gate_reports.get(int(done.gate_report_id))
+        found = hunk_findings(mined, report)
+        gated = mined.model_copy(update={"stage": "gated", "findings": found})
+        if done.outcome == "published":
+            return _with(gated, "published", "", stage="published")
+        if report.reasons:
+            reason = "; ".join((*found, *report.reasons)) or "the gates failed"
+            return _with(gated, "rejected", reason, "gates_failed")
+        return _with(gated, "rejected", "; ".join(done.reasons), "publish_refused")
+
+    def store_yield(self, inp: t.YieldInput) -> t.YieldRef:
+        """The run's yield table and every candidate's row, as one artifact."""
+        table = yield_table(inp.results, inp.wall_s)
+        body = {
+            "repository": inp.snapshot.model_dump(mode="json"),
+            "candidates": [r.model_dump(mode="json") for r in inp.results],
+            "totals": table.model_dump(mode="json"),
+        }
+        key = self.artifacts.put_bytes(json.dumps(body, indent=1).encode())
+        return t.YieldRef(key=key, table=table)
+
+
+def _decided_before(store: Store, mined: CandidateResult) -> CandidateResult:
+    if mined.outcome != "stored" or mined.env_id is None:
+        return mined
+    outcome = DECIDED.get(store.environments.record(mined.env_id).status)
+    if outcome == "published":
+        return _with(mined, outcome, "", stage="published")
+    if outcome == "rejected":
+        reason = f"rejected before: {mined.env_id} was gated by an earlier run"
+        return _with(mined, outcome, reason, "gates_failed", stage="gated")
+    return mined
 
 
 def _with(
@@ -83,40 +146,82 @@ def _with(
     return result.model_copy(update=update | ({"stage": stage} if stage else {}))
 
 
-def _reject(services: StoreServices, env_id: str, reasons: tuple[str, ...]) -> None:
-    services.set_status(StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=reasons))
+# -- the same steps in one process ------------------------------------------------------
+
+
+def validate_here(services: PipelineServices, env_id: str, repeats: int) -> t.SynthesisResult:
+    """`ValidateTasks` for one task, as plain calls: build → built → gates → findings →
+    publish (the publish guard) or rejected with the gate's reasons."""
+    try:
+        services.build(t.EnvInput(env_id=env_id))
+        services.set_status(t.StatusInput(env_id=env_id, status=EnvStatus.BUILT))
+        gate = services.run_gates(t.GatesInput(env_id=env_id, repeats=repeats))
+        services.mine(t.MineInput(env_id=env_id, gate_report_id=gate.report_id, trajectory_ids=()))
+    except EnvFactoryError as exc:
+        _reject(services, env_id, (exc.message,))
+        return t.SynthesisResult(seed_id="", env_id=env_id, outcome="rejected",
+                                 reasons=(exc.message,))  # fmt: skip
+    if not gate.passed:
+        _reject(services, env_id, gate.reasons)
+        return _validated(env_id, gate, "rejected", gate.reasons)
+    pub = services.publish(
+        t.PublishInput(
+            env_id=env_id, verifier_version=gate.verifier_version, gate_report_id=gate.report_id
+        )
+    )
+    outcome: t.Outcome = "published" if pub.published else "rejected"
+    return _validated(env_id, gate, outcome, pub.reasons)
+
+
+def _validated(
+    env_id: str, gate: t.GateOutcome, outcome: t.Outcome, reasons: tuple[str, ...]
+) -> t.SynthesisResult:
+    return t.SynthesisResult(
+        seed_id="",
+        env_id=env_id,
+        outcome=outcome,
+        reasons=reasons,
+        verifier_version=gate.verifier_version,
+        gate_report_id=gate.report_id,
+    )
+
+
+def _reject(services: PipelineServices, env_id: str, reasons: tuple[str, ...]) -> None:
+    services.set_status(t.StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=reasons))
+
+
+def gate_candidate(
+    services: PipelineServices, mined: CandidateResult, repeats: int
+) -> CandidateResult:
+    """Gate and publish a candidate stored for the gates; any other result as it is."""
+    if mined.outcome != "stored" or mined.env_id is None:
+        return mined
+    validated = validate_here(services, mined.env_id, repeats)
+    return services.conclude_candidate(t.ConcludeInput(mined=mined, validated=validated))
 
 
 def mine_commits(
-    services: StoreServices,
-    miner: RepoMiner,
-    snapshot: RepoSnapshot,
-    commits: Sequence[str],
+    services: PipelineServices,
+    plan: t.RepoPlan,
     *,
     repeats: int = 2,
-    suite: str = "repo",
     pass_to_pass_max: int = 10,
+    hunk_max: int = 6,
     on_result: Callable[[int, CandidateResult], None] | None = None,
 ) -> list[CandidateResult]:
-    """Mine, gate and publish each commit in turn (`on_result` after each: progress)."""
+    """Mine, gate and publish each commit of the plan in turn (`on_result` after each)."""
     results = []
-    for i, sha in enumerate(commits):
+    for i, sha in enumerate(plan.commits):
+        candidate = CandidateInput(snapshot=plan.snapshot, commit=sha, suite=plan.suite,
+                                   pass_to_pass_max=pass_to_pass_max, hunk_max=hunk_max)  # fmt: skip
         try:
-            mined = miner.mine_candidate(
-                CandidateInput(
-                    snapshot=snapshot, commit=sha, suite=suite, pass_to_pass_max=pass_to_pass_max
-                )
-            )
+            mined = services.mine_candidate(candidate)
         except EnvFactoryError as exc:  # one commit's failure is that commit's result
             mined = CandidateResult(
                 commit=sha, outcome="dropped", stage="scanned", reason=exc.message,
                 reason_kind="error",
             )  # fmt: skip
-        t0 = _cpu()
-        gated = gate_candidate(services, mined, repeats)
-        if gated is not mined:
-            gated = gated.model_copy(update={"cpu_s": gated.cpu_s + _cpu() - t0})
-        results.append(gated)
+        results.append(gate_candidate(services, mined, repeats))
         if on_result:
-            on_result(i, gated)
+            on_result(i, results[-1])
     return results

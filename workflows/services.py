@@ -73,3 +73,19 @@ class PipelineServices(Protocol):
     def publish(self, inp: t.PublishInput) -> t.Published:
         """guard() then mark published; a refusal is a result listing every reason."""
         ...
+
+    def take_repository(self, inp: t.TakeRepoInput) -> t.RepoPlan:
+        """Clone a repository once into the artifact store; the commits asked for."""
+        ...
+
+    def mine_candidate(self, inp: t.CandidateInput) -> t.CandidateResult:
+        """One commit → an environment stored for the gates, or dropped with the reason."""
+        ...
+
+    def conclude_candidate(self, inp: t.ConcludeInput) -> t.CandidateResult:
+        """A mined candidate's outcome from its validation (reasons, untested hunks)."""
+        ...
+
+    def store_yield(self, inp: t.YieldInput) -> t.YieldRef:
+        """A mining run's yield table and rows, stored as one artifact."""
+        ...

@@ -67,10 +67,11 @@ from verifiers.runner import verify_state
 from . import types as t
 from .analysis import Analyst, rewarded, too_easy_finding
 from .models_source import ModelSource, role_settings
+from .repo_mining import RepoMiningServices
 
 
 @dataclass
-class StoreServices:
+class StoreServices(RepoMiningServices):
     settings: Settings
     store: Store
     artifacts: ArtifactStore

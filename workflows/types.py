@@ -25,6 +25,9 @@ from envfactory.core.models import (
     SolveRateBand,
     TaskVerdict,
 )
+from envfactory.core.models.repos import CandidateInput as CandidateInput
+from envfactory.core.models.repos import CandidateResult as CandidateResult
+from envfactory.core.models.repos import RepoSnapshot, YieldTable
 
 
 class _In(BaseModel):
@@ -370,3 +373,84 @@ class Published(_In):
     env_id: str
     published: bool
     reasons: tuple[str, ...] = ()
+
+
+# -- mining a repository's history (repo_mining.py) -------------------------------------
+
+
+class RepoMineInput(_In):
+    """`MineRepository`: one repository's commits mined, gated and published.
+
+    `revisions`: empty for HEAD's first-parent history, one `A..B` range, or a list of
+    commits, tags or merge commits; `paths`: only commits touching one of these."""
+
+    source: str = Field(min_length=1)
+    revisions: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    limit: int | None = Field(default=None, ge=1)
+    max_bytes: int = Field(default=1 << 30, ge=1)
+    suite: str | None = None
+    pass_to_pass_max: int = Field(default=10, ge=0)
+    hunk_max: int = Field(default=6, ge=0)
+    #: candidates in flight at once in this run (each worker bounds its own activities)
+    parallel: int = Field(default=4, ge=1, le=64)
+    config: PipelineConfig = PipelineConfig()
+
+
+class TakeRepoInput(_In):
+    """The intake activity: clone once into the artifact store, list the commits."""
+
+    source: str
+    revisions: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    limit: int | None = None
+    max_bytes: int = 1 << 30
+    suite: str | None = None
+
+
+class RepoPlan(_In):
+    snapshot: RepoSnapshot
+    commits: tuple[str, ...]
+    suite: str
+
+
+class MineCandidateInput(_In):
+    """`MineCandidate`: one commit mined, then gated by a child `ValidateTasks`."""
+
+    candidate: CandidateInput
+    config: PipelineConfig = PipelineConfig()
+
+
+class ConcludeInput(_In):
+    """A mined candidate and what its validation (a `ValidateTasks` result) said."""
+
+    mined: CandidateResult
+    validated: SynthesisResult
+
+
+class YieldInput(_In):
+    snapshot: RepoSnapshot
+    results: tuple[CandidateResult, ...]
+    wall_s: float = 0.0
+
+
+class YieldRef(_In):
+    key: str
+    table: YieldTable
+
+
+class RepoMineResult(_In):
+    snapshot: RepoSnapshot
+    candidates: tuple[CandidateResult, ...]
+    totals: YieldTable
+    yield_key: str
+
+
+class RepoMineStatus(_In):
+    """The `status` query of `MineRepository`: the plan once taken, each ended commit."""
+
+    source: str
+    head: str | None = None
+    commits: tuple[str, ...] = ()
+    ended: tuple[CandidateResult, ...] = ()
+    done: bool = False

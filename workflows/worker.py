@@ -26,12 +26,13 @@ from envfactory.core.settings import Settings, TemporalSettings
 
 from .activities import PipelineActivities
 from .client import connect, pipeline_config
+from .mine_flow import MineCandidate, MineRepository
 from .pipeline import SynthesizeEnvironment
 from .services import PipelineServices
 from .types import PipelineConfig, Queue
 from .validate import ValidateTasks
 
-WORKFLOWS = [SynthesizeEnvironment, ValidateTasks]
+WORKFLOWS = [SynthesizeEnvironment, ValidateTasks, MineRepository, MineCandidate]
 
 
 def build_workers(

@@ -10,18 +10,21 @@ read.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from envfactory.core.errors import EnvFactoryError
+from envfactory.core.errors import EnvFactoryError, InvalidInput
 from envfactory.core.models.repos import CandidateResult
-from envfactory.core.settings import load_settings
+from envfactory.core.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from workflows.types import RepoMineInput, RepoMineResult
 
 app = typer.Typer(
     name="repo",
@@ -39,6 +42,14 @@ def mine(
     rev_range: Annotated[
         str | None, typer.Option("--range", help="Commits A..B (default: HEAD's history).")
     ] = None,
+    commit: Annotated[
+        list[str] | None,
+        typer.Option("--commit", help="A commit, tag or merge commit to mine (repeatable)."),
+    ] = None,
+    path: Annotated[
+        list[str] | None,
+        typer.Option("--path", help="Only commits touching this path (repeatable)."),
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="At most N commits (the newest).")] = None,
     repeats: Annotated[int, typer.Option(help="Gate repeats per state.")] = 2,
     pass_to_pass_max: Annotated[
@@ -46,6 +57,20 @@ def mine(
     ] = 10,
     suite: Annotated[str | None, typer.Option(help="Suite name (default: the repo's).")] = None,
     max_bytes: Annotated[int, typer.Option(help="Refuse a larger clone.")] = 1 << 30,
+    durable: Annotated[
+        bool,
+        typer.Option(
+            "--durable",
+            help="Start the MineRepository workflow on Temporal (one child workflow per "
+            "commit, on every worker of the deployment) instead of mining here.",
+        ),
+    ] = False,
+    parallel: Annotated[
+        int, typer.Option(min=1, max=64, help="--durable: commits in flight at once.")
+    ] = 4,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="--durable: follow the run to its end.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
     """Mine fix commits into environments: clone, split tests from the fix, build at the
@@ -57,63 +82,114 @@ def mine(
       envfactory repo mine ../calc --range main~20..main
 
       envfactory repo mine file:///srv/git/tool.git --limit 50 --json
+
+      envfactory repo mine https://host/lib.git --limit 200 --durable --parallel 8 --wait
     """
-    from envfactory.repos import (
-        RepoMiner,
-        clone_repository,
-        commits_in_range,
-        open_snapshot,
-        yield_table,
-    )
-    from envfactory.store import ArtifactStore
+    from workflows.client import pipeline_config
+    from workflows.types import RepoMineInput
+
+    if rev_range and commit:
+        _fail(InvalidInput("give --range or --commit, not both"), as_json)
+    revisions = (rev_range,) if rev_range else tuple(commit or ())
+    settings = load_settings()
+    config = pipeline_config(settings).model_copy(update={"repeats": repeats})
+    inp = RepoMineInput(
+        source=repository, revisions=revisions, paths=tuple(path or ()), limit=limit,
+        max_bytes=max_bytes, suite=suite, pass_to_pass_max=pass_to_pass_max,
+        parallel=parallel, config=config,
+    )  # fmt: skip
+    out = Console(highlight=False, soft_wrap=True, stderr=as_json)
+    if durable:
+        _durable(settings, inp, wait, out, as_json)
+    else:
+        _here(settings, inp, out, as_json)
+
+
+def _here(settings: Settings, inp: RepoMineInput, out: Console, as_json: bool) -> None:
+    """Mine in this process, commit after commit, printing each as it ends."""
     from workflows.composition import make_services
     from workflows.repo_mining import mine_commits
+    from workflows.types import RepoMineResult, TakeRepoInput, YieldInput
 
-    settings = load_settings()
-    out = Console(highlight=False, soft_wrap=True, stderr=as_json)
     t0 = time.monotonic()
+    services = make_services(settings)
     try:
-        artifacts = ArtifactStore.from_settings(settings)
-        snap = clone_repository(repository, artifacts, max_bytes=max_bytes)
-        work = settings.home / "repos"
-        commits = commits_in_range(
-            open_snapshot(snap, artifacts, work / "clones"), rev_range, limit
-        )
+        plan = services.take_repository(
+            TakeRepoInput(source=inp.source, revisions=inp.revisions, paths=inp.paths,
+                          limit=inp.limit, max_bytes=inp.max_bytes, suite=inp.suite)
+        )  # fmt: skip
     except EnvFactoryError as exc:
         _fail(exc, as_json)
-    name = suite or _suite_name(repository)
-    out.print(f"{snap.source} at {snap.head[:12]}: {len(commits)} commits", markup=False)
-    services = make_services(settings)
-    miner = RepoMiner(services.engine, services.artifacts, services.store, work,
-                      settings.sandbox.task_caps)  # fmt: skip
-
-    def progress(i: int, r: CandidateResult) -> None:
-        colour = COLOUR[r.outcome]
-        line = f"[{i + 1}/{len(commits)}] {r.commit[:12]} {r.subject[:60]}"
-        out.print(line, markup=False, end=" ")
-        out.print(f"[{colour}]{r.outcome}[/]", end="")
-        out.print(f" {r.reason}" if r.reason else "", markup=False)
-
+    snap = plan.snapshot
+    out.print(f"{snap.source} at {snap.head[:12]}: {len(plan.commits)} commits", markup=False)
     results = mine_commits(
-        services,
-        miner,
-        snap,
-        commits,
-        repeats=repeats,
-        suite=name,
-        pass_to_pass_max=pass_to_pass_max,
-        on_result=progress,
+        services, plan, repeats=inp.config.repeats, pass_to_pass_max=inp.pass_to_pass_max,
+        hunk_max=inp.hunk_max,
+        on_result=lambda i, r: _print_row(out, i, len(plan.commits), r),
+    )  # fmt: skip
+    ref = services.store_yield(
+        YieldInput(snapshot=snap, results=tuple(results), wall_s=time.monotonic() - t0)
     )
-    table = yield_table(results, time.monotonic() - t0)
-    key = artifacts.put_bytes(table.model_dump_json(indent=1).encode())
+    _report(out, RepoMineResult(snapshot=snap, candidates=tuple(results), totals=ref.table,
+                                yield_key=ref.key), as_json)  # fmt: skip
+
+
+def _durable(
+    settings: Settings, inp: RepoMineInput, wait: bool, out: Console, as_json: bool
+) -> None:
+    """Start (or find) the MineRepository workflow; with `wait`, follow it to its end."""
+    from workflows.client import connect, mining_status, start_mining
+    from workflows.types import RepoMineResult
+
+    try:
+        wid = start_mining(settings, inp)
+    except EnvFactoryError as exc:
+        _fail(exc, as_json)
+    if not wait:
+        if as_json:
+            typer.echo(json.dumps({"workflow_id": wid}))
+        else:
+            out.print(f"started workflow {wid} (see: envfactory status {wid})", markup=False)
+        return
+
+    async def follow() -> RepoMineResult:
+        client = await connect(settings.temporal)
+        shown: set[str] = set()
+        handle = client.get_workflow_handle(wid, result_type=RepoMineResult)
+        while True:
+            status = await mining_status(client, wid)
+            for r in status.ended:
+                if r.commit not in shown:
+                    shown.add(r.commit)
+                    _print_row(out, len(shown) - 1, len(status.commits), r)
+            if status.done:
+                return RepoMineResult.model_validate(await handle.result())
+            await asyncio.sleep(2)
+
+    try:
+        result = asyncio.run(follow())
+    except EnvFactoryError as exc:
+        _fail(exc, as_json)
+    _report(out, result, as_json)
+
+
+def _print_row(out: Console, i: int, total: int, r: CandidateResult) -> None:
+    line = f"[{i + 1}/{total}] {r.commit[:12]} {r.subject[:60]}"
+    out.print(line, markup=False, end=" ")
+    out.print(f"[{COLOUR[r.outcome]}]{r.outcome}[/]", end="")
+    out.print(f" {r.reason}" if r.reason else "", markup=False)
+
+
+def _report(out: Console, result: RepoMineResult, as_json: bool) -> None:
     if as_json:
-        rows = [r.model_dump(mode="json") for r in results]
-        body = {"repository": snap.model_dump(mode="json"), "candidates": rows,
-                "totals": table.model_dump(mode="json"), "yield_key": key}  # fmt: skip
+        body = {"repository": result.snapshot.model_dump(mode="json"),
+                "candidates": [r.model_dump(mode="json") for r in result.candidates],
+                "totals": result.totals.model_dump(mode="json"),
+                "yield_key": result.yield_key}  # fmt: skip
         typer.echo(json.dumps(body))
         return
-    _print_table(out, table.model_dump(mode="json"), results)
-    out.print(f"yield table stored as artifact {key}", markup=False)
+    _print_table(out, result.totals.model_dump(mode="json"), list(result.candidates))
+    out.print(f"yield table stored as artifact {result.yield_key}", markup=False)
 
 
 def _print_table(out: Console, totals: dict[str, object], results: list[CandidateResult]) -> None:
@@ -131,11 +207,6 @@ def _print_table(out: Console, totals: dict[str, object], results: list[Candidat
     per = totals["cpu_s_per_published"]
     out.print(f"CPU s per published: {per}; wall s per published: "
               f"{totals['wall_s_per_published']}", markup=False)  # fmt: skip
-
-
-def _suite_name(repository: str) -> str:
-    name = Path(repository.rstrip("/")).name.removesuffix(".git")
-    return name or "repo"
 
 
 def _fail(exc: EnvFactoryError, as_json: bool) -> NoReturn:

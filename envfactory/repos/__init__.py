@@ -12,17 +12,20 @@ task is a Harbor task directory (taskdir.py) imported like any other, so the who
 battery applies; the gates and publishing are the pipeline's own (workflows.repo_mining).
 """
 
+from envfactory.core.models.repos import YieldTable
+
 from .findings import hunk_findings
-from .history import commits_in_range
+from .history import commits_in_range, select_commits
 from .intake import clone_repository, normalize_source, open_snapshot
 from .miner import RepoMiner
-from .yields import YieldTable, yield_table
+from .yields import yield_table
 
 __all__ = [
     "RepoMiner",
     "YieldTable",
     "clone_repository",
     "commits_in_range",
+    "select_commits",
     "hunk_findings",
     "normalize_source",
     "open_snapshot",

@@ -4,10 +4,13 @@ per-file diffs, and the bundle of the history up to the parent (nothing later)."
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .git import git, text
+from envfactory.core.errors import InvalidRepository
+
+from .git import GitFailed, git, text
 from .patches import FilePatch, parse_file_patch
 
 
@@ -35,12 +38,49 @@ def commit_info(bare: Path, commit: str) -> CommitInfo:
     return CommitInfo(sha, parents[0] if parents else None, message, tuple(changed))
 
 
-def commits_in_range(bare: Path, rev_range: str | None, limit: int | None) -> list[str]:
+def commits_in_range(
+    bare: Path, rev_range: str | None, limit: int | None, paths: Sequence[str] = ()
+) -> list[str]:
     """Commits of `rev_range` (default: HEAD's history), oldest first, at most `limit`
-    (the newest `limit`)."""
-    args = ["rev-list", "--first-parent", "--reverse", rev_range or "HEAD", "--"]
-    shas = text(*args, cwd=bare).split()
+    (the newest `limit`); with `paths`, only those that touch one of them."""
+    args = ["rev-list", "--first-parent", "--reverse", rev_range or "HEAD", "--", *paths]
+    shas = _listed(bare, rev_range or "HEAD", args)
     return shas[-limit:] if limit else shas
+
+
+def select_commits(
+    bare: Path, revisions: Sequence[str], paths: Sequence[str], limit: int | None
+) -> list[str]:
+    """A seed's `revisions`: none (HEAD's history), one `A..B` range, or a list of
+    commits, tags or merge commits (each resolved to its commit, duplicates once)."""
+    for r in revisions:
+        if not r.strip() or r.startswith("-"):
+            raise InvalidRepository(
+                f"revisions {r!r}: empty or starting with '-'",
+                hint="name commits, tags or an A..B range",
+            )
+    if len(revisions) <= 1 and all(".." in r for r in revisions):
+        return commits_in_range(bare, revisions[0] if revisions else None, limit, paths)
+    shas = [_listed(bare, r, ["rev-parse", "--verify", f"{r}^{{commit}}"])[0] for r in revisions]
+    if paths:
+        touching = {sha for sha in shas if _touches(bare, sha, paths)}
+        shas = [sha for sha in shas if sha in touching]
+    shas = list(dict.fromkeys(shas))
+    return shas[-limit:] if limit else shas
+
+
+def _touches(bare: Path, sha: str, paths: Sequence[str]) -> bool:
+    return bool(text("rev-list", "-n", "1", sha, "--", *paths, cwd=bare))
+
+
+def _listed(bare: Path, revision: str, args: list[str]) -> list[str]:
+    try:
+        return text(*args, cwd=bare).split()
+    except GitFailed as exc:
+        raise InvalidRepository(
+            f"revisions {revision!r}: not in the repository ({exc.message})",
+            hint="name commits, tags or an A..B range that the repository has",
+        ) from exc
 
 
 def file_at(bare: Path, commit: str, path: str) -> bytes:

@@ -8,25 +8,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import get_args
 
-from pydantic import Field
-
-from envfactory.core.models.base import Model
-from envfactory.core.models.repos import CandidateResult, CandidateStage
+from envfactory.core.models.repos import CandidateResult, CandidateStage, YieldTable
 
 STAGES: tuple[CandidateStage, ...] = get_args(CandidateStage)
-
-
-class YieldTable(Model):
-    scanned: int
-    #: stage → commits that reached it (scanned, candidate, buildable, …, published)
-    reached: dict[str, int]
-    #: reason kind (`DropKind`) → commits dropped or rejected for it
-    reasons: dict[str, int] = Field(default_factory=dict)
-    published: int
-    cpu_s: float
-    cpu_s_per_published: float | None
-    wall_s: float = 0.0
-    wall_s_per_published: float | None = None
 
 
 def yield_table(results: Sequence[CandidateResult], wall_s: float = 0.0) -> YieldTable:

@@ -29,6 +29,8 @@ from envfactory.core.models import (
     SolveRate,
     SolveRateBand,
 )
+from envfactory.core.models.repos import RepoSnapshot
+from envfactory.repos.yields import yield_table
 from workflows import types as t
 
 #: the hard gate failure the fake gates report: the no-op state earned reward
@@ -67,6 +69,10 @@ class Scenario(BaseModel):
     #: the seed's own constraints, as research reads them (None: the config's)
     seed_judges: int | None = None
     seed_band: SolveRateBand | None = None
+    #: a mined repository: this many commits (`c00`, `c01`, …); those listed are dropped
+    repo_commits: int = 3
+    dropped_commits: list[str] = []
+    slow_mine_s: float = 0.0  # mine_candidate blocks this long
 
 
 class FileServices:
@@ -257,3 +263,42 @@ class FileServices:
         self._call("publish", env=inp.env_id, version=inp.verifier_version)
         self._put("published", inp.env_id, inp)
         return t.Published(env_id=inp.env_id, published=True)
+
+    # -- mining a repository (fake clone, fake commits) --------------------------------
+
+    def take_repository(self, inp: t.TakeRepoInput) -> t.RepoPlan:
+        self._call("take_repository", source=inp.source)
+        snap = RepoSnapshot(source=inp.source, head="f" * 40, bundle_key="0" * 64, size_bytes=1)
+        commits = tuple(f"c{i:02d}" for i in range(self.scenario.repo_commits))
+        return t.RepoPlan(snapshot=snap, commits=commits[-inp.limit :] if inp.limit else commits,
+                          suite=inp.suite or "fake")  # fmt: skip
+
+    def mine_candidate(self, inp: t.CandidateInput) -> t.CandidateResult:
+        self._call("mine_candidate", commit=inp.commit, start=time.monotonic())
+        time.sleep(self.scenario.slow_mine_s)
+        self._call("mine_candidate_end", commit=inp.commit, end=time.monotonic())
+        if inp.commit in self.scenario.dropped_commits:
+            return t.CandidateResult(commit=inp.commit, outcome="dropped", stage="buildable",
+                                     reason="no fail-to-pass", reason_kind="no_fail_to_pass")  # fmt: skip
+        return t.CandidateResult(
+            commit=inp.commit, outcome="stored", stage="fail_to_pass", env_id=f"env-{inp.commit}"
+        )
+
+    def conclude_candidate(self, inp: t.ConcludeInput) -> t.CandidateResult:
+        self._call("conclude_candidate", commit=inp.mined.commit)
+        if inp.validated.outcome == "published":
+            return inp.mined.model_copy(update={"outcome": "published", "stage": "published"})
+        return inp.mined.model_copy(
+            update={
+                "outcome": "rejected",
+                "stage": "gated",
+                "reason_kind": "gates_failed",
+                "reason": "; ".join(inp.validated.reasons),
+            }  # fmt: skip
+        )
+
+    def store_yield(self, inp: t.YieldInput) -> t.YieldRef:
+        self._call("store_yield", rows=len(inp.results))
+        table = yield_table(inp.results, inp.wall_s)
+        self._put("yields", inp.snapshot.head, table)
+        return t.YieldRef(key=inp.snapshot.head, table=table)

@@ -97,3 +97,20 @@ class CandidateResult(Model):
     findings: tuple[str, ...] = ()
     instruction_source: InstructionSource = "template"
     cpu_s: float = 0.0
+
+
+class YieldTable(Model):
+    """A mining run's yield: commits that reached each stage, each drop's reason, and the
+    seconds per published environment (CPU of the mining process and its git commands;
+    the containers' own CPU is not in it; and wall clock)."""
+
+    scanned: int
+    #: stage → commits that reached it (scanned, candidate, buildable, …, published)
+    reached: dict[str, int]
+    #: reason kind (`DropKind`) → commits dropped or rejected for it
+    reasons: dict[str, int] = Field(default_factory=dict)
+    published: int
+    cpu_s: float
+    cpu_s_per_published: float | None
+    wall_s: float = 0.0
+    wall_s_per_published: float | None = None
