@@ -28,7 +28,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from envfactory.core.errors import ConfigError
-from envfactory.core.models import ReviewItem, SolveRateBand
+from envfactory.core.models import ReviewItem, SolveRateBand, TaskSeed
 from envfactory.core.settings import Settings, TemporalSettings
 from envfactory.store import Store
 
@@ -213,6 +213,31 @@ async def astart_mining(
     )
 
 
+def seed_mining(settings: Settings, seed: TaskSeed) -> RepoMineInput:
+    """What a seed with `history:` asks for: its repository's commits mined."""
+    if seed.history is None or seed.repository is None:
+        raise ValueError(f"seed {seed.id} names no repository history to mine")
+    h = seed.history
+    return RepoMineInput(source=seed.repository, revisions=h.revisions, paths=h.paths,
+                         limit=h.limit, config=pipeline_config(settings))  # fmt: skip
+
+
+async def astart_seed(client: Client, settings: Settings, seed: TaskSeed) -> str:
+    """A seed's workflow: `MineRepository` for a history seed, else the pipeline."""
+    if seed.history is not None:
+        return (await astart_mining(client, seed_mining(settings, seed))).id
+    return (await astart_synthesis(client, seed.id, pipeline_config(settings))).id
+
+
+def start_seed(settings: Settings, seed: TaskSeed) -> str:
+    """Synchronous hook for `envfactory seed submit` / `seed start`: the workflow id."""
+
+    async def go() -> str:
+        return await astart_seed(await connect(settings.temporal), settings, seed)
+
+    return asyncio.run(go())
+
+
 def start_mining(settings: Settings, inp: RepoMineInput) -> str:
     """Synchronous hook for `envfactory repo mine --durable` and a repository seed."""
 
@@ -304,7 +329,8 @@ def api_sinks(
         await decide(await client(), synthesis_id(spec.seed_id), decision)
 
     async def on_seed(seed_id: str) -> None:
-        await astart_synthesis(await client(), seed_id, pipeline_config(settings))
+        seed = await asyncio.to_thread(store.seeds.get, seed_id)
+        await astart_seed(await client(), settings, seed)
 
     return on_decision, on_seed
 

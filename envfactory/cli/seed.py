@@ -85,14 +85,15 @@ def submit(
     try:
         settings = load_settings()
         draft = load_seed(path, settings.seeds)
-        if start:  # refused before anything is stored: its pipeline would stop at a role
+        if start and draft.fields.history is None:  # refused before anything is stored:
+            # its pipeline would stop at a role (mining a history needs no model)
             require_runnable(settings, draft_names(draft), draft.fields.title)
         store, artifacts = _stores(settings)
         with store:
             seed = store_draft(draft, store=store, artifacts=artifacts)
     except EnvFactoryError as exc:
         fail(exc, as_json)
-    started = _start_pipeline(settings, seed.id) if start else "not started (--no-start)"
+    started = _start_pipeline(settings, seed) if start else "not started (--no-start)"
     if as_json:
         typer.echo(seed.model_dump_json())  # stdout stays exactly a TaskSeed
         typer.echo(f"pipeline: {started}", err=True)
@@ -118,22 +119,24 @@ def require_runnable(settings: Settings, names: tuple[str, ...], title: str) -> 
     require_scripts(settings.agents, book, names, title)
 
 
-def _start_pipeline(settings: Settings, seed_id: str) -> str:
-    """The seed is stored either way; a pipeline that cannot start yet is said plainly."""
-    from workflows.client import start_synthesis
+def _start_pipeline(settings: Settings, seed: TaskSeed) -> str:
+    """The seed is stored either way; a pipeline that cannot start yet is said plainly. A
+    seed with `history:` starts MineRepository on its repository instead."""
+    from workflows.client import start_seed
 
     try:
-        return f"started workflow {start_synthesis(settings, seed_id)} (see: envfactory status)"
+        return f"started workflow {start_seed(settings, seed)} (see: envfactory status)"
     except EnvFactoryError as exc:
         return (
             f"not started: {exc.message}; the seed is stored — run `envfactory up`, "
-            f"then `envfactory seed start {seed_id}`"
+            f"then `envfactory seed start {seed.id}`"
         )
 
 
 @app.command("start")
 def start_seed(seed_id: Annotated[str, typer.Argument(help="A stored seed's id.")]) -> None:
-    """Start the SynthesizeEnvironment pipeline for a stored seed.
+    """Start the SynthesizeEnvironment pipeline for a stored seed (MineRepository for a
+    seed with `history:`).
 
     Example:
 
@@ -144,15 +147,15 @@ def start_seed(seed_id: Annotated[str, typer.Argument(help="A stored seed's id."
         store, _ = _stores(settings)
         with store:
             seed = store.seeds.get(seed_id)
-        require_runnable(
-            settings, seed_names(seed.id, seed.title, seed.content_hash, seed.source), seed.title
-        )
+        if seed.history is None:
+            names = seed_names(seed.id, seed.title, seed.content_hash, seed.source)
+            require_runnable(settings, names, seed.title)
     except EnvFactoryError as exc:
         fail(exc, False)
-    from workflows.client import start_synthesis
+    from workflows.client import start_seed
 
     try:
-        typer.echo(f"started workflow {start_synthesis(settings, seed_id)}")
+        typer.echo(f"started workflow {start_seed(settings, seed)}")
     except EnvFactoryError as exc:
         fail(exc, False)
 
@@ -231,6 +234,13 @@ def _print_seed(seed: TaskSeed) -> None:
     out.print(f"  submitted   {seed.created_at:%Y-%m-%d %H:%M:%S} UTC")
     out.print(f"  source      {_text(seed.source or '-')}")
     out.print(f"  repository  {_text(seed.repository or '-')}")
+    if seed.history is not None:
+        h = seed.history
+        what = ", ".join(h.revisions) or "HEAD's history"
+        more = (f"; paths {', '.join(h.paths)}" if h.paths else "") + (
+            f"; newest {h.limit}" if h.limit else ""
+        )
+        out.print(f"  history     mine {_text(what + more)}")
     out.print(
         f"  constraints max_turns {c.max_turns}, time budget {c.time_budget_s} s, base {c.base_image}"
     )

@@ -21,6 +21,7 @@ from pydantic import (
     StringConstraints,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from envfactory.core import bounded_yaml
@@ -39,7 +40,30 @@ Domain = Annotated[
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1), _NoNul]
 Source = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500), _OneLine]
 
-_REPO_URL = re.compile(r"^((https?|ssh|git|file)://\S+|[\w.-]+@[\w.-]+:\S+)$")
+_REPO_URL = re.compile(r"^((https?|ssh|git|file)://\S+|[\w.-]+@[\w.-]+:\S+|/\S*)$")
+Revision = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300), _OneLine
+]
+
+
+class SeedHistory(BaseModel):
+    """``history:`` — mine the repository's fix commits instead of researching a task."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    revisions: list[Revision] = Field(default_factory=list, max_length=1000)
+    paths: list[Revision] = Field(default_factory=list, max_length=100)
+    limit: int | None = Field(default=None, ge=1, le=100_000)
+
+    @field_validator("revisions")
+    @classmethod
+    def _no_option(cls, v: list[str]) -> list[str]:
+        for r in v:
+            if r.startswith("-"):
+                raise ValueError(f"{r!r} starts with '-': name a commit, tag or A..B range")
+        if len(v) > 1 and any(".." in r for r in v):
+            raise ValueError("give one A..B range, or a list of commits and tags, not both")
+        return v
 
 
 class SeedFile(BaseModel):
@@ -52,6 +76,7 @@ class SeedFile(BaseModel):
     domain: Domain
     attachments: Any = None
     repository: Text | None = None
+    history: SeedHistory | None = None
     constraints: Constraints = Field(default_factory=Constraints)
     source: Source | None = None
 
@@ -59,13 +84,20 @@ class SeedFile(BaseModel):
     @classmethod
     def _clone_url(cls, v: str | None) -> str | None:
         if v is not None and not _REPO_URL.match(v):
-            raise ValueError("is not a clone URL")
+            raise ValueError("is not a clone URL or an absolute path")
         return v
+
+    @model_validator(mode="after")
+    def _history_needs_repository(self) -> SeedFile:
+        if self.history is not None and self.repository is None:
+            raise ValueError("history: needs `repository:` (the repository whose history to mine)")
+        return self
 
 
 ALLOWED_KEYS = {
     "": list(SeedFile.model_fields),
     "constraints": list(Constraints.model_fields),
+    "history": list(SeedHistory.model_fields),
 }
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envfactory.core.errors import Conflict, InvalidSeed
-from envfactory.core.models import Attachment, TaskSeed
+from envfactory.core.models import Attachment, SeedHistory, TaskSeed
 from envfactory.core.settings import SeedLimits
 from envfactory.store import ArtifactStore, Store
 
@@ -128,6 +128,8 @@ def content_hash(fields: SeedFile, loaded: list[files.LoadedFile]) -> str:
         "constraints": fields.constraints.model_dump(mode="json", exclude_none=True),
         "attachments": sorted((f.path, hashlib.sha256(f.data).hexdigest()) for f in loaded),
     }
+    if fields.history is not None:  # left out when unset, so older hashes stay the same
+        doc["history"] = fields.history.model_dump(mode="json")
     canonical = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -156,6 +158,7 @@ def store_draft(draft: SeedDraft, *, store: Store, artifacts: ArtifactStore) -> 
         domain=fields.domain,
         attachments=attachments,
         repository=fields.repository,
+        history=SeedHistory.model_validate(fields.history.model_dump()) if fields.history else None,
         constraints=fields.constraints,
         source=fields.source,
         content_hash=draft.content_hash,

@@ -22,7 +22,13 @@ FIELD_HINTS: dict[str, str] = {
     "(use `description: |` for several lines)",
     "domain": "a short area label, e.g. `domain: data-engineering`",
     "attachments": "a path relative to the seed directory, or a list of them",
-    "repository": "a clone URL, e.g. `repository: https://github.com/org/repo.git`",
+    "repository": "a clone URL or an absolute path, e.g. "
+    "`repository: https://github.com/org/repo.git`",
+    "history": "a mapping with revisions, paths and limit: mine the repository's fix commits, "
+    "e.g. `history: {revisions: [v1.0..v1.1], limit: 50}`",
+    "history.revisions": "one A..B range, or a list of commits, tags or merge commits",
+    "history.paths": "a list of paths: only commits touching one of them are mined",
+    "history.limit": "the newest N commits, a whole number >= 1, e.g. `limit: 50`",
     "constraints": "a mapping with max_turns, time_budget_s, base_image, judges, "
     "min_solve_rate and max_solve_rate",
     "constraints.max_turns": "a whole number of agent turns, 1..1000, e.g. `max_turns: 60`",

@@ -156,3 +156,29 @@ def go_repo(path: Path) -> MadeRepo:
     )
     r.commit("abs-fix", "Fix Abs for negative numbers")
     return r
+
+
+def many_commits_repo(path: Path, fixes: int, coverage: int) -> MadeRepo:
+    """root, then `fixes` fix commits (`fix-i`: a wrong function made right, with the test
+    that shows it) and `coverage` commits (`cover-j`: a test of a function that was right
+    already, and a comment in calc.py: no fail-to-pass), interleaved."""
+    r = init_repo(path)
+    funcs = [f"def f{i}(x):\n    return x + {i + 1}  # wrong\n" for i in range(fixes)]
+    r.write("calc.py", CALC_V0 + "\n\n" + "\n\n".join(funcs))
+    r.write("tests/test_calc.py", TEST_V0)
+    r.commit("root", "calc with a few wrong functions")
+    order = [("cover", j) for j in range(coverage)]
+    for i in range(fixes):  # spread through the history
+        order.insert((i + 1) * (coverage + i) // (fixes + 1), ("fix", i))
+    for kind, i in order:
+        text = (path / "calc.py").read_text()
+        if kind == "fix":
+            r.write("calc.py", text.replace(f"return x + {i + 1}  # wrong", f"return x + {i}"))
+            r.write(f"tests/test_f{i}.py",
+                    f"from calc import f{i}\n\n\ndef test_f{i}():\n    assert f{i}(1) == {i + 1}\n")  # fmt: skip
+        else:
+            r.write("calc.py", text + f"\n# checked by tests/test_add_{i}.py\n")
+            r.write(f"tests/test_add_{i}.py",
+                    f"from calc import add\n\n\ndef test_add_{i}():\n    assert add({i}, 1) == {i + 1}\n")  # fmt: skip
+        r.commit(f"{kind}-{i}", f"{'Fix' if kind == 'fix' else 'Test'} {kind} {i}")
+    return r

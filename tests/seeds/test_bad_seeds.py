@@ -182,6 +182,41 @@ CASES = [
         ("field 'repository'", "is not a clone URL", "https://"),
     ),
     Case(
+        "history without a repository",
+        lambda d: _yaml(d, "domain:", "history: {limit: 5}\ndomain:"),
+        ("history: needs `repository:`",),
+    ),
+    Case(
+        "history revision that is an option",
+        lambda d: _yaml(
+            d, "domain:", "repository: /srv/git/calc.git\nhistory:\n  revisions: [--all]\ndomain:"
+        ),
+        ("field 'history.revisions'", "starts with '-'"),
+    ),
+    Case(
+        "history with a range and a list",
+        lambda d: _yaml(
+            d,
+            "domain:",
+            "repository: /srv/git/calc.git\nhistory:\n  revisions: [a..b, v1]\ndomain:",
+        ),
+        ("field 'history.revisions'", "one A..B range, or a list"),
+    ),
+    Case(
+        "history key misspelt",
+        lambda d: _yaml(
+            d, "domain:", "repository: /srv/git/calc.git\nhistory:\n  limt: 5\ndomain:"
+        ),
+        ("history.limt", "limit"),
+    ),
+    Case(
+        "history limit not a number",
+        lambda d: _yaml(
+            d, "domain:", "repository: /srv/git/calc.git\nhistory:\n  limit: '5'\ndomain:"
+        ),
+        ("field 'history.limit'", "a whole number"),
+    ),
+    Case(
         "attachments of the wrong type",
         lambda d: _yaml(d, "  - job.py\n  - data\n", "  job.py: 1\n"),
         ("field 'attachments'", "must be a path or a list of paths, got dict"),

@@ -8,7 +8,9 @@ gates) has its own tests (tests/repos, and the fault test with two real workers)
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,8 +19,10 @@ from pathlib import Path
 
 import pytest
 from test_workflow_pipeline import Harness
+from typer.testing import CliRunner
 from wf_fakes import FileServices, Scenario
 
+from envfactory.cli import app
 from workflows import client as wfclient
 from workflows.types import PipelineConfig, RepoMineInput, RepoMineResult
 
@@ -121,3 +125,36 @@ def test_two_workers_one_killed_mid_run_every_commit_ends_exactly_once(
     assert len(services.calls("store_yield")) == 1
     pids = {c["pid"] for c in services.calls("mine_candidate")}
     assert len(pids) >= 2  # spread over the workers
+
+
+def test_a_seed_with_history_starts_the_mining_workflow_without_a_model(
+    temporal_env, loop, tmp_path, queues
+):
+    seed_dir = tmp_path / "seed"
+    seed_dir.mkdir()
+    (seed_dir / "seed.yaml").write_text(
+        "title: Fix commits of calc\ndescription: the fixes of calc's history\n"
+        "domain: software\nrepository: /srv/git/calc.git\n"
+        "history:\n  revisions: [v1..v2]\n  limit: 2\n"
+    )
+    env = {
+        "ENVFACTORY_HOME": str(tmp_path / "home"),
+        "ENVFACTORY_TEMPORAL__ADDRESS": temporal_env.client.service_client.config.target_host,
+        "ENVFACTORY_TEMPORAL__TASK_QUEUE_AGENTS": queues[0],
+        "ENVFACTORY_TEMPORAL__TASK_QUEUE_SANDBOX": queues[1],
+        # the default scripted backend has no script for this seed: no model could research it
+    }
+    (tmp_path / "fake").mkdir()
+    with Harness(temporal_env, loop, tmp_path / "fake", queues, Scenario(repo_commits=4)) as h:
+        res = CliRunner().invoke(app, ["seed", "submit", str(seed_dir), "--json"], env=env)
+        assert res.exit_code == 0, res.output
+        seed = json.loads(res.stdout)
+        assert seed["history"] == {"revisions": ["v1..v2"], "paths": [], "limit": 2}
+        wid = re.search(r"started workflow (\S+)", res.stderr)
+        assert wid and wid.group(1).startswith("mine-"), res.stderr
+        handle = temporal_env.client.get_workflow_handle(wid.group(1))
+        result = RepoMineResult.model_validate(h.result(handle))
+    assert [r.commit for r in result.candidates] == ["c02", "c03"]  # the newest 2
+    (take,) = h.services.calls("take_repository")
+    assert take["source"] == "/srv/git/calc.git"
+    assert not h.services.calls("research")

@@ -55,7 +55,7 @@ from .review import (
 )
 from .rows import HEURISTIC_RULES, FindingRule, RowId, RowKind, Rule
 from .sandbox import ChangeKind, ExecResult, PathChange, Purpose, StateKind, StateRef
-from .seeds import Attachment, Constraints, TaskSeed
+from .seeds import Attachment, Constraints, SeedHistory, TaskSeed
 from .solve_rate import SolveRate, SolveRateBand, SolveRateVerdict
 from .summaries import EnvSummary, PackSummary, ReviewSummary, SeedSummary
 from .trajectories import (
@@ -173,6 +173,7 @@ __all__ = [
     "StateKind",
     "StateRef",
     "Step",
+    "SeedHistory",
     "TaskSeed",
     "ToolCall",
     "Trajectory",

@@ -42,6 +42,16 @@ class Constraints(Model):
         return self
 
 
+class SeedHistory(Model):
+    """A seed that asks for its repository's history to be mined (docs/repositories.md):
+    `revisions` — none (HEAD's first-parent history), one `A..B` range, or commits, tags
+    or merge commits; `paths` — only commits touching one of them; `limit` — the newest N."""
+
+    revisions: tuple[UserText, ...] = ()
+    paths: tuple[UserText, ...] = ()
+    limit: int | None = Field(default=None, ge=1)
+
+
 class TaskSeed(Model):
     """A submitted seed. `id` is derived from its content, so duplicates are detectable."""
 
@@ -51,6 +61,8 @@ class TaskSeed(Model):
     domain: NonEmpty
     attachments: tuple[Attachment, ...] = ()
     repository: UserText | None = None
+    #: set: the repository's fix commits are mined (no research agent); None: a task to research
+    history: SeedHistory | None = None
     constraints: Constraints = Constraints()
     source: UserText | None = None
     content_hash: ArtifactKey
