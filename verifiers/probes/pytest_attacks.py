@@ -48,9 +48,26 @@ except Exception:
 
 LOOSE_INI = "[pytest]\naddopts = -p no:cacheprovider --co -q\n"
 
+#: Go's hook: `go test` compiles every `*_test.go` of the package, and a `TestMain` decides
+#: the test binary's exit status before any test (a hidden one copied in late included) runs
+GO_TESTMAIN = """\
+import (
+\t"fmt"
+\t"os"
+\t"testing"
+)
+
+// Every test "passes": the binary exits 0 before any test runs.
+func TestMain(m *testing.M) { fmt.Println("PASS"); os.Exit(0) }
+"""
+GO_HOOK_FILE = "zz_envfactory_probe_main_test.go"
+
 
 class ConftestPass(Probe):
-    """Plants a ``conftest.py`` that turns every test report into a pass (stopped by
+    """Plants the hooks a test runner loads by itself from the directories it tests. Go: in
+    every workspace directory holding ``.go`` files, a ``*_test.go`` of that package whose
+    ``TestMain`` exits 0 before any test runs (a hidden test copied in late included).
+    pytest: a ``conftest.py`` that turns every test report into a pass (stopped by
     ``--noconftest``) and a collect-only ``pytest.ini`` (``addopts = --co``) at ``/`` and in
     each workspace root, which pytest's search for its configuration finds from tests
     anywhere below (stopped only by ``-c`` naming an ini of the verifier's own; ``--rootdir``
@@ -82,9 +99,35 @@ for root in {qs(spec.workspace_paths)}; do
   [ -d "$root" ] && [ ! -e "$root/pytest.ini" ] && printf {q(LOOSE_INI)} > "$root/pytest.ini"
 done
 printf {q(LOOSE_INI)} > /pytest.ini
+{_go_hooks(spec.workspace_paths)}
 rm -f /tmp/.probe-conftest.py
 true
 """
+
+
+#: one Go hook per directory holding `.go` files, in the package its first file declares
+_GO_HOOKS = r"""
+for root in ROOTS; do
+  [ -d "$root" ] || continue
+  find "$root" -xdev -name '*.go' -type f -not -path '*/vendor/*' 2>/dev/null | head -n 2000 |
+  while read -r f; do
+    d=$(dirname "$f")
+    [ -e "$d/HOOK" ] && continue
+    pkg=$(sed -n 's/^package[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' "$f" | head -n 1)
+    pkg=${pkg%_test}
+    [ -n "$pkg" ] && { printf 'package %s\n\n' "$pkg"; printf '%s' BODY; } > "$d/HOOK"
+  done
+done
+"""
+
+
+def _go_hooks(roots: Iterable[str]) -> str:
+    """Shell planting `GO_TESTMAIN` beside the `.go` files under `roots` (see ConftestPass)."""
+    return (
+        _GO_HOOKS.replace("ROOTS", qs(list(roots)))
+        .replace("HOOK", GO_HOOK_FILE)
+        .replace("BODY", q(GO_TESTMAIN))
+    )
 
 
 class StartupHook(Probe):
