@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from envfactory.core.errors import EnvFactoryError, InvalidInput
-from envfactory.core.models import EnvStatus
+from envfactory.core.models import AgentRole, EnvStatus
 from envfactory.core.models.repos import (
     CandidateInput,
     CandidateOutcome,
@@ -37,10 +37,12 @@ from envfactory.repos import (
     select_commits,
     yield_table,
 )
+from envfactory.repos.wording import InstructionWriter, model_writer
 from envfactory.store import ArtifactStore, Store
 from sandboxes.protocol import SandboxEngine
 
 from . import types as t
+from .models_source import ModelSource, role_settings
 from .services import PipelineServices
 
 DECIDED: dict[EnvStatus, CandidateOutcome] = {
@@ -62,6 +64,7 @@ class RepoMiningServices:
     store: Store
     artifacts: ArtifactStore
     engine: SandboxEngine
+    models: ModelSource
 
     @property
     def _repos_dir(self) -> Path:
@@ -83,7 +86,7 @@ class RepoMiningServices:
         input about this one commit is its drop; infrastructure trouble is raised (the
         activity is retried)."""
         miner = RepoMiner(self.engine, self.artifacts, self.store, self._repos_dir,
-                          self.settings.sandbox.task_caps)  # fmt: skip
+                          self.settings.sandbox.task_caps, self._writer())  # fmt: skip
         try:
             mined = miner.mine_candidate(inp)
         except InvalidInput as exc:
@@ -92,6 +95,14 @@ class RepoMiningServices:
                 reason_kind="error",
             )  # fmt: skip
         return _decided_before(self.store, mined)
+
+    def _writer(self) -> InstructionWriter | None:
+        """The research model writes instructions when one is configured (not scripted)."""
+        cfg = role_settings(self.settings.agents, AgentRole.RESEARCH)
+        if cfg.backend == "scripted":
+            return None
+        model = self.models.model(AgentRole.RESEARCH, None)
+        return model_writer(model, timeout_s=cfg.request_timeout_s)
 
     def conclude_candidate(self, inp: t.ConcludeInput) -> CandidateResult:
         """The candidate's outcome from its validation: published, or rejected with the

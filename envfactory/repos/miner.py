@@ -41,6 +41,7 @@ from .prose import prose_hunks
 from .runners import runner_for
 from .taskdir import TaskParts, write_task
 from .testruns import TestRuns, run_tests
+from .wording import InstructionWriter
 
 
 @dataclass
@@ -50,6 +51,9 @@ class RepoMiner:
     store: Store
     work_dir: Path
     caps: LimitCaps | None = None
+    #: a model's instructions (wording.model_writer) for candidates with fail-to-pass
+    #: tests; None: the template's, for every commit
+    writer: InstructionWriter | None = None
 
     def mine_candidate(self, inp: CandidateInput) -> CandidateResult:
         t0 = cpu_seconds()
@@ -79,6 +83,9 @@ class RepoMiner:
         code, docs = _code_and_prose(bare, info.parent, patches)
         states = partial_states(sum(p.units for p in code), info.commit, inp.hunk_max)
         parts.partials = {s.name: subset_patch(code, set(s.hunks)) + docs for s in states}
+        if self.writer is not None:
+            paths = [p.path for p in patches]
+            parts.written = self.writer(info.commit, info.message, paths, parts.patch)
         entry = import_one(write_task(task_dir, parts), self.store, self.artifacts,
                            suite=inp.suite, caps=self.caps)  # fmt: skip
         return CandidateResult(
@@ -92,6 +99,8 @@ class RepoMiner:
             pass_to_pass=tuple(t for t in parts.expect if t not in runs.fail_to_pass),
             hunks=tuple(hunk_refs(code)),
             partials=tuple(states),
+            instruction_source="model" if parts.written else "template",
+            tokens=parts.written.tokens if parts.written else 0,
         )
 
     def _parts(

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .runners import WORKSPACE, TestRunner
+from .wording import Written
 
 CHECK_SCRIPT = Path(__file__).with_name("check_script.py")
 #: lines of a commit message that look like a diff are left out of the instruction
@@ -42,6 +43,8 @@ class TaskParts:
     expect: list[str] = field(default_factory=list)
     partials: dict[str, str] = field(default_factory=dict)  # name → patch
     timeout_s: int = 300
+    #: the instruction a model wrote (wording.py); None: the template's
+    written: Written | None = None
 
 
 def instruction(commit: str, message: str) -> str:
@@ -52,13 +55,26 @@ def instruction(commit: str, message: str) -> str:
         subject, _, body = body.partition("\n")
         body = body.strip()
     return (
-        f"# {subject}\n\n{body + chr(10) + chr(10) if body else ''}"
-        f"Work in {WORKSPACE}, a git repository checked out at the commit before this "
-        "change. Make the change the message above describes, in the repository's code. "
-        "When your work is checked, the repository's tests for this change are run in "
-        "their maintainers' version.\n\n"
+        f"# {subject}\n\n{body + chr(10) + chr(10) if body else ''}{_WHERE}"
         f"_This instruction was written by a template from the message of commit "
         f"{commit[:12]}; no model wrote it._\n"
+    )
+
+
+_WHERE = (
+    f"Work in {WORKSPACE}, a git repository checked out at the commit before this "
+    "change. Make the change described above, in the repository's code. When your work "
+    "is checked, the repository's tests for this change are run in their maintainers' "
+    "version.\n\n"
+)
+
+
+def written_instruction(commit: str, written: Written) -> str:
+    """A model's instruction (wording.py), with where to work and who wrote it."""
+    return (
+        f"{written.text.strip()}\n\n{_WHERE}"
+        f"_This instruction was written by the model {written.model} from the message of "
+        f"commit {commit[:12]}; the model never saw the change itself._\n"
     )
 
 
@@ -66,7 +82,12 @@ def write_task(dest: Path, parts: TaskParts) -> Path:
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "environment").mkdir(parents=True)
-    (dest / "instruction.md").write_text(instruction(parts.commit, parts.message))
+    text = (
+        written_instruction(parts.commit, parts.written)
+        if parts.written
+        else instruction(parts.commit, parts.message)
+    )
+    (dest / "instruction.md").write_text(text)
     (dest / "task.toml").write_text(_task_toml(parts))
     (dest / "environment" / "Dockerfile").write_text(parts.dockerfile)
     shutil.copyfile(parts.bundle, dest / "environment" / "repo.bundle")

@@ -20,6 +20,8 @@ def yield_table(results: Sequence[CandidateResult], wall_s: float = 0.0) -> Yiel
     published = reached["published"]
     cpu = sum(r.cpu_s for r in results)
     reasons = Counter(r.reason_kind or "error" for r in results if r.outcome != "published")
+    tokens = sum(r.tokens for r in results)
+    written = Counter(r.instruction_source for r in results if r.env_id)
     return YieldTable(
         scanned=len(results),
         reached=reached,
@@ -29,4 +31,7 @@ def yield_table(results: Sequence[CandidateResult], wall_s: float = 0.0) -> Yiel
         cpu_s_per_published=round(cpu / published, 2) if published else None,
         wall_s=round(wall_s, 2),
         wall_s_per_published=round(wall_s / published, 2) if published else None,
+        tokens=tokens,
+        tokens_per_published=round(tokens / published, 1) if published else None,
+        instructions={str(k): n for k, n in written.items()},
     )

@@ -21,11 +21,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from envfactory.agents.chat_server import LocalChatServer, text_reply
+from envfactory.agents.model import OpenAIChatModel
 from envfactory.cli import app
 from envfactory.core.models import EnvStatus
 from envfactory.core.models.repos import CandidateInput
 from envfactory.core.settings import Settings
 from envfactory.repos import RepoMiner, clone_repository
+from envfactory.repos.wording import model_writer
 from envfactory.store import ArtifactStore, Store
 from sandboxes import DockerEngine
 from verifiers.formats import context_tar, load_task
@@ -120,3 +123,22 @@ def test_a_go_fix_is_mined_with_go_test_and_published(
     result = gate_candidate(services, mined, repeats=1)
     assert result.outcome == "published", result
     assert services.store.environments.record(result.env_id or "").status == EnvStatus.PUBLISHED
+
+
+def test_a_configured_model_writes_the_instruction_of_a_mined_commit(
+    tmp_path: Path, engine: DockerEngine, store: Store, artifacts: ArtifactStore
+) -> None:
+    repo = python_repo(tmp_path / "calc")
+    snap = clone_repository(str(repo.path), artifacts)
+    answer = "sub(a, b) must return a minus b: sub(5, 3) is 2, not -2."
+    with LocalChatServer([text_reply(answer, usage=(90, 30))], auto_summary=False) as server:
+        model = OpenAIChatModel(name="writer-model", api_key="", base_url=server.url)
+        miner = RepoMiner(engine, artifacts, store, tmp_path / "work", writer=model_writer(model))
+        sub = miner.mine_candidate(CandidateInput(snapshot=snap, commit=repo.commits["sub-fix"]))
+        docs = miner.mine_candidate(CandidateInput(snapshot=snap, commit=repo.commits["docs"]))
+        shown = json.dumps(server.requests)
+    assert (sub.outcome, sub.instruction_source, sub.tokens) == ("stored", "model", 120)
+    assert docs.outcome == "dropped" and len(server.requests) == 1  # asked for candidates only
+    assert "return a - b" not in shown and "Fix sub" in shown  # the message, never the diff
+    page = store.environments.get(sub.env_id or "").instruction
+    assert page.startswith(answer) and "written by the model writer-model" in page

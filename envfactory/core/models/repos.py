@@ -96,6 +96,8 @@ class CandidateResult(Model):
     #: "the tests do not exercise hunk N of file F", one per hunk a rewarded partial lacks
     findings: tuple[str, ...] = ()
     instruction_source: InstructionSource = "template"
+    #: tokens a model spent writing the instruction (0 for a template's)
+    tokens: int = 0
     cpu_s: float = 0.0
 
 
@@ -114,3 +116,7 @@ class YieldTable(Model):
     cpu_s_per_published: float | None
     wall_s: float = 0.0
     wall_s_per_published: float | None = None
+    #: tokens models spent on instructions, and the instructions each source wrote
+    tokens: int = 0
+    tokens_per_published: float | None = None
+    instructions: dict[str, int] = Field(default_factory=dict)
