@@ -64,10 +64,10 @@ GO_HOOK_FILE = "zz_envfactory_probe_main_test.go"
 
 
 class ConftestPass(Probe):
-    """Plants the hooks a test runner loads by itself from the directories it tests. Go: in
+    """Plants the hooks test runners load by themselves from the directories they test: in
     every workspace directory holding ``.go`` files, a ``*_test.go`` of that package whose
-    ``TestMain`` exits 0 before any test runs (a hidden test copied in late included).
-    pytest: a ``conftest.py`` that turns every test report into a pass (stopped by
+    ``TestMain`` exits 0 before any test runs (a hidden test copied in late included); and
+    a pytest ``conftest.py`` that turns every test report into a pass (stopped by
     ``--noconftest``) and a collect-only ``pytest.ini`` (``addopts = --co``) at ``/`` and in
     each workspace root, which pytest's search for its configuration finds from tests
     anywhere below (stopped only by ``-c`` naming an ini of the verifier's own; ``--rootdir``
