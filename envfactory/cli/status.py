@@ -4,7 +4,9 @@ The status comes from the running workflow itself (a Temporal query), not from t
 database, so it shows exactly where the durable pipeline is: the box it is in, the judges'
 rewards, the gate verdict, and the review items it is waiting for. A `validate-…` id
 (`envfactory task validate`) shows one row per imported task: its stage, the gate
-report's verdict, findings, outcome and reasons.
+report's verdict, findings, outcome and reasons. A `mine-…` id (`envfactory repo mine
+--durable`, a seed with `history:`) shows the repository, the commits ended of those
+planned, and each ended commit's outcome and reason.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from rich.text import Text
 
 from envfactory.core.errors import EnvFactoryError
 from envfactory.core.settings import load_settings
-from workflows.types import PipelineStatus, ValidateStatus
+from workflows.types import PipelineStatus, RepoMineStatus, ValidateStatus
 
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-Status = PipelineStatus | ValidateStatus
+Status = PipelineStatus | ValidateStatus | RepoMineStatus
 
 
 def render(wid: str, s: PipelineStatus) -> Group:
@@ -94,6 +96,28 @@ def render_validation(wid: str, s: ValidateStatus) -> Group:
     return Group(*parts)
 
 
+def render_mining(wid: str, s: RepoMineStatus) -> Group:
+    """A `MineRepository` status: one row per commit ended."""
+    head = Text.assemble(
+        (wid, "bold"),
+        f"  {s.source} at {(s.head or '—')[:12]}  {len(s.ended)}/{len(s.commits)} commit(s) ended",
+    )
+    t = Table(box=None, show_header=True, pad_edge=False)
+    for col in ("commit", "outcome", "stage", "reason"):
+        t.add_column(col)
+    colours = {"published": "green", "rejected": "red", "dropped": "yellow"}
+    for r in s.ended:
+        colour = colours.get(r.outcome, "")
+        t.add_row(r.commit[:12], f"[{colour}]{r.outcome}[/]", r.stage, Text(r.reason[:120]))
+    return Group(head, t)
+
+
+def _is_mining(wid: str) -> bool:
+    from workflows.client import MINE_PREFIX
+
+    return wid.startswith(MINE_PREFIX)
+
+
 def _is_validation(wid: str) -> bool:
     from workflows.client import VALIDATE_PREFIX
 
@@ -101,23 +125,29 @@ def _is_validation(wid: str) -> bool:
 
 
 async def _one(client: Client, wid: str) -> Status:
-    from workflows.client import status, validation_status
+    from workflows.client import mining_status, status, validation_status
 
     if _is_validation(wid):
         return await validation_status(client, wid)
+    if _is_mining(wid):
+        return await mining_status(client, wid)
     return await status(client, wid)
 
 
 def _render(wid: str, s: Status) -> Group:
+    if isinstance(s, RepoMineStatus):
+        return render_mining(wid, s)
     return render_validation(wid, s) if isinstance(s, ValidateStatus) else render(wid, s)
 
 
 def _finished(s: Status) -> bool:
-    return s.done if isinstance(s, ValidateStatus) else s.stage == "done"
+    return s.done if isinstance(s, (ValidateStatus, RepoMineStatus)) else s.stage == "done"
 
 
 async def _stage(client: Client, wid: str) -> str:
     s = await _one(client, wid)
+    if isinstance(s, RepoMineStatus):
+        return f"{len(s.ended)}/{len(s.commits)} commits ended"
     if isinstance(s, ValidateStatus):
         return f"{sum(1 for t in s.tasks if t.stage == 'done')}/{len(s.tasks)} tasks done"
     return str(s.stage)
@@ -141,6 +171,8 @@ def status(
       envfactory status seed-3f2a9c1b7d0e --json
 
       envfactory status validate-tasks-3e1f0c2a9b7d
+
+      envfactory status mine-calc-5d41402abc4b --watch
     """
     from workflows.client import SYNTH_PREFIX, connect
 
@@ -153,7 +185,7 @@ def status(
             await _list_recent(client, console, as_json)
             return
         wid = workflow_id
-        if not wid.startswith(SYNTH_PREFIX) and not _is_validation(wid):
+        if not wid.startswith(SYNTH_PREFIX) and not _is_validation(wid) and not _is_mining(wid):
             wid = SYNTH_PREFIX + wid
         await _show_one(client, console, wid, as_json=as_json, watch=watch)
 
@@ -175,6 +207,7 @@ async def _list_recent(client: Client, console: Console, as_json: bool) -> None:
 
     rows = await list_synthesis(client)
     rows += await list_synthesis(client, workflow_type="ValidateTasks")
+    rows += await list_synthesis(client, workflow_type="MineRepository")
     if as_json:
         typer.echo(json.dumps([{"workflow_id": w, "status": st} for w, st in rows]))
         return

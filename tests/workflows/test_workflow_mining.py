@@ -154,7 +154,12 @@ def test_a_seed_with_history_starts_the_mining_workflow_without_a_model(
         assert wid and wid.group(1).startswith("mine-"), res.stderr
         handle = temporal_env.client.get_workflow_handle(wid.group(1))
         result = RepoMineResult.model_validate(h.result(handle))
+        shown = CliRunner().invoke(app, ["status", wid.group(1)], env=env)
+        listed = CliRunner().invoke(app, ["status", "--json"], env=env)
     assert [r.commit for r in result.candidates] == ["c02", "c03"]  # the newest 2
+    assert shown.exit_code == 0 and "2/2 commit(s) ended" in shown.stdout, shown.output
+    assert "published" in shown.stdout
+    assert wid.group(1) in [w["workflow_id"] for w in json.loads(listed.stdout)]
     (take,) = h.services.calls("take_repository")
     assert take["source"] == "/srv/git/calc.git"
     assert not h.services.calls("research")
