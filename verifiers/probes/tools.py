@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from .base import Probe
 from .loads import Load
 from .numbers import within_budget
-from .traced import Plant, _leaves, _Planting
+from .traced import Plant, PlantingProbe, leaves_only
 from .workspace import is_output
 
 # --------------------------------------------------------------------------- payloads
@@ -273,7 +273,7 @@ _REPLAY_FILE_MAX = 16 * 1024
 _REPLAY_TOTAL = 96 * 1024
 
 
-class _LoadPlanting(_Planting):
+class _LoadPlanting(PlantingProbe):
     """Files planted at the tools' lookups, each named with its tool in `detail`."""
 
     @property
@@ -299,7 +299,7 @@ class TracedSilenced(_LoadPlanting):
             content = silence(load) if not load.found else None
             if content is not None:
                 files[load.path] = (content, 0o644)
-        return cls(_leaves(files), loads)
+        return cls(leaves_only(files), loads)
 
 
 class ToolReplay(_LoadPlanting):
@@ -328,7 +328,7 @@ class ToolReplay(_LoadPlanting):
         files: dict[str, Plant] = {}
         used = 0
         # a directory on the way to another lookup (`node_modules`) is never a file
-        leaves = _leaves({x.path: ("", 0) for x in loads if not x.found})
+        leaves = leaves_only({x.path: ("", 0) for x in loads if not x.found})
         for load in (x for x in loads if x.path in leaves):
             content = _fitting(load, changed, _REPLAY_TOTAL - used)
             if content is not None:

@@ -223,7 +223,7 @@ def plants(
         if plant is None or (a.ok and a.op == "stat" and a.path in found and not _is_config(a)):
             continue  # a successful stat alone is not a load; its open is recorded anyway
         (overwrite if a.path in found else shadow).setdefault(a.path, plant)
-    return _leaves(shadow), _leaves(overwrite)
+    return leaves_only(shadow), leaves_only(overwrite)
 
 
 def _is_config(a: Access) -> bool:
@@ -231,7 +231,7 @@ def _is_config(a: Access) -> bool:
     return base == "conftest.py" or base in PYTEST_CONFIGS
 
 
-def _leaves(files: dict[str, Plant]) -> dict[str, Plant]:
+def leaves_only(files: dict[str, Plant]) -> dict[str, Plant]:
     """Drop paths that are directories on the way to other planted paths."""
     dirs = {posixpath.dirname(p) for p in files}
     ancestors = set()
@@ -258,7 +258,10 @@ def planting_script(files: Mapping[str, Plant]) -> str:
     return "\n".join(lines) + "\n"
 
 
-class _Planting(Probe):
+class PlantingProbe(Probe):
+    """A probe that plants `files` (path → payload) from a traced run; `loads` are the
+    tool loads among them (`tools.tool_loads`), named in its detail."""
+
     def __init__(self, files: Mapping[str, Plant], loads: Sequence[Described] = ()) -> None:
         self.files = dict(files)
         self.loads = tuple(loads)  # the tools' loads among them (`tools.tool_loads`)
@@ -271,7 +274,7 @@ class _Planting(Probe):
         return planting_script(self.files)
 
 
-class TracedShadow(_Planting):
+class TracedShadow(PlantingProbe):
     """Search-path shadowing, discovered: at every solver-writable path the verifier's
     processes looked up and did not find on the oracle's state (a ``sys.path`` directory
     listed before the standard library, ``node_modules`` and ``./lib/x.js`` lookups,
@@ -283,7 +286,7 @@ class TracedShadow(_Planting):
     name = "traced-shadow"
 
 
-class TracedOverwrite(_Planting):
+class TracedOverwrite(PlantingProbe):
     """Replaces the code and configuration the verifier's processes loaded from
     solver-writable places on the oracle's state (the solver's modules it imports in
     process, shell files it sources, programs it executes, pytest configuration it picks
@@ -369,7 +372,7 @@ def replays(written: Mapping[str, bytes]) -> dict[str, Plant]:
         out[path], total = (text, 0o644), total + len(data)
         if len(out) >= _MAX_REPLAYS:
             break
-    return _leaves(out)
+    return leaves_only(out)
 
 
 class TracedLink(Probe):
@@ -393,7 +396,7 @@ class TracedLink(Probe):
         return "\n".join([*lines, "true"]) + "\n"
 
 
-class TracedReplay(_Planting):
+class TracedReplay(PlantingProbe):
     """Replayed writes: every file the verifier itself wrote in a solver-writable place on
     the oracle's state (a junit report, a results file, a marker) is left there beforehand
     with the content the verifier wrote. Fools a verifier that trusts a file it was supposed
