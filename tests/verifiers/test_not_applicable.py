@@ -15,25 +15,18 @@ as a set is still caught.
 
 from __future__ import annotations
 
-import io
-import tarfile
-
 import pytest
 
 from envfactory.core.models import (
     BuildContext,
     EnvironmentSpec,
-    FileEntry,
-    Provenance,
     Step,
     TaskVerdict,
-    Verifier,
 )
-from verifiers.gates import GateInput, run_gates
 from verifiers.probes.rewards import RewardFile
-from verifiers.surface import strace_bundle, traced_battery
+from verifiers.surface import strace_bundle
 
-from .sumtask import MemoryFiles
+from .gate_tasks import context_tar, gate_shell
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -70,50 +63,16 @@ ROWS = {"probe:records-reordered@oracle", "probe:record-duplicated@oracle"}
 NAMES_ONLY = ROWS | {"probe:placeholder-lines@oracle", "probe:superset-lines@oracle"}
 
 
-def _context() -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        for name, text in (("Dockerfile", DOCKERFILE), ("users.txt", USERS)):
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 @pytest.fixture(scope="module")
 def image(docker_engine, base_image) -> str:  # type: ignore[no-untyped-def]
     if strace_bundle() is None:
         pytest.skip("no strace on this host: nothing is traced")
-    return docker_engine.build(_context()).image
+    return docker_engine.build(context_tar({"Dockerfile": DOCKERFILE, "users.txt": USERS})).image
 
 
 def _gate(engine, image, script: bytes, *, trace: bool):  # type: ignore[no-untyped-def]
-    files = MemoryFiles()
-    verifier = Verifier(
-        env_id=SPEC.id,
-        files=(FileEntry(path="test.sh", key=files.put(script), mode=0o755),),
-        entry="sh test.sh",
-        timeout_s=60,
-        provenance=Provenance(author="human:test"),
-    )
-
-    def traced(prepared, vfiles):  # type: ignore[no-untyped-def]
-        return traced_battery(engine, prepared, spec=SPEC, verifier=verifier, verifier_files=vfiles)
-
-    return run_gates(
-        GateInput(
-            engine=engine,
-            spec=SPEC,
-            verifier=verifier,
-            files=files,
-            image=image,
-            repeats=1,
-            concurrency=2,
-            probes=(RewardFile(),),
-            omissions=False,
-            traced_probes=traced if trace else None,
-        )
+    return gate_shell(
+        engine, image, SPEC, script, traced=trace, probes=(RewardFile(),), omissions=False
     )
 
 

@@ -9,25 +9,18 @@ verifier that compares the exact lines rejects both probes either way.
 
 from __future__ import annotations
 
-import io
-import tarfile
-
 import pytest
 
 from envfactory.core.models import (
     BuildContext,
     CheckKind,
     EnvironmentSpec,
-    FileEntry,
-    Provenance,
     Step,
     TaskVerdict,
-    Verifier,
 )
-from verifiers.gates import GateInput, run_gates
 from verifiers.probes.rewards import RewardFile
 
-from .sumtask import MemoryFiles
+from .gate_tasks import context_tar, gate_shell
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -66,44 +59,14 @@ printf 'alice\\nbob\\ncarol\\ndave\\n' | cmp -s - /app/out/users.txt
 ROWS = {"probe:records-reordered@oracle", "probe:record-duplicated@oracle"}
 
 
-def _context() -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        for name, text in (("Dockerfile", DOCKERFILE), ("users.txt", USERS)):
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 @pytest.fixture(scope="module")
 def image(docker_engine, base_image) -> str:  # type: ignore[no-untyped-def]
-    return docker_engine.build(_context()).image
+    return docker_engine.build(context_tar({"Dockerfile": DOCKERFILE, "users.txt": USERS})).image
 
 
 def _gate(engine, image, spec: EnvironmentSpec, script: bytes):  # type: ignore[no-untyped-def]
-    files = MemoryFiles()
-    verifier = Verifier(
-        env_id=spec.id,
-        files=(FileEntry(path="test.sh", key=files.put(script), mode=0o755),),
-        entry="sh test.sh",
-        timeout_s=60,
-        provenance=Provenance(author="human:test"),
-    )
-    return run_gates(
-        GateInput(
-            engine=engine,
-            spec=spec,
-            verifier=verifier,
-            files=files,
-            image=image,
-            repeats=1,
-            concurrency=2,
-            probes=(RewardFile(),),  # the oracle-derived probes are what is tested here
-            omissions=False,
-        )
-    )
+    # the oracle-derived probes are what is tested here
+    return gate_shell(engine, image, spec, script, probes=(RewardFile(),), omissions=False)
 
 
 def _rows(report) -> dict[str, tuple[CheckKind, list[int]]]:  # type: ignore[no-untyped-def]

@@ -13,25 +13,18 @@ The task: close the stale pending tickets of a helpdesk database. Three verifier
 
 from __future__ import annotations
 
-import io
-import tarfile
-
 import pytest
 
 from envfactory.core.models import (
     BuildContext,
     CheckKind,
     EnvironmentSpec,
-    FileEntry,
-    Provenance,
     Step,
     TaskVerdict,
-    Verifier,
 )
-from verifiers.gates import GateInput, run_gates
 from verifiers.probes.rewards import RewardFile
 
-from .sumtask import MemoryFiles
+from .gate_tasks import context_tar, gate_shell
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -111,44 +104,14 @@ PY
 ).encode()
 
 
-def _context() -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        for name, text in (("Dockerfile", DOCKERFILE), ("make_db.py", MAKE_DB)):
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 @pytest.fixture(scope="module")
 def image(docker_engine, base_image) -> str:  # type: ignore[no-untyped-def]
-    return docker_engine.build(_context()).image
+    return docker_engine.build(context_tar({"Dockerfile": DOCKERFILE, "make_db.py": MAKE_DB})).image
 
 
 def _gate(engine, image, script: bytes):  # type: ignore[no-untyped-def]
-    files = MemoryFiles()
-    verifier = Verifier(
-        env_id=SPEC.id,
-        files=(FileEntry(path="test.sh", key=files.put(script), mode=0o755),),
-        entry="sh test.sh",
-        timeout_s=60,
-        provenance=Provenance(author="human:test"),
-    )
-    return run_gates(
-        GateInput(
-            engine=engine,
-            spec=SPEC,
-            verifier=verifier,
-            files=files,
-            image=image,
-            repeats=1,
-            concurrency=2,
-            probes=(RewardFile(),),  # the oracle-derived probes are what is tested here
-            omissions=False,
-        )
-    )
+    # the oracle-derived probes are what is tested here
+    return gate_shell(engine, image, SPEC, script, probes=(RewardFile(),), omissions=False)
 
 
 ROW_PROBES = {
