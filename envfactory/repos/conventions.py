@@ -46,13 +46,16 @@ def split_paths(paths: list[str]) -> tuple[list[str], list[str]]:
 DOC_DIRS = frozenset({"docs", "doc"})
 DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
 DOC_NAMES = ("CHANGELOG", "CHANGES", "NEWS", "HISTORY", "AUTHORS")
+#: type stubs: read by type checkers, never by a test run
+STUB_SUFFIXES = (".pyi",)
 
 
 def is_doc_path(path: str) -> bool:
-    """Documentation: no test reads it, so the fix's partial states always include it."""
+    """Documentation, or a type stub: no test run reads it, so the fix's partial states
+    always include it."""
     p = PurePosixPath(path)
     return (
         any(part in DOC_DIRS for part in p.parts[:-1])
-        or p.suffix.lower() in DOC_SUFFIXES
+        or p.suffix.lower() in DOC_SUFFIXES + STUB_SUFFIXES
         or p.name.upper().startswith(DOC_NAMES)
     )

@@ -118,6 +118,7 @@ def test_documentation_is_told_apart_so_partial_states_always_keep_it() -> None:
         True,
         False,
     ]
+    assert is_doc_path("more_itertools/more.pyi") and not is_doc_path("pkg/stubs.py")
 
 
 def test_every_conftest_and_test_helper_of_the_commit_is_restored_not_only_the_touched_tests():

@@ -388,7 +388,7 @@ true
 
 
 #: program source, where a fix edits the middle of a file (a data output is never one)
-SOURCE_EXTS = (".py", ".js", ".ts", ".go", ".rb", ".pl", ".pm", ".sh", ".c", ".h", ".cc",
+SOURCE_EXTS = (".py", ".pyi", ".js", ".ts", ".go", ".rb", ".pl", ".pm", ".sh", ".c", ".h", ".cc",
                ".cpp", ".hpp", ".java", ".kt", ".rs", ".cs", ".php", ".swift", ".scala")  # fmt: skip
 
 
