@@ -30,6 +30,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from envfactory.core.errors import ConfigError
 from envfactory.core.models import ReviewItem, SolveRateBand, TaskSeed
 from envfactory.core.settings import Settings, TemporalSettings
+from envfactory.repos.intake import repo_suite
 from envfactory.store import Store
 
 from .mine_flow import MineRepository
@@ -193,7 +194,7 @@ def mining_id(inp: RepoMineInput) -> str:
     limit asked for twice while a run is going finds that run."""
     what = [inp.source, *inp.revisions, "--", *inp.paths, str(inp.limit)]
     digest = hashlib.sha256("\n".join(what).encode()).hexdigest()[:12]
-    tag = re.sub(r"[^A-Za-z0-9_.-]+", "-", inp.suite or "").strip("-")[:60]
+    tag = re.sub(r"[^A-Za-z0-9_.-]+", "-", inp.suite or repo_suite(inp.source)).strip("-")[:60]
     return f"{MINE_PREFIX}{tag + '-' if tag else ''}{digest}"
 
 

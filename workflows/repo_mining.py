@@ -34,6 +34,7 @@ from envfactory.repos import (
     clone_repository,
     hunk_findings,
     open_snapshot,
+    repo_suite,
     select_commits,
     yield_table,
 )
@@ -49,12 +50,6 @@ DECIDED: dict[EnvStatus, CandidateOutcome] = {
     EnvStatus.PUBLISHED: "published",
     EnvStatus.REJECTED: "rejected",
 }
-
-
-def suite_name(source: str) -> str:
-    """The suite a repository's environments are filed under: its directory's name."""
-    name = Path(source.rstrip("/")).name.removesuffix(".git")
-    return name or "repo"
 
 
 class RepoMiningServices:
@@ -77,7 +72,7 @@ class RepoMiningServices:
         bare = open_snapshot(snap, self.artifacts, self._repos_dir / "clones")
         commits = select_commits(bare, inp.revisions, inp.paths, inp.limit)
         return t.RepoPlan(
-            snapshot=snap, commits=tuple(commits), suite=inp.suite or suite_name(inp.source)
+            snapshot=snap, commits=tuple(commits), suite=inp.suite or repo_suite(inp.source)
         )
 
     def mine_candidate(self, inp: CandidateInput) -> CandidateResult:

@@ -125,11 +125,14 @@ def _is_validation(wid: str) -> bool:
 
 
 async def _one(client: Client, wid: str) -> Status:
+    """The status of workflow `wid`, asked the way its type answers (a mining run's
+    validations have `mine-…` ids too: the type decides, not the id)."""
     from workflows.client import mining_status, status, validation_status
 
-    if _is_validation(wid):
+    kind = (await client.get_workflow_handle(wid).describe()).workflow_type
+    if kind == "ValidateTasks":
         return await validation_status(client, wid)
-    if _is_mining(wid):
+    if kind == "MineRepository":
         return await mining_status(client, wid)
     return await status(client, wid)
 

@@ -16,7 +16,7 @@ from envfactory.core.models.repos import YieldTable
 
 from .findings import hunk_findings
 from .history import commits_in_range, select_commits
-from .intake import clone_repository, normalize_source, open_snapshot
+from .intake import clone_repository, normalize_source, open_snapshot, repo_suite
 from .miner import RepoMiner
 from .yields import yield_table
 
@@ -29,5 +29,6 @@ __all__ = [
     "hunk_findings",
     "normalize_source",
     "open_snapshot",
+    "repo_suite",
     "yield_table",
 ]

@@ -34,6 +34,12 @@ class BundleStore(Protocol):
     def path(self, key: str) -> Path: ...
 
 
+def repo_suite(source: str) -> str:
+    """The suite a repository's environments are filed under: its directory's name."""
+    name = Path(source.rstrip("/")).name.removesuffix(".git")
+    return name or "repo"
+
+
 def normalize_source(source: str) -> str:
     """The source git is given: a remote URL as is, a local path made absolute.
     `InvalidRepository` for anything that is neither."""

@@ -156,9 +156,12 @@ def test_a_seed_with_history_starts_the_mining_workflow_without_a_model(
         result = RepoMineResult.model_validate(h.result(handle))
         shown = CliRunner().invoke(app, ["status", wid.group(1)], env=env)
         listed = CliRunner().invoke(app, ["status", "--json"], env=env)
+        # a candidate's validation has a mine-… id too: its type decides how it is shown
+        gates = CliRunner().invoke(app, ["status", f"{wid.group(1)}/c02/gates"], env=env)
     assert [r.commit for r in result.candidates] == ["c02", "c03"]  # the newest 2
     assert shown.exit_code == 0 and "2/2 commit(s) ended" in shown.stdout, shown.output
     assert "published" in shown.stdout
+    assert gates.exit_code == 0 and "1/1 task(s) done" in gates.stdout, gates.output
     assert wid.group(1) in [w["workflow_id"] for w in json.loads(listed.stdout)]
     (take,) = h.services.calls("take_repository")
     assert take["source"] == "/srv/git/calc.git"
