@@ -83,6 +83,7 @@ class RepoMiner:
         code, docs = _code_and_prose(bare, info.parent, patches)
         states = partial_states(sum(p.units for p in code), info.commit, inp.hunk_max)
         parts.partials = {s.name: subset_patch(code, set(s.hunks)) + docs for s in states}
+        parts.ungraded = [p.path for p in patches if is_doc_path(p.path)]
         if self.writer is not None:
             paths = [p.path for p in patches]
             parts.written = self.writer(info.commit, info.message, paths, parts.patch)

@@ -45,6 +45,9 @@ class TaskParts:
     timeout_s: int = 300
     #: the instruction a model wrote (wording.py); None: the template's
     written: Written | None = None
+    #: repository paths of the fix's documentation and type stubs: no test reads them,
+    #: so the task does not grade them (`ungraded` in task.toml)
+    ungraded: list[str] = field(default_factory=list)
 
 
 def instruction(commit: str, message: str) -> str:
@@ -110,7 +113,9 @@ def _task_toml(parts: TaskParts) -> str:
         f"workspace_paths = [{json.dumps(WORKSPACE)}]\n"
         f"success_criteria = {json.dumps(criteria)}\n"
         f"hidden_state_notes = {json.dumps('mined from commit ' + parts.commit)}\n"
-    )
+        + (f"ungraded = {json.dumps([f'{WORKSPACE}/{p}' for p in parts.ungraded])}\n"
+           if parts.ungraded else "")
+    )  # fmt: skip
 
 
 def _apply_script(patch: str, title: str) -> str:

@@ -148,7 +148,7 @@ def test_an_unknown_key_is_refused_as_the_yaml_path_refuses_it(small: Api, tmp_p
     assert json_res.json() == {
         "detail": "request body field 'titel': unknown key",
         "hint": "did you mean 'title'? allowed keys here: title, description, domain, "
-        "attachments, repository, constraints, source",
+        "attachments, repository, history, constraints, source",
     }
     null_extra = small.client.post(
         "/api/seeds",

@@ -142,3 +142,21 @@ def test_past_the_bound_only_the_touched_tests_and_the_conftests_are_restored():
     tree = frozenset({"tests/conftest.py", *helpers})
     files = restored(["tests/test_0.py"], tree, lambda p: b"x")
     assert sorted(files) == ["tests/conftest.py", "tests/test_0.py"]
+
+
+def test_the_fixs_documentation_and_stubs_are_written_as_ungraded(tmp_path: Path) -> None:
+    from envfactory.repos.runners import RUNNERS
+    from envfactory.repos.taskdir import TaskParts, write_task
+    from envfactory.store import ArtifactStore
+    from verifiers.formats import load_task
+
+    bundle = tmp_path / "repo.bundle"
+    bundle.write_bytes(b"not read here")
+    parts = TaskParts(
+        name="calc-0123456789ab", commit="0123456789ab" * 3, message="Fix f", runner=RUNNERS[0],
+        dockerfile="FROM python:3.11-slim\nWORKDIR /app\n", bundle=bundle,
+        patch="--- a/calc.py\n+++ b/calc.py\n", test_files={}, conftests=[], targets=[],
+        ungraded=["docs/versions.rst", "calc.pyi"],
+    )  # fmt: skip
+    task = load_task(write_task(tmp_path / "task", parts), ArtifactStore(tmp_path / "a"))
+    assert task.spec.ungraded_paths == ("/app/docs/versions.rst", "/app/calc.pyi")

@@ -99,6 +99,9 @@ def _assemble(found: Found, caps: LimitCaps) -> ImportedTask:
         workdir=workdir,
         workspace_paths=workspace,
         verify_scope=scope,
+        ungraded_paths=tuple(
+            _absolute(p, f"{found.where} [envfactory].ungraded") for p in opts.ungraded
+        ),
         reference_solution=found.steps,
         partial_solutions=found.partials,
         limits=limits,
@@ -152,7 +155,10 @@ def _scope(
 
 
 def content_id(spec: EnvironmentSpec) -> str:
-    blob = spec.model_dump_json(exclude={"id", "created_at", "origin"}).encode()
+    left_out = {"id", "created_at", "origin"} | (
+        {"ungraded_paths"} if not spec.ungraded_paths else set()
+    )
+    blob = spec.model_dump_json(exclude=left_out).encode()
     return "env-" + hashlib.sha256(blob).hexdigest()[:12]
 
 

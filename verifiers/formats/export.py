@@ -106,6 +106,7 @@ def _task_toml(
             list(spec.workspace_paths) if spec.workspace_paths != (spec.workdir,) else None
         ),
         "verify_scope": spec.verify_scope,
+        "ungraded": list(spec.ungraded_paths) or None,
         "success_criteria": spec.success_criteria or None,
         "hidden_state_notes": spec.hidden_state_notes or None,
         "pids": limits.pids,

@@ -29,6 +29,8 @@ class EnvfactoryOptions(BaseModel):
     workdir: str | None = None
     workspace_paths: tuple[str, ...] | None = None
     verify_scope: VerifyScope | None = None
+    #: absolute paths of workspace files the task does not grade (EnvironmentSpec)
+    ungraded: tuple[str, ...] = ()
     #: the harness semantics to gate under (default for imports: inferred, see scope.py)
     semantics: tuple[Semantics, ...] | None = Field(default=None, min_length=1)
     capabilities: CapabilityProfile | None = None

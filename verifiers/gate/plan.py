@@ -50,7 +50,7 @@ from ..probes.records import record_probes
 from ..probes.rows import row_probes
 from ..probes.tools import ToolReplay, loads_of
 from ..probes.visible import VisibleExamplesOnly
-from ..probes.workspace import Workspace, file_bytes
+from ..probes.workspace import Workspace, file_bytes, without_paths
 
 #: the secondary runtime a task may also declare (its rows run after the primary ones)
 HARBOR: Semantics = "harbor"
@@ -180,6 +180,8 @@ def oracle_probes(
     attack. Empty when the battery has no probes."""
     if not probes:
         return OracleProbes((), (), False)
+    oracle = without_paths(oracle, spec.ungraded_paths)  # the task grades none of them
+    pristine = without_paths(pristine, spec.ungraded_paths)
     cut = TruncatedOutputs.for_oracle(oracle, pristine)
     dropped = FieldsDropped.for_oracle(oracle, pristine)
     on_oracle: tuple[Probe, ...] = ((cut,) if cut.paths else ()) + (

@@ -454,6 +454,30 @@ def file_hashes(workspace: Workspace) -> dict[str, str]:
     return {p: hashlib.sha256(data).hexdigest() for p, data in file_bytes(workspace).items()}
 
 
+def without_paths(workspace: Workspace, paths: Sequence[str]) -> Workspace:
+    """`workspace` with the files at `paths` (absolute) left out of its tars."""
+    if not paths:
+        return workspace
+    gone = set(paths)
+    out: list[tuple[str, bytes | None]] = []
+    for path, raw in workspace:
+        if raw is None:
+            out.append((path, raw))
+            continue
+        parent = posixpath.dirname(path.rstrip("/"))
+        buf = io.BytesIO()
+        with (
+            tarfile.open(fileobj=io.BytesIO(raw)) as src,
+            tarfile.open(fileobj=buf, mode="w") as dst,
+        ):
+            for m in src.getmembers():
+                if posixpath.normpath(posixpath.join(parent, m.name)) in gone:
+                    continue
+                dst.addfile(m, src.extractfile(m) if m.isreg() else None)
+        out.append((path, buf.getvalue()))
+    return out
+
+
 def file_bytes(workspace: Workspace, suffix: str = "") -> dict[str, bytes]:
     """Absolute path → content of each regular file (ending in `suffix`) in a state's
     workspace tars."""

@@ -137,6 +137,9 @@ class EnvironmentSpec(Model):
     workdir: str = "/workspace"
     workspace_paths: tuple[str, ...] = ("/workspace",)
     verify_scope: VerifyScope = VerifyScope.WORKSPACE
+    #: workspace files the task does not grade (a mined fix's documentation and type
+    #: stubs: no test reads them): the probes built from the oracle's outputs leave them be
+    ungraded_paths: tuple[str, ...] = ()
     reference_solution: tuple[Step, ...]
     partial_solutions: tuple[PartialSolution, ...] = ()
     limits: Limits = Limits()

@@ -7,6 +7,7 @@ import pytest
 from envfactory.core.errors import InvalidTask
 from envfactory.core.models import CheckKind
 from verifiers.formats import ONE_BLOCK_NOTE, load_task
+from verifiers.formats.assemble import content_id
 
 from .formats_helpers import EXAMPLES, TB_EXAMPLES, example_dirs
 
@@ -250,3 +251,18 @@ def test_the_scope_is_inferred_from_what_the_tests_touch(
 
 def test_load_task_accepts_a_string_path(harbor_task, artifacts):
     assert load_task(str(harbor_task()), artifacts).spec.name == "mini"  # type: ignore[arg-type]
+
+
+def test_ungraded_paths_are_read_absolute_and_left_out_of_the_content_id(harbor_task, artifacts):
+    plain = load_task(harbor_task(), artifacts)
+    toml = 'version = "1.0"\n[envfactory]\nungraded = ["/app/docs/versions.rst", "/app/x.pyi"]\n'
+    task = load_task(harbor_task({"task.toml": toml}, name="ungraded"), artifacts)
+    assert task.spec.ungraded_paths == ("/app/docs/versions.rst", "/app/x.pyi")
+    assert task.spec.id != plain.spec.id
+    bare = plain.spec.model_copy(update={"id": "env-pending"})
+    assert content_id(bare) == plain.spec.id  # no ungraded paths: the id as before the field
+    with pytest.raises(
+        InvalidTask, match=r"\[envfactory\]\.ungraded: 'docs/x.rst' is not an absolute"
+    ):
+        bad = 'version = "1.0"\n[envfactory]\nungraded = ["docs/x.rst"]\n'
+        load_task(harbor_task({"task.toml": bad}, name="relative"), artifacts)
