@@ -169,27 +169,14 @@ def validate_here(services: PipelineServices, env_id: str, repeats: int) -> t.Sy
                                  reasons=(exc.message,))  # fmt: skip
     if not gate.passed:
         _reject(services, env_id, gate.reasons)
-        return _validated(env_id, gate, "rejected", gate.reasons)
+        return t.validation_result(env_id, gate, "rejected", gate.reasons)
     pub = services.publish(
         t.PublishInput(
             env_id=env_id, verifier_version=gate.verifier_version, gate_report_id=gate.report_id
         )
     )
     outcome: t.Outcome = "published" if pub.published else "rejected"
-    return _validated(env_id, gate, outcome, pub.reasons)
-
-
-def _validated(
-    env_id: str, gate: t.GateOutcome, outcome: t.Outcome, reasons: tuple[str, ...]
-) -> t.SynthesisResult:
-    return t.SynthesisResult(
-        seed_id="",
-        env_id=env_id,
-        outcome=outcome,
-        reasons=reasons,
-        verifier_version=gate.verifier_version,
-        gate_report_id=gate.report_id,
-    )
+    return t.validation_result(env_id, gate, outcome, pub.reasons)
 
 
 def _reject(services: PipelineServices, env_id: str, reasons: tuple[str, ...]) -> None:

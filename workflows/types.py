@@ -153,6 +153,20 @@ class SynthesisResult(_In):
     rounds: int = 0
 
 
+def validation_result(
+    env_id: str, gate: GateOutcome, outcome: Outcome, reasons: tuple[str, ...]
+) -> SynthesisResult:
+    """What a validation of one imported task came to, from its gate outcome."""
+    return SynthesisResult(
+        seed_id="",
+        env_id=env_id,
+        outcome=outcome,
+        reasons=reasons,
+        verifier_version=gate.verifier_version,
+        gate_report_id=gate.report_id,
+    )
+
+
 class ValidateResult(_In):
     results: tuple[SynthesisResult, ...]
 

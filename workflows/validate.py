@@ -37,7 +37,6 @@ with workflow.unsafe.imports_passed_through():
         GateOutcome,
         GatesInput,
         MineInput,
-        Outcome,
         PublishInput,
         StatusInput,
         SynthesisResult,
@@ -45,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
         ValidateInput,
         ValidateResult,
         ValidateStatus,
+        validation_result,
     )
 
 
@@ -109,11 +109,11 @@ class ValidateTasks(Steps):
                 ),
             )
             if pub.published:
-                return _result(env_id, gate, "published", ())
-            return _result(env_id, gate, "rejected", pub.reasons)
+                return validation_result(env_id, gate, "published", ())
+            return validation_result(env_id, gate, "rejected", pub.reasons)
         status = StatusInput(env_id=env_id, status=EnvStatus.REJECTED, reasons=gate.reasons)
         await self.act(acts.SET_STATUS, status)
-        return _result(env_id, gate, "rejected", gate.reasons)
+        return validation_result(env_id, gate, "rejected", gate.reasons)
 
     async def _reject_quietly(self, env_id: str, reasons: tuple[str, ...]) -> None:
         """A task that could not be built or gated is rejected in the store too; if even
@@ -128,16 +128,3 @@ class ValidateTasks(Steps):
 
     def _set(self, env_id: str, **changes: Any) -> None:
         self._tasks[env_id] = self._tasks[env_id].model_copy(update=changes)
-
-
-def _result(
-    env_id: str, gate: GateOutcome, outcome: Outcome, reasons: tuple[str, ...]
-) -> SynthesisResult:
-    return SynthesisResult(
-        seed_id="",
-        env_id=env_id,
-        outcome=outcome,
-        reasons=reasons,
-        verifier_version=gate.verifier_version,
-        gate_report_id=gate.report_id,
-    )

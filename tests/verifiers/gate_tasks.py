@@ -31,6 +31,20 @@ def context_tar(files: Mapping[str, str]) -> bytes:
     return buf.getvalue()
 
 
+def workspace_of(
+    files: Mapping[str, bytes], root: str = "/workspace"
+) -> list[tuple[str, bytes | None]]:
+    """A state's workspace tars (as the gates capture them): `root` holding `files`
+    (relative path → bytes)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for rel, data in files.items():
+            info = tarfile.TarInfo(f"{root.strip('/')}/{rel}")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return [(root, buf.getvalue())]
+
+
 def gate_shell(
     engine: Any,
     image: str,

@@ -4,28 +4,14 @@ that changes nothing the task is about (a backup copy) is not held against the v
 
 from __future__ import annotations
 
-import io
-import tarfile
-
 import pytest
 
 from envfactory.core.models import GateVerdict, Step
 from verifiers.gates import GateInput, run_gates
 from verifiers.omissions import decisive_changes, omission_chains
 
+from .gate_tasks import workspace_of
 from .sumtask import INSTRUCTION, SPEC, make_verifier, sound_verifier
-
-
-def _ws(files: dict[str, bytes]) -> list[tuple[str, bytes | None]]:
-    """A workspace of /workspace holding `files` (relative path → bytes)."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        for rel, data in files.items():
-            info = tarfile.TarInfo(f"workspace/{rel}")
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return [("/workspace", buf.getvalue())]
-
 
 PRISTINE = {"data/nums.txt": b"1\n2\n3\n94\n"}
 ORACLE = {**PRISTINE, "out/total.txt": b"100\n", "out/count.txt": b"4\n", "nums.bak": b"x"}
@@ -42,21 +28,27 @@ def test_every_step_but_the_last_is_left_out_once() -> None:
 
 def test_a_missing_named_output_decides_the_task() -> None:
     state = {k: v for k, v in ORACLE.items() if k != "out/total.txt"}
-    got = decisive_changes(_ws(state), _ws(ORACLE), _ws(PRISTINE), INSTRUCTION, "/workspace")
+    got = decisive_changes(
+        workspace_of(state), workspace_of(ORACLE), workspace_of(PRISTINE), INSTRUCTION, "/workspace"
+    )
     assert got == ["/workspace/out/total.txt"]
 
 
 def test_a_changed_starting_file_decides_the_task_though_the_instruction_does_not_name_it() -> None:
     state = {**ORACLE, "data/nums.txt": b"0\n"}
     instruction = "Write the sum of the numbers to out/total.txt."
-    got = decisive_changes(_ws(state), _ws(ORACLE), _ws(PRISTINE), instruction, "/workspace")
+    got = decisive_changes(
+        workspace_of(state), workspace_of(ORACLE), workspace_of(PRISTINE), instruction, "/workspace"
+    )
     assert got == ["/workspace/data/nums.txt"]
 
 
 def test_an_unnamed_new_file_or_bytecode_is_incidental() -> None:
     state = {k: v for k, v in ORACLE.items() if k != "nums.bak"}
     oracle = {**ORACLE, "out/__pycache__/m.cpython-311.pyc": b"\x00"}
-    got = decisive_changes(_ws(state), _ws(oracle), _ws(PRISTINE), INSTRUCTION, "/workspace")
+    got = decisive_changes(
+        workspace_of(state), workspace_of(oracle), workspace_of(PRISTINE), INSTRUCTION, "/workspace"
+    )
     assert got == []
 
 

@@ -4,39 +4,26 @@ and nothing else is."""
 
 from __future__ import annotations
 
-import io
-import tarfile
-
 from verifiers.gate.plan import oracle_probes
 from verifiers.probes import PROBES
 from verifiers.probes.workspace import file_bytes, without_paths
 
+from .gate_tasks import workspace_of
 from .sumtask import SPEC
-
-
-def _ws(files: dict[str, bytes]) -> list[tuple[str, bytes | None]]:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        for rel, data in files.items():
-            info = tarfile.TarInfo(f"workspace/{rel}")
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return [("/workspace", buf.getvalue())]
-
 
 PRISTINE = {"calc.py": b"def f():\n    return 1\n", "docs/versions.rst": b"1.0\n"}
 ORACLE = {"calc.py": b"def f():\n    return 2\n", "docs/versions.rst": b"1.0\n1.1: f\n"}
 
 
 def _cut(spec) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
-    made = oracle_probes(_ws(ORACLE), _ws(PRISTINE), spec, PROBES)
+    made = oracle_probes(workspace_of(ORACLE), workspace_of(PRISTINE), spec, PROBES)
     return next((p.touched for p in made.on_oracle if p.name == "truncated-outputs"), ())
 
 
 def test_without_paths_leaves_out_only_the_files_named():
-    kept = file_bytes(without_paths(_ws(ORACLE), ["/workspace/docs/versions.rst"]))
+    kept = file_bytes(without_paths(workspace_of(ORACLE), ["/workspace/docs/versions.rst"]))
     assert kept == {"/workspace/calc.py": ORACLE["calc.py"]}
-    assert without_paths(_ws(ORACLE), []) == _ws(ORACLE)
+    assert without_paths(workspace_of(ORACLE), []) == workspace_of(ORACLE)
 
 
 def test_an_ungraded_file_is_not_cut_and_a_graded_one_still_is():

@@ -8,24 +8,17 @@ must be accepted, in Python and as a shell program.
 
 from __future__ import annotations
 
-import io
-import tarfile
-
 import pytest
 
 from envfactory.core.models import (
     BuildContext,
     CheckKind,
     EnvironmentSpec,
-    FileEntry,
-    Provenance,
     Step,
     TaskVerdict,
-    Verifier,
 )
-from verifiers.gates import GateInput, run_gates
 
-from .sumtask import MemoryFiles
+from .gate_tasks import context_tar, gate_shell
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -72,24 +65,14 @@ CASES = {
 }
 
 
-def _context() -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        for name, text in (
-            ("Dockerfile", DOCKERFILE),
-            ("examples/inputs.txt", INPUTS),
-            ("examples/expected.txt", EXPECTED),
-        ):
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 @pytest.fixture(scope="module")
 def image(docker_engine, base_image) -> str:  # type: ignore[no-untyped-def]
-    return docker_engine.build(_context()).image
+    files = {
+        "Dockerfile": DOCKERFILE,
+        "examples/inputs.txt": INPUTS,
+        "examples/expected.txt": EXPECTED,
+    }
+    return docker_engine.build(context_tar(files)).image
 
 
 def _report(engine, image, lang: str, verifier_sh: str):  # type: ignore[no-untyped-def]
@@ -107,26 +90,7 @@ def _report(engine, image, lang: str, verifier_sh: str):  # type: ignore[no-unty
         workspace_paths=("/app",),
         reference_solution=(Step(title="converter", script=reference),),
     )
-    files = MemoryFiles()
-    script = verifier_sh.format(run=run).encode()
-    verifier = Verifier(
-        env_id=spec.id,
-        files=(FileEntry(path="test.sh", key=files.put(script), mode=0o755),),
-        entry="sh test.sh",
-        timeout_s=60,
-        provenance=Provenance(author="human:test"),
-    )
-    return run_gates(
-        GateInput(
-            engine=engine,
-            spec=spec,
-            verifier=verifier,
-            files=files,
-            image=image,
-            repeats=1,
-            concurrency=2,
-        )
-    )
+    return gate_shell(engine, image, spec, verifier_sh.format(run=run).encode())
 
 
 def _failing(report) -> set[str]:  # type: ignore[no-untyped-def]
