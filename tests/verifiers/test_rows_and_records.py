@@ -5,9 +5,7 @@ files were never read."""
 
 from __future__ import annotations
 
-import io
 import sqlite3
-import tarfile
 from pathlib import Path
 
 from envfactory.core.models import BuildContext, EnvironmentSpec, Step
@@ -18,6 +16,8 @@ from verifiers.probes.rows import row_probes
 from verifiers.probes.traced import Access
 from verifiers.probes.workspace import TruncatedOutputs
 from verifiers.surface import parse_trace
+
+from .gate_tasks import workspace_of
 
 SCHEMA = (
     "CREATE TABLE orders (id INTEGER PRIMARY KEY, status TEXT NOT NULL "
@@ -52,13 +52,7 @@ def _db(tmp: Path, name: str, ship: tuple[int, ...]) -> bytes:
 
 
 def _workspace(files: dict[str, bytes]) -> list[tuple[str, bytes | None]]:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tf:
-        for name, data in files.items():
-            info = tarfile.TarInfo(f"app/{name}")
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return [("/app", buf.getvalue())]
+    return workspace_of(files, "/app")
 
 
 def _rows(data: bytes, tmp: Path, table: str) -> list[tuple[object, ...]]:
