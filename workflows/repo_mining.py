@@ -31,6 +31,7 @@ from envfactory.core.models.repos import (
 from envfactory.core.settings import Settings
 from envfactory.repos import (
     RepoMiner,
+    check_revisions,
     clone_repository,
     hunk_findings,
     open_snapshot,
@@ -68,6 +69,7 @@ class RepoMiningServices:
     def take_repository(self, inp: t.TakeRepoInput) -> t.RepoPlan:
         """Clone once into the artifact store (content-addressed: a retry stores nothing
         new) and list the commits asked for."""
+        check_revisions(inp.revisions)  # before anything is cloned
         snap = clone_repository(inp.source, self.artifacts, max_bytes=inp.max_bytes)
         bare = open_snapshot(snap, self.artifacts, self._repos_dir / "clones")
         commits = select_commits(bare, inp.revisions, inp.paths, inp.limit)

@@ -50,13 +50,15 @@ def mine(
         list[str] | None,
         typer.Option("--path", help="Only commits touching this path (repeatable)."),
     ] = None,
-    limit: Annotated[int | None, typer.Option(help="At most N commits (the newest).")] = None,
-    repeats: Annotated[int, typer.Option(help="Gate repeats per state.")] = 2,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="At most N commits (the newest).")
+    ] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="Gate repeats per state.")] = 2,
     pass_to_pass_max: Annotated[
-        int, typer.Option(help="Keep at most N pass-to-pass tests (a seeded sample).")
+        int, typer.Option(min=0, help="Keep at most N pass-to-pass tests (a seeded sample).")
     ] = 10,
     suite: Annotated[str | None, typer.Option(help="Suite name (default: the repo's).")] = None,
-    max_bytes: Annotated[int, typer.Option(help="Refuse a larger clone.")] = 1 << 30,
+    max_bytes: Annotated[int, typer.Option(min=1, help="Refuse a larger clone.")] = 1 << 30,
     durable: Annotated[
         bool,
         typer.Option(
@@ -91,6 +93,12 @@ def mine(
     if rev_range and commit:
         _fail(InvalidInput("give --range or --commit, not both"), as_json)
     revisions = (rev_range,) if rev_range else tuple(commit or ())
+    from envfactory.repos import check_revisions
+
+    try:
+        check_revisions(revisions)  # before anything is cloned or started
+    except EnvFactoryError as exc:
+        _fail(exc, as_json)
     settings = load_settings()
     config = pipeline_config(settings).model_copy(update={"repeats": repeats})
     inp = RepoMineInput(

@@ -17,7 +17,7 @@ battery applies; the gates and publishing are the pipeline's own (workflows.repo
 from envfactory.core.models.repos import YieldTable
 
 from .findings import hunk_findings
-from .history import select_commits
+from .history import check_revisions, select_commits
 from .intake import clone_repository, normalize_source, open_snapshot, repo_suite
 from .miner import RepoMiner
 from .yields import yield_table
@@ -25,6 +25,7 @@ from .yields import yield_table
 __all__ = [
     "RepoMiner",
     "YieldTable",
+    "check_revisions",
     "clone_repository",
     "select_commits",
     "hunk_findings",

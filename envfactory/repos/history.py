@@ -53,12 +53,7 @@ def select_commits(
 ) -> list[str]:
     """A seed's `revisions`: none (HEAD's history), one `A..B` range, or a list of
     commits, tags or merge commits (each resolved to its commit, duplicates once)."""
-    for r in revisions:
-        if not r.strip() or r.startswith("-"):
-            raise InvalidRepository(
-                f"revisions {r!r}: empty or starting with '-'",
-                hint="name commits, tags or an A..B range",
-            )
+    check_revisions(revisions)
     if len(revisions) <= 1 and all(".." in r for r in revisions):
         return commits_in_range(bare, revisions[0] if revisions else None, limit, paths)
     shas = [_listed(bare, r, ["rev-parse", "--verify", f"{r}^{{commit}}"])[0] for r in revisions]
@@ -67,6 +62,24 @@ def select_commits(
         shas = [sha for sha in shas if sha in touching]
     shas = list(dict.fromkeys(shas))
     return shas[-limit:] if limit else shas
+
+
+def check_revisions(revisions: Sequence[str]) -> None:
+    """`InvalidRepository` for revisions git must never be given: empty, starting with
+    `-` (an option), holding a control character, or a range not of the form `A..B`;
+    checked before anything is cloned."""
+    for r in revisions:
+        problem = (
+            "is empty" if not r.strip()
+            else "starts with '-'" if r.startswith("-")
+            else "holds a control character" if any(ord(c) < 32 or ord(c) == 127 for c in r)
+            else "is not a range A..B" if r.count("..") > 1 or "..." in r
+            else ""
+        )  # fmt: skip
+        if problem:
+            raise InvalidRepository(
+                f"revisions {r!r}: {problem}", hint="name commits, tags or one A..B range"
+            )
 
 
 def _touches(bare: Path, sha: str, paths: Sequence[str]) -> bool:

@@ -20,8 +20,8 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
     field_validator,
-    model_validator,
 )
 
 from envfactory.core import bounded_yaml
@@ -63,6 +63,9 @@ class SeedHistory(BaseModel):
                 raise ValueError(f"{r!r} starts with '-': name a commit, tag or A..B range")
         if len(v) > 1 and any(".." in r for r in v):
             raise ValueError("give one A..B range, or a list of commits and tags, not both")
+        for r in v:
+            if r.count("..") > 1 or "..." in r:
+                raise ValueError(f"{r!r} is not a range A..B")
         return v
 
 
@@ -87,11 +90,14 @@ class SeedFile(BaseModel):
             raise ValueError("is not a clone URL or an absolute path")
         return v
 
-    @model_validator(mode="after")
-    def _history_needs_repository(self) -> SeedFile:
-        if self.history is not None and self.repository is None:
-            raise ValueError("history: needs `repository:` (the repository whose history to mine)")
-        return self
+    @field_validator("history")
+    @classmethod
+    def _history_needs_repository(
+        cls, v: SeedHistory | None, info: ValidationInfo
+    ) -> SeedHistory | None:
+        if v is not None and info.data.get("repository") is None:
+            raise ValueError("needs `repository:` (the repository whose history to mine)")
+        return v
 
 
 ALLOWED_KEYS = {

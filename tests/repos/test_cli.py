@@ -29,3 +29,32 @@ def test_an_unreadable_repository_exits_1_naming_it(
         assert f"repository '{missing}': no such file or directory" in res.output
     artifacts = tmp_path / "home" / "artifacts"
     assert not artifacts.exists() or not [p for p in artifacts.rglob("*") if p.is_file()]
+
+
+@pytest.mark.parametrize(
+    ("revision", "says"),
+    [
+        ("--output=/tmp/pwned", "starts with '-'"),
+        ("A..B..C", "is not a range A..B"),
+        ("HEAD\n..HEAD", "control character"),
+    ],
+)
+def test_a_bad_revision_is_refused_before_anything_is_cloned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, revision: str, says: str
+) -> None:
+    from tests.repos.made_repos import python_repo
+
+    repo = python_repo(tmp_path / "calc")
+    monkeypatch.setenv("ENVFACTORY_HOME", str(tmp_path / "home"))
+    args = ["repo", "mine", str(repo.path), "--range", revision, "--json"]
+    res = CliRunner().invoke(app, args, catch_exceptions=False)
+    assert res.exit_code == 1 and says in json.loads(res.stdout)["message"]
+    assert not (tmp_path / "home" / "artifacts").exists() or not [
+        p for p in (tmp_path / "home" / "artifacts").rglob("*") if p.is_file()
+    ]
+
+
+def test_a_limit_below_one_is_a_usage_error_not_a_traceback(tmp_path: Path) -> None:
+    res = CliRunner().invoke(app, ["repo", "mine", str(tmp_path), "--limit", "0"])
+    assert res.exit_code == 2, res.output  # a traceback would exit 1
+    assert "--limit" in res.output

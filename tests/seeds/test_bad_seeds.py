@@ -184,7 +184,7 @@ CASES = [
     Case(
         "history without a repository",
         lambda d: _yaml(d, "domain:", "history: {limit: 5}\ndomain:"),
-        ("history: needs `repository:`",),
+        ("field 'history'", "needs `repository:`"),
     ),
     Case(
         "history revision that is an option",
@@ -201,6 +201,13 @@ CASES = [
             "repository: /srv/git/calc.git\nhistory:\n  revisions: [a..b, v1]\ndomain:",
         ),
         ("field 'history.revisions'", "one A..B range, or a list"),
+    ),
+    Case(
+        "history range of three parts",
+        lambda d: _yaml(
+            d, "domain:", "repository: /srv/git/calc.git\nhistory:\n  revisions: [A..B..C]\ndomain:"
+        ),
+        ("field 'history.revisions'", "is not a range A..B"),
     ),
     Case(
         "history key misspelt",
