@@ -60,6 +60,7 @@ from .gate.table import DROPPED_NOTE, Admission, Row, RowTable
 from .gate.views import HARBOR_LEFT_PROCESSES, Views
 from .probes import Probe, by_name
 from .probes.applicability import ReadLog
+from .probes.postgres import data_directories, export_script, parse_export, postgres_probes
 from .probes.tools import loads_note
 from .runner import PreparedState, VerifyResult, verifier_tar
 from .states import ProducedState, ReferenceStepFailed
@@ -294,10 +295,17 @@ class _Scheduler:
 
     def _oracle_rows(self) -> None:
         """States built from what the reference solution produced: the reference with one
-        step left out, and probes applied to the oracle (workspace scope, envfactory)."""
+        step left out and probes applied to the oracle (workspace scope, envfactory), or
+        the probes on the database clusters it wrote (full-state scope)."""
         oracle, noop = self.found.oracle, self.found.noop
-        if oracle is None or noop is None or not self.plan.batch_probes:
+        if oracle is None or noop is None:
             return
+        if self.plan.live_databases:
+            self.ex.spawn(self._produce_cluster_probes)
+        if self.plan.batch_probes:
+            self._workspace_oracle_rows(oracle, noop)
+
+    def _workspace_oracle_rows(self, oracle: ProducedState, noop: ProducedState) -> None:
         for row, steps in self.plan.omissions:
             self.ex.spawn(self._produce_omission, row, steps)
         if not self.plan.derived:
@@ -315,6 +323,22 @@ class _Scheduler:
             self.ex.spawn(self._produce_warnings, oracle, made.tolerances, CheckKind.TOLERANCE)
         if made.recompute:
             self.ex.spawn(self._produce_recomputed)
+
+    def _produce_cluster_probes(self) -> None:
+        """Probes on the rows of the database clusters the reference wrote (full-state
+        scope: the state's programs read them, `probes.postgres`), on the oracle."""
+        oracle, noop = self.found.oracle, self.found.noop
+        assert oracle is not None and noop is not None
+        directories = data_directories(oracle.diff)
+        if not directories or self._settled_badly():
+            return
+        script = export_script(directories)
+        after, before = self.backend.read(oracle, script), self.backend.read(noop, script)
+        if after is None or before is None:
+            self._note(f"could not read the rows of {', '.join(directories)}: no row probes")
+            return
+        for probe in postgres_probes(parse_export(before), parse_export(after)):
+            self.ex.spawn(self._produce_probe, oracle, probe)
 
     def _produce_recomputed(self) -> None:
         """The reference on minimal inputs, a probe row when its outputs differ."""

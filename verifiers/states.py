@@ -42,6 +42,7 @@ from sandboxes.protocol import Sandbox, SandboxEngine
 
 from . import archives
 from .prepare import (
+    KILLS_ALL,
     PreparedState,
     Replay,
     archive_root,
@@ -291,6 +292,29 @@ def produce_probe(
         time.monotonic() - t0,
         tuple(log),
     )
+
+
+def read_state(
+    engine: SandboxEngine, pristine: str, spec: EnvironmentSpec, base: ProducedState, script: str
+) -> str | None:
+    """`base` re-created from its recipe in a fresh sandbox, its strays ended, and what
+    `script` (shell, as root) prints there; None when the script failed, timed out or
+    printed past the output cap. Reads what a state holds that only its own programs
+    can read (a database cluster: `probes.postgres`)."""
+    box = engine.start(
+        pristine,
+        limits=spec.limits,
+        purpose=Purpose.GATE_PROBE,
+        network=spec.limits.network,
+        services=spec.services,
+    )
+    try:
+        recipe = (*base.recipe, KILLS_ALL)
+        run_recipe(box, spec, recipe, [f"{base.name} step {i + 1}" for i in range(len(recipe))])
+        res = box.exec(["/bin/sh", "-c", script], timeout=spec.limits.exec_timeout_s, user="root")
+    finally:
+        box.remove()
+    return res.stdout if res.ok and not res.truncated else None
 
 
 #: Probes whose changes outside the workspace would disturb later probes in the same

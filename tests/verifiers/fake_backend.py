@@ -167,6 +167,11 @@ class FakeBackend:
         for p in probes:
             yield self.probe(base, p, "envfactory")
 
+    def read(self, base: ProducedState, script: str) -> str | None:
+        """No state here holds a database cluster: nothing to read."""
+        self.calls["read"] += 1
+        return None
+
     def verify(self, prepared: PreparedState, remove: Remove) -> VerifyResult:
         files = self.files_of(prepared)
         key = _key(files)

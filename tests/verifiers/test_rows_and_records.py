@@ -96,6 +96,12 @@ def test_each_row_probe_is_a_valid_database_changing_only_what_it_says(tmp_path:
     # the status's CHECK refuses a placeholder: only the free text cell takes it
     assert orders["placeholder-cells"][0] == (1, "shipped", "placeholder", 101)
     assert orders["columns-reverted"][0] == (1, "shipped", "today", 100)
+    # the amounts the reference set swap rows: count, sum and max as the oracle's
+    assert orders["permuted-cells"] == [
+        (1, "shipped", "today", 251),
+        (2, "shipped", "today", 101),
+        *ORDERS[2:],
+    ]
     assert [r[1] for r in orders["superset-rows"]] == ["shipped"] * 4
     other = orders["other-records-changed"]
     assert [r[1] for r in other] == ["paid", "paid", "shipped", "shipped"]

@@ -1,12 +1,14 @@
 """SQLite outputs through the gate battery (real Docker): the probes built from the
 oracle's database change its rows through SQLite, so the file stays a valid database.
 
-The task: close the stale pending tickets of a helpdesk database. Three verifiers:
+The task: close the stale pending tickets of a helpdesk database. Four verifiers:
 - one that only opens the database and runs its integrity check: every row probe must
   leave a database it accepts (before, `truncated-outputs` cut the file's bytes and every
   verifier gave 0 — nothing was tested);
 - one that counts the changed tickets and checks each looks closed, never which:
   `other-records-changed@oracle` (the same number of *other* tickets closed) must catch it;
+- one that checks the closed tickets' aggregates (count, total and largest hours):
+  `permuted-cells@oracle` (the hours swapped between the two) must catch it;
 - a sound one comparing every row with constants: every probe at 0, the vacuumed
   database (a correct alternative) at 1, nothing called a shortcut.
 """
@@ -87,6 +89,15 @@ sys.exit(0 if len(changed) == 2 and all(rows[i] == ("closed", "2024-06-03") for 
 PY
 """
 ).encode()
+#: weak: the closed tickets by their aggregates (how many, total and largest hours)
+AGGREGATES = (
+    _PY
+    + """db = sqlite3.connect("file:/app/helpdesk.db?mode=ro", uri=True)
+got = db.execute("SELECT count(*), sum(hours), max(hours) FROM tickets WHERE status = 'closed' AND closed_at IS NOT NULL").fetchone()
+sys.exit(0 if got == (2, 10, 6) else 1)
+PY
+"""
+).encode()
 #: sound: every row against constants
 SOUND = (
     _PY
@@ -120,6 +131,7 @@ ROW_PROBES = {
     "probe:perturbed-cells-scaled@oracle",
     "probe:placeholder-cells@oracle",
     "probe:columns-reverted@oracle",
+    "probe:permuted-cells@oracle",
     "probe:superset-rows@oracle",
     "probe:other-records-changed@oracle",
 }
@@ -145,6 +157,14 @@ def test_a_verifier_that_counts_changed_rows_is_caught_by_other_records(
     failing = {c.name for c in report.checks if c.kind == CheckKind.PROBE and not c.passed}
     assert "probe:other-records-changed@oracle" in failing
     assert "probe:truncated-rows@oracle" not in failing
+    assert report.outcome == TaskVerdict.REJECTED
+
+
+def test_a_verifier_of_aggregates_is_caught_by_permuted_cells(docker_engine, image) -> None:  # type: ignore[no-untyped-def]
+    report = _gate(docker_engine, image, AGGREGATES)
+    failing = {c.name for c in report.checks if c.kind == CheckKind.PROBE and not c.passed}
+    assert "probe:permuted-cells@oracle" in failing
+    assert "probe:perturbed-cells-zero@oracle" not in failing  # the total moved: caught there
     assert report.outcome == TaskVerdict.REJECTED
 
 

@@ -36,6 +36,7 @@ from ..states import (
     produce_chain,
     produce_probe,
     produce_probe_batch,
+    read_state,
     regression_state,
 )
 
@@ -69,6 +70,10 @@ class GateBackend(Protocol):
 
     def probe_batch(self, base: ProducedState, probes: Sequence[Probe]) -> Iterator[ProducedState]:
         """Every probe on `base` in one sandbox (workspace scope)."""
+        ...
+
+    def read(self, base: ProducedState, script: str) -> str | None:
+        """What `script` prints in `base` re-created in a fresh sandbox (None: it failed)."""
         ...
 
     def verify(self, prepared: PreparedState, remove: Remove) -> VerifyResult:
@@ -117,6 +122,9 @@ class DockerBackend:
 
     def probe_batch(self, base: ProducedState, probes: Sequence[Probe]) -> Iterator[ProducedState]:
         return produce_probe_batch(self.engine, self.image, self.spec, base, probes)
+
+    def read(self, base: ProducedState, script: str) -> str | None:
+        return read_state(self.engine, self.image, self.spec, base, script)
 
     def verify(self, prepared: PreparedState, remove: Remove) -> VerifyResult:
         return verify_prepared(

@@ -79,6 +79,7 @@ class GatePlan:
     batch_probes: bool  # a base's probes are produced in one sandbox (workspace scope)
     standby: bool  # verified by exec in containers started ahead (full-state recipes)
     derived: bool  # probes built from what the oracle wrote
+    live_databases: bool  # probes on the rows of database clusters the oracle wrote
     traced: bool  # a traced-probe builder was given (it runs under envfactory only)
     total: int  # rows, as far as they can be known before the oracle ran
     notes: tuple[str, ...]
@@ -118,6 +119,7 @@ def plan_gates(
         batch_probes=workspace and envfactory,
         standby=primary != HARBOR and spec.verify_scope == VerifyScope.FULL_STATE,
         derived=options.derived_probes and envfactory and workspace,
+        live_databases=options.derived_probes and envfactory and not workspace,
         traced=options.traced_probes,
         total=0,
         notes=("one-block reference solution: no prefix states to check",)

@@ -12,7 +12,8 @@ family and listing it here — with a test that it fools a naive verifier and th
 one rejects it (tests/verifiers/test_probes.py).
 
 Probes built per gate run from what the oracle wrote (`TruncatedOutputs`, `FieldsDropped`,
-`perturbed_numbers`, `CandidateFlood`; in SQLite outputs, `rows.row_probes`; record order
+`perturbed_numbers`, `CandidateFlood`; in SQLite outputs, `rows.row_probes`; in
+PostgreSQL clusters, `postgres.postgres_probes`; record order
 and multiplicity, `records.record_probes`) are not in `PROBES`: the gates build them.
 `GATE_BUILT` lists every such class, traced ones included, so that the probe table of
 docs/verifiers.md (`scripts/gen_docs.py`) shows them beside `PROBES`.
@@ -43,6 +44,7 @@ from .numbers import (
     ZeroedNumbers,
     perturbed_numbers,
 )
+from .postgres import PermutedRows
 from .processes import DelayedRewrite
 from .pytest_attacks import (
     BreakCollection,
@@ -56,6 +58,7 @@ from .rewards import ForgedOutput, RewardFile
 from .rows import (
     ColumnsReverted,
     OtherRecordsChanged,
+    PermutedCells,
     PlaceholderCells,
     ScaledCells,
     SupersetRows,
@@ -131,8 +134,10 @@ GATE_BUILT: tuple[type[Probe], ...] = (
     ScaledCells,
     PlaceholderCells,
     ColumnsReverted,
+    PermutedCells,
     SupersetRows,
     OtherRecordsChanged,
+    PermutedRows,
     RecordsReordered,
     RecordDuplicated,
     UncommittedResult,

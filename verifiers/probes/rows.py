@@ -12,7 +12,9 @@ changed, with the database's triggers suspended:
 - `PlaceholderCells` (as `placeholder-lines`): every text cell the reference set becomes
   ``placeholder`` where the schema allows it;
 - `ColumnsReverted` (as `fields-dropped`): in each changed row, the last column the
-  reference changed keeps its old value (the status set, its date not).
+  reference changed keeps its old value (the status set, its date not);
+- `PermutedCells`: the values the reference set, rotated among the rows it set them in
+  (`permute`): every count, sum, extreme and distinct value kept, each row wrong.
 
 Two more change rows the reference did *not* change, as a solver's UPDATE would
 (triggers firing): `SupersetRows` (as `superset-lines`) gives every look-alike row — one
@@ -48,6 +50,7 @@ from .database import (
 )
 from .history import OracleEdit
 from .numbers import embedded_writes, within_budget
+from .permute import rotated
 
 #: at most this many look-alike rows get the reference's change (`SupersetRows`)
 MAX_ADDED = 50
@@ -117,6 +120,16 @@ class ColumnsReverted(_RowsRewritten):
     Built per gate run (`row_probes`)."""
 
     name = "columns-reverted"
+
+
+class PermutedCells(_RowsRewritten):
+    """Applied to the oracle state: in every SQLite table the reference solution wrote,
+    the values it set in each column are rotated among the rows it set them in, so that
+    the table's count, sums, extremes and distinct values stay the same and the rows hold
+    each other's values. Fools a verifier that checks a table by its aggregates and never
+    which row holds which value. Built per gate run (`row_probes`)."""
+
+    name = "permuted-cells"
 
 
 class SupersetRows(_RowsRewritten):
@@ -199,6 +212,16 @@ def _revert_last_column(conn: sqlite3.Connection, db: DatabaseChanges) -> bool:
     return done
 
 
+def _permute(conn: sqlite3.Connection, db: DatabaseChanges) -> bool:
+    done = False
+    for t in db.tables:
+        order = [*t.changed, *t.inserted]
+        cells = {rid: {i: t.after[rid][i] for i in t.changed_columns(rid)} for rid in order}
+        for rid, values in rotated(cells, sorted(order)).items():
+            done = set_cells(conn, t, rid, values) or done
+    return done
+
+
 def _pattern(t: TableChanges) -> tuple[tuple[int, ...], dict[tuple[Any, ...], dict[int, Any]]]:
     """The columns the reference set to one value in every row it changed in `t` (a
     status, a date; else every column it changed) and, by those columns' old values, the
@@ -278,6 +301,7 @@ _BUILT: tuple[tuple[type[_RowsRewritten], Change, bool, bool], ...] = (
     (ScaledCells, _set_cells_where(_number(_scaled)), False, False),
     (PlaceholderCells, _set_cells_where(_text), False, False),
     (ColumnsReverted, _revert_last_column, False, False),
+    (PermutedCells, _permute, False, False),
     (SupersetRows, _superset, False, True),
     (OtherRecordsChanged, _others, True, True),
 )
