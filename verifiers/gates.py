@@ -60,7 +60,8 @@ from .gate.table import DROPPED_NOTE, Admission, Row, RowTable
 from .gate.views import HARBOR_LEFT_PROCESSES, Views
 from .probes import Probe, by_name
 from .probes.applicability import ReadLog
-from .probes.postgres import data_directories, export_script, parse_export, postgres_probes
+from .probes.cluster_rows import cluster_probes
+from .probes.postgres import data_directories, export_script, parse_export
 from .probes.tools import loads_note
 from .runner import PreparedState, VerifyResult, verifier_tar
 from .states import ProducedState, ReferenceStepFailed
@@ -337,8 +338,21 @@ class _Scheduler:
         if after is None or before is None:
             self._note(f"could not read the rows of {', '.join(directories)}: no row probes")
             return
-        for probe in postgres_probes(parse_export(before), parse_export(after)):
-            self.ex.spawn(self._produce_probe, oracle, probe)
+        for probe in cluster_probes(parse_export(before), parse_export(after)):
+            self.ex.spawn(self._produce_cluster_probe, oracle, probe)
+
+    def _produce_cluster_probe(self, oracle: ProducedState, probe: Probe) -> None:
+        """A cluster probe's state, verified only where its statements changed a row: one
+        that changed none (every statement refused) left the oracle's state, which is no
+        attack."""
+        if self._settled_badly():
+            return
+        st = self.backend.probe(oracle, probe, self.primary)
+        failed = [line for line in st.log if line.startswith(f"probe {probe.name} exited")]
+        if failed:
+            self._note(f"probe:{probe.name}@oracle: not applied ({failed[0][:200]})")
+            return
+        self._on_state(st, CheckKind.PROBE, 0, probe)
 
     def _produce_recomputed(self) -> None:
         """The reference on minimal inputs, a probe row when its outputs differ."""

@@ -1,5 +1,6 @@
-"""The reference's values rotated among its rows (`probes.permute`) and the PostgreSQL
-rows they come from (`probes.postgres`), on literal exports (no Docker)."""
+"""The reference's values rotated among its rows (`probes.permute`), the PostgreSQL rows
+they come from (`probes.postgres`) and the SQL each cluster probe runs
+(`probes.cluster_rows`), on literal exports (no Docker)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,9 @@ from collections import Counter
 from typing import Any
 
 from envfactory.core.models import PathChange
+from verifiers.probes.cluster_rows import cluster_probes
 from verifiers.probes.permute import rotated
-from verifiers.probes.postgres import (
-    MARK,
-    data_directories,
-    parse_export,
-    permuted_sql,
-    postgres_probes,
-    table_changes,
-)
+from verifiers.probes.postgres import MARK, data_directories, parse_export, table_changes
 
 
 def test_every_column_keeps_its_values_and_no_row_keeps_its_own() -> None:
@@ -76,25 +71,91 @@ def test_a_migrations_new_column_is_what_the_reference_set_in_every_row_it_kept(
     }
 
 
-def test_the_sql_sets_each_rotated_value_by_key_with_its_columns_type() -> None:
-    (t,) = table_changes(parse_export(BEFORE), parse_export(AFTER))
-    sql = permuted_sql(t)
-    assert sql.startswith('UPDATE "public"."orders" AS t SET "amount_cents" = v."amount_cents"')
-    assert 'json_populate_recordset(NULL::"public"."orders", ' in sql
-    records = json.loads(sql.split("'")[1])
-    assert records == [
-        {"id": 1, "amount_cents": 200},
-        {"id": 2, "amount_cents": 300},
-        {"id": 3, "amount_cents": 100},
+def _probes(before: str, after: str) -> dict[str, str]:
+    """Each probe built, by name → its SQL for the one database."""
+    return {
+        p.name: p.sql[("/pg", "shop")]
+        for p in cluster_probes(parse_export(before), parse_export(after))
+    }
+
+
+def _records(sql: str) -> list[object]:
+    """The JSON records of each statement, in order."""
+    return [json.loads(part) for part in sql.split("'")[1::2]]
+
+
+def test_a_migration_gets_its_amounts_rotated_and_its_kept_duplicates_swapped() -> None:
+    probes = _probes(BEFORE, AFTER)
+    # the new column is all the reference set: nothing to revert, truncate or blank out
+    assert set(probes) == {
+        "pg-perturbed-cells-zero",
+        "pg-perturbed-cells-scaled",
+        "pg-permuted-cells",
+        "pg-other-records-changed",
+    }
+    permuted = probes["pg-permuted-cells"]
+    assert permuted.startswith("SET session_replication_role = replica;")
+    assert 'UPDATE "public"."orders" AS t SET "amount_cents" = v."amount_cents"' in permuted
+    assert _records(permuted) == [
+        [
+            {"id": 1, "amount_cents": 200},
+            {"id": 2, "amount_cents": 300},
+            {"id": 3, "amount_cents": 100},
+        ]
     ]
-    (probe,) = postgres_probes(parse_export(BEFORE), parse_export(AFTER))
-    assert probe.name == "permuted-rows"
+    # rows 4 and 5 were the duplicates of 1 and 2 (same ref): kept instead of them, with the
+    # amounts the reference computed for their twins, which go; triggers on for the swap
+    others = probes["pg-other-records-changed"]
+    assert others.split("\n")[0] == "SET session_replication_role = replica;"
+    assert "SET session_replication_role = origin;" in others
+    assert _records(others) == [
+        {"id": 4, "ref": "R1", "amount_cents": 100},
+        {"id": 5, "ref": "R2", "amount_cents": 200},
+        {"id": 1},
+        {"id": 2},
+    ]
+
+
+def test_an_update_in_place_gets_every_class() -> None:
+    rows = [{"id": i, "status": "pending", "hours": i} for i in range(1, 6)]
+    before = _line("/pg", "tickets", ["id", "status", "hours"], rows)
+    done = [
+        {**r, "status": "closed", "hours": r["hours"] + 1} if r["id"] in (2, 4) else r for r in rows
+    ]
+    after = _line("/pg", "tickets", ["id", "status", "hours"], done)
+    probes = _probes(before, after)
+    assert set(probes) == {
+        "pg-truncated-rows",
+        "pg-perturbed-cells-zero",
+        "pg-perturbed-cells-scaled",
+        "pg-placeholder-cells",
+        "pg-columns-reverted",
+        "pg-permuted-cells",
+        "pg-superset-rows",
+        "pg-other-records-changed",
+    }
+    assert _records(probes["pg-truncated-rows"]) == [{"id": 4, "status": "pending", "hours": 4}]
+    # the last column of each change keeps its old value: closed, hours not logged
+    assert _records(probes["pg-columns-reverted"]) == [{"id": 2, "hours": 2}, {"id": 4, "hours": 4}]
+    # the look-alikes (pending) get the change too; the status is what every change shares
+    assert _records(probes["pg-superset-rows"]) == [
+        {"id": 1, "status": "closed"},
+        {"id": 3, "status": "closed"},
+        {"id": 5, "status": "closed"},
+    ]
+    # the two changed rows back as they were, two others changed as they were
+    assert _records(probes["pg-other-records-changed"]) == [
+        {"id": 2, "status": "pending", "hours": 2},
+        {"id": 4, "status": "pending", "hours": 4},
+        {"id": 1, "status": "closed", "hours": 3},
+        {"id": 3, "status": "closed", "hours": 5},
+    ]
 
 
 def test_tables_without_a_key_or_unchanged_give_no_probe() -> None:
     keyless = AFTER.replace('"key": ["id"]', '"key": null')
     assert parse_export(keyless) == {}
-    assert postgres_probes(parse_export(AFTER), parse_export(AFTER)) == ()
+    assert cluster_probes(parse_export(AFTER), parse_export(AFTER)) == ()
 
 
 def test_a_cluster_is_found_by_its_control_file() -> None:

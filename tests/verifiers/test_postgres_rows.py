@@ -5,9 +5,10 @@ server, in the oracle state re-created from its recipe (full-state scope).
 The task: migrate an orders table's text amounts to a cents column and drop the duplicate
 imports. Two verifiers:
 - one that checks the migration by aggregates (row count, distinct references, sum and
-  max of the cents): `permuted-rows@oracle` (the amounts rotated among the kept rows)
-  must catch it;
-- a sound one comparing every row with constants: the probe at 0, the task accepted.
+  max of the cents): `pg-permuted-cells@oracle` (the amounts rotated among the kept
+  rows) and `pg-other-records-changed@oracle` (the duplicates kept instead of the
+  originals) must catch it, and nothing else;
+- a sound one comparing every row with constants: every probe at 0, the task accepted.
 """
 
 from __future__ import annotations
@@ -104,16 +105,28 @@ def _observed(report) -> dict[str, list[int]]:  # type: ignore[no-untyped-def]
     return {c.name: list(c.observed) for c in report.checks}
 
 
-def test_a_verifier_of_aggregates_is_caught_by_permuted_rows(docker_engine, image) -> None:  # type: ignore[no-untyped-def]
+CLUSTER_PROBES = {
+    "probe:pg-perturbed-cells-zero@oracle",
+    "probe:pg-perturbed-cells-scaled@oracle",
+    "probe:pg-permuted-cells@oracle",
+    "probe:pg-other-records-changed@oracle",
+}
+
+
+def test_a_verifier_of_aggregates_is_caught_by_permuted_and_other_rows(
+    docker_engine, image
+) -> None:  # type: ignore[no-untyped-def]
     report = _gate(docker_engine, image, AGGREGATES)
-    assert _observed(report)["oracle"] == [1]
+    observed = _observed(report)
+    assert observed["oracle"] == [1]
+    assert CLUSTER_PROBES <= set(observed)
     failing = {c.name for c in report.checks if c.kind == CheckKind.PROBE and not c.passed}
-    assert failing == {"probe:permuted-rows@oracle"}
+    assert failing == {"probe:pg-permuted-cells@oracle", "probe:pg-other-records-changed@oracle"}
     assert report.outcome == TaskVerdict.REJECTED
 
 
 def test_a_sound_cluster_verifier_is_accepted(docker_engine, image) -> None:  # type: ignore[no-untyped-def]
     report = _gate(docker_engine, image, SOUND)
     observed = _observed(report)
-    assert observed["probe:permuted-rows@oracle"] == [0]
+    assert {n: observed[n] for n in CLUSTER_PROBES} == {n: [0] for n in CLUSTER_PROBES}
     assert report.outcome == TaskVerdict.PASSED, report.reasons

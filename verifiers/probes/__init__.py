@@ -13,7 +13,7 @@ one rejects it (tests/verifiers/test_probes.py).
 
 Probes built per gate run from what the oracle wrote (`TruncatedOutputs`, `FieldsDropped`,
 `perturbed_numbers`, `CandidateFlood`; in SQLite outputs, `rows.row_probes`; in
-PostgreSQL clusters, `postgres.postgres_probes`; record order
+PostgreSQL clusters, `cluster_rows.cluster_probes`; record order
 and multiplicity, `records.record_probes`) are not in `PROBES`: the gates build them.
 `GATE_BUILT` lists every such class, traced ones included, so that the probe table of
 docs/verifiers.md (`scripts/gen_docs.py`) shows them beside `PROBES`.
@@ -32,6 +32,16 @@ from .alternatives import (
     VacuumedSqlite,
 )
 from .base import Probe
+from .cluster_rows import (
+    ClusterColumnsReverted,
+    ClusterOtherRecords,
+    ClusterPermutedCells,
+    ClusterPlaceholderCells,
+    ClusterScaledCells,
+    ClusterSupersetRows,
+    ClusterTruncatedRows,
+    ClusterZeroedCells,
+)
 from .git import GitHookReplay, UncommittedResult
 from .hijack import PathHijack
 from .inputs import EmptiedInputs, MinimalInputs
@@ -44,7 +54,6 @@ from .numbers import (
     ZeroedNumbers,
     perturbed_numbers,
 )
-from .postgres import PermutedRows
 from .processes import DelayedRewrite
 from .pytest_attacks import (
     BreakCollection,
@@ -137,7 +146,14 @@ GATE_BUILT: tuple[type[Probe], ...] = (
     PermutedCells,
     SupersetRows,
     OtherRecordsChanged,
-    PermutedRows,
+    ClusterTruncatedRows,
+    ClusterZeroedCells,
+    ClusterScaledCells,
+    ClusterPlaceholderCells,
+    ClusterColumnsReverted,
+    ClusterPermutedCells,
+    ClusterSupersetRows,
+    ClusterOtherRecords,
     RecordsReordered,
     RecordDuplicated,
     UncommittedResult,

@@ -17,34 +17,28 @@ the host works. Everything goes through the task image's own server instead:
 - `table_changes`: the pristine and oracle exports paired by primary key: per table, the
   cells the reference set — in rows it inserted, and in rows it kept, every column whose
   value changed or that it added (a migration's new column).
-- `PermutedRows`: those cells rotated among their rows (`permute.rotated`), written by
-  ``UPDATE … FROM json_populate_recordset(…)`` in the oracle state, so every value keeps
-  its column's type; triggers off (``session_replication_role = replica``) so that no
-  other row moves; each statement on its own, so one a constraint refuses (a UNIQUE
-  column) changes nothing and the others still apply.
+  The rows it deleted too, and which columns a foreign key names (left alone, as in
+  SQLite: `probes.database`).
 
-Tables over `MAX_ROWS` rows and tables without a primary key (rows cannot be paired) are
-left out; so is a probe whose SQL passes `MAX_SQL` characters (one exec's argument).
+The probes built from those changes, run as SQL by the same private server in the oracle
+state, are in `probes.cluster_rows`. Tables over `MAX_ROWS` rows and tables without a
+primary key (rows cannot be paired) are left out.
 """
 
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from envfactory.core.models import EnvironmentSpec, PathChange
+from envfactory.core.models import PathChange
 
-from .base import Probe, q
-from .permute import rotated
+from .base import q
 
 CONTROL_FILE = "/global/pg_control"
 #: tables larger than this are not exported (a table that big is rarely the answer itself)
 MAX_ROWS = 20_000
-#: the probe's SQL, all clusters together (the script is one exec argument: 128 KiB)
-MAX_SQL = 64 * 1024
 #: where a private server's socket and log go, inside the state's container
 SOCKET_DIR = "/tmp/.envfactory-pg"
 #: the line that starts each exported table (psql prints nothing else at -At)
@@ -63,9 +57,10 @@ def data_directories(diff: Sequence[PathChange]) -> tuple[str, ...]:
     return tuple(sorted(d for d in dirs if d.startswith("/") and not set(d) & set("'\n\\")))
 
 
-def _server(directory: str) -> str:
-    """Shell defining `pg_up`, `pg_down` and `pg_sql DB` (psql reading stdin) for the
-    cluster in `directory`; `pg_up` fails when the cluster cannot start."""
+def server_shell(directory: str) -> str:
+    """Shell defining `pg_up`, `pg_down`, `pg_sql DB` (psql reading stdin) and `pg_apply
+    DB` (the same, setting APPLIED=1 when a statement changed a row) for the cluster in
+    `directory`; `pg_up` fails when the cluster cannot start."""
     d = q(directory)
     return f"""
 D={d}; S={SOCKET_DIR}
@@ -90,6 +85,11 @@ ${{C:+-c config_file=$C}}" start >/dev/null
 }}
 pg_down() {{ as_owner "$B/pg_ctl" -D "$D" -m fast -w -t 60 stop >/dev/null; rm -rf "$S"; }}
 pg_sql() {{ as_owner "$B/psql" -X -q -At -h "$S" -d "$1" -v ON_ERROR_STOP=0 2>/dev/null; }}
+pg_apply() {{
+  as_owner "$B/psql" -X -At -h "$S" -d "$1" -v ON_ERROR_STOP=0 2>/dev/null \
+    | grep -E '^(UPDATE|DELETE) [1-9]|^INSERT 0 [1-9]' >/dev/null && APPLIED=1
+  return 0
+}}
 """
 
 
@@ -97,7 +97,7 @@ pg_sql() {{ as_owner "$B/psql" -X -q -At -h "$S" -d "$1" -v ON_ERROR_STOP=0 2>/d
 _EXPORT_SQL = rf"""
 SELECT format(
   $q$SELECT %L || json_build_object('db', current_database(), 'schema', %L, 'table', %L,
-     'columns', %L::json, 'key', %L::json,
+     'columns', %L::json, 'key', %L::json, 'fkeys', %L::json,
      'rows', (SELECT coalesce(json_agg(row_to_json(t)), '[]') FROM
               (SELECT * FROM %I.%I LIMIT {MAX_ROWS + 1}) t))::text$q$,
   '{MARK}', n.nspname, c.relname,
@@ -106,6 +106,9 @@ SELECT format(
   (SELECT json_agg(a.attname ORDER BY array_position(i.indkey::int2[], a.attnum))
     FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
     WHERE i.indrelid = c.oid AND i.indisprimary),
+  (SELECT json_agg(DISTINCT a.attname) FROM pg_constraint k
+    JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = ANY(k.conkey)
+    WHERE k.conrelid = c.oid AND k.contype = 'f'),
   n.nspname, c.relname)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
@@ -121,7 +124,7 @@ def export_script(directories: Sequence[str]) -> str:
     parts = []
     for directory in directories:
         parts.append(f"""(
-{_server(directory)}
+{server_shell(directory)}
 pg_up || exit 0
 pg_sql postgres <<'__EF_SQL__' | while IFS= read -r db; do
 SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY 1
@@ -145,6 +148,8 @@ class Table:
     columns: tuple[str, ...]
     key: tuple[str, ...]
     rows: Mapping[Key, Mapping[str, Any]]
+    #: columns a foreign key names
+    fixed: frozenset[str] = frozenset()
 
 
 TableId = tuple[str, str, str, str]  # data directory, database, schema, table
@@ -163,12 +168,13 @@ def parse_export(text: str) -> dict[TableId, Table]:
             key = tuple(t["key"] or ())
             rows = list(t["rows"])
             columns = tuple(t["columns"])
+            fixed = frozenset(t.get("fkeys") or ())
         except (ValueError, KeyError, TypeError):
             continue
         if not key or len(rows) > MAX_ROWS or not all(isinstance(r, dict) for r in rows):
             continue
         by_key = {tuple(_hashable(r.get(k)) for k in key): r for r in rows}
-        out[(directory, t["db"], t["schema"], t["table"])] = Table(columns, key, by_key)
+        out[(directory, t["db"], t["schema"], t["table"])] = Table(columns, key, by_key, fixed)
     return out
 
 
@@ -178,122 +184,78 @@ def _hashable(v: Any) -> Any:
 
 @dataclass(frozen=True)
 class TableChanges:
-    """The cells the reference set in one table, per row key (keys ascending)."""
+    """One table's rows before and after the reference, paired by primary key, and the
+    cells it set (keys in key order)."""
 
     table: TableId
     key: tuple[str, ...]
+    #: columns a probe leaves alone: the primary key and those a foreign key names
+    fixed: frozenset[str]
+    columns: tuple[str, ...]
+    #: the table's columns before (None: the reference created the table)
+    columns_before: tuple[str, ...] | None
+    before: Mapping[Key, Mapping[str, Any]]
+    after: Mapping[Key, Mapping[str, Any]]
+    #: per row it inserted or changed: column → the value it set
     cells: Mapping[Key, Mapping[str, Any]]
-    order: tuple[Key, ...]
-    #: each row's key columns as exported (`Key` makes a JSON key hashable)
-    keys: Mapping[Key, Mapping[str, Any]]
+    inserted: tuple[Key, ...]
+    changed: tuple[Key, ...]
+    deleted: tuple[Key, ...]
+
+    @property
+    def same_columns(self) -> bool:
+        """Whether rows before and after have the same columns (no migration)."""
+        return self.columns_before == self.columns
+
+    @property
+    def name(self) -> str:
+        return f"{ident(self.table[2])}.{ident(self.table[3])}"
 
 
 def table_changes(
     before: Mapping[TableId, Table], after: Mapping[TableId, Table]
 ) -> tuple[TableChanges, ...]:
-    """Per table of the oracle's export, the cells the reference set (module docstring)."""
+    """Per table of the oracle's export, what the reference changed (module docstring)."""
     out = []
     for tid, new in sorted(after.items()):
         old = before.get(tid)
+        paired = old is not None and old.key == new.key
+        old_rows = old.rows if old is not None and paired else {}
         cells: dict[Key, dict[str, Any]] = {}
         for k, row in new.rows.items():
-            prev = old.rows.get(k) if old is not None and old.key == new.key else None
+            prev = old_rows.get(k)
             set_here = {
                 c: row.get(c)
                 for c in new.columns
-                if c not in new.key and (prev is None or c not in prev or prev[c] != row.get(c))
+                if c not in new.fixed and (prev is None or c not in prev or prev[c] != row.get(c))
             }
             if set_here:
                 cells[k] = set_here
-        if cells:
-            order = tuple(sorted(cells, key=_sort_key))
-            keys = {k: {c: new.rows[k].get(c) for c in new.key} for k in cells}
-            out.append(TableChanges(tid, new.key, cells, order, keys))
+        deleted = tuple(sorted((k for k in old_rows if k not in new.rows), key=sort_key))
+        if not cells and not deleted:
+            continue
+        ordered = sorted(cells, key=sort_key)
+        out.append(
+            TableChanges(
+                table=tid,
+                key=new.key,
+                fixed=frozenset(new.key) | new.fixed,
+                columns=new.columns,
+                columns_before=old.columns if old is not None and paired else None,
+                before=old_rows,
+                after=new.rows,
+                cells=cells,
+                inserted=tuple(k for k in ordered if k not in old_rows),
+                changed=tuple(k for k in ordered if k in old_rows),
+                deleted=deleted,
+            )
+        )
     return tuple(out)
 
 
-def _sort_key(k: Key) -> tuple[tuple[int, Any], ...]:
+def sort_key(k: Key) -> tuple[tuple[int, Any], ...]:
     return tuple((0, v) if isinstance(v, int | float) else (1, str(v)) for v in k)
 
 
-class PermutedRows(Probe):
-    """Applied to the oracle state: in every PostgreSQL table the reference solution
-    wrote, the values it set in each column are rotated among the rows it set them in,
-    through the cluster's own server, so that the table's count, sums, extremes and
-    distinct values stay the same and the rows hold each other's values. Fools a
-    verifier that checks a migration or an update by its aggregates and never which row
-    holds which value. Built per gate run from the pristine and oracle clusters' rows
-    (`postgres_probes`); never in the default battery."""
-
-    name = "permuted-rows"
-
-    def __init__(self, sql: Mapping[tuple[str, str], str] | None = None) -> None:
-        self.sql = dict(sql or {})  # (data directory, database) → its statements
-
-    @property
-    def detail(self) -> str:
-        return "tables: " + ", ".join(sorted({f"{d}:{db}" for d, db in self.sql}))
-
-    def script(self, spec: EnvironmentSpec) -> str:
-        parts = []
-        for directory in sorted({d for d, _ in self.sql}):
-            body = []
-            for (d, db), sql in sorted(self.sql.items()):
-                if d != directory:
-                    continue
-                tag = _unused_tag(sql)
-                body.append(f"pg_sql {q(db)} <<'{tag}' >/dev/null 2>&1\n{sql}\n{tag}")
-            parts.append(f"(\n{_server(directory)}\npg_up || exit 1\n" + "\n".join(body))
-            parts[-1] += "\npg_down\n)"
-        return "\n".join(parts) + "\n"
-
-
-def _unused_tag(text: str) -> str:
-    while True:
-        tag = "__EF_" + secrets.token_hex(4).upper()
-        if tag not in text:
-            return tag
-
-
-def _ident(name: str) -> str:
+def ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def permuted_sql(t: TableChanges) -> str:
-    """One ``UPDATE`` per column the rotation changes (module docstring); "" when none."""
-    moved = rotated(t.cells, list(t.order))
-    _, _, schema, table = t.table
-    name = f"{_ident(schema)}.{_ident(table)}"
-    columns = sorted({c for values in moved.values() for c in values})
-    statements = []
-    for c in columns:
-        records = [{**t.keys[k], c: values[c]} for k, values in moved.items() if c in values]
-        match = " AND ".join(f"t.{_ident(k)} = v.{_ident(k)}" for k in t.key)
-        statements.append(
-            f"UPDATE {name} AS t SET {_ident(c)} = v.{_ident(c)} FROM "
-            f"json_populate_recordset(NULL::{name}, {_literal(json.dumps(records))}) AS v "
-            f"WHERE {match};"
-        )
-    return "\n".join(statements)
-
-
-def postgres_probes(
-    before: Mapping[TableId, Table], after: Mapping[TableId, Table]
-) -> tuple[Probe, ...]:
-    """The probes above for the tables the reference changed (none where nothing moves)."""
-    sql: dict[tuple[str, str], list[str]] = {}
-    used = 0
-    for t in table_changes(before, after):
-        text = permuted_sql(t)
-        if not text or used + len(text) > MAX_SQL:
-            continue
-        used += len(text)
-        sql.setdefault((t.table[0], t.table[1]), []).append(text)
-    if not sql:
-        return ()
-    prologue = "SET session_replication_role = replica;\n"
-    return (PermutedRows({k: prologue + "\n".join(v) for k, v in sql.items()}),)
