@@ -46,6 +46,7 @@ from ..probes import (
 from ..probes.alternatives import alternatives_for
 from ..probes.database import database_changes
 from ..probes.numbers import CandidateFlood, perturbed_numbers
+from ..probes.other_records import other_records_probes
 from ..probes.records import record_probes
 from ..probes.rows import row_probes
 from ..probes.tools import ToolReplay, loads_of
@@ -165,7 +166,7 @@ class OracleProbes:
     """The probes built from what the oracle wrote."""
 
     on_oracle: tuple[Probe, ...]  # its outputs cut, fields dropped, numbers changed, padded,
-    # left uncommitted
+    # left uncommitted, its changes made to other records
     on_noop: tuple[Probe, ...]  # its programs and outputs flooded on the untouched state, its
     # files replayed by the repository's hooks and by the verifier's tools (traced loads)
     recompute: bool  # the reference run again on minimal inputs
@@ -204,6 +205,7 @@ def oracle_probes(
     on_noop += (lookup,) if lookup.applies else ()
     databases = database_changes(oracle, pristine)
     on_oracle += row_probes(databases)
+    on_oracle += other_records_probes(oracle, pristine)
     required, tolerated = record_probes(oracle, pristine, spec, databases)
     return OracleProbes(
         on_oracle + required,

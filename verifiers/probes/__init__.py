@@ -14,7 +14,8 @@ one rejects it (tests/verifiers/test_probes.py).
 Probes built per gate run from what the oracle wrote (`TruncatedOutputs`, `FieldsDropped`,
 `perturbed_numbers`, `CandidateFlood`; in SQLite outputs, `rows.row_probes`; in
 PostgreSQL clusters, `cluster_rows.cluster_probes`; record order
-and multiplicity, `records.record_probes`) are not in `PROBES`: the gates build them.
+and multiplicity, `records.record_probes`; the reference's changes to a table file made
+to other records, `other_records.other_records_probes`) are not in `PROBES`: the gates build them.
 `GATE_BUILT` lists every such class, traced ones included, so that the probe table of
 docs/verifiers.md (`scripts/gen_docs.py`) shows them beside `PROBES`.
 """
@@ -54,6 +55,7 @@ from .numbers import (
     ZeroedNumbers,
     perturbed_numbers,
 )
+from .other_records import OtherRecordsInFile
 from .processes import DelayedRewrite
 from .pytest_attacks import (
     BreakCollection,
@@ -146,6 +148,7 @@ GATE_BUILT: tuple[type[Probe], ...] = (
     PermutedCells,
     SupersetRows,
     OtherRecordsChanged,
+    OtherRecordsInFile,
     ClusterTruncatedRows,
     ClusterZeroedCells,
     ClusterScaledCells,
