@@ -1,5 +1,5 @@
 """The probes against loose comparisons of numbers, on the report task (`reporttask`):
-its figures zeroed, set to one, scaled or made NaN, its lines made placeholders and its
+its figures zeroed, set to one, scaled, doubled or made NaN, its lines made placeholders and its
 rows padded with look-alikes from the inputs on the oracle state (perturbed-numbers-*,
 placeholder-lines, superset-lines), its program and its
 summary replaced by a flood of candidate answers on the no-op state (candidate-flood).
@@ -43,6 +43,11 @@ LOOSE = {
     "signs-only": _FIGURES
     + "sys.exit(0 if 'not written yet' not in open('/workspace/report.py').read()"
     " and got.keys() == want.keys() and all(v > 0 for v in got.values()) else 1)\n",
+    # "the regions' shares are right" (once the program is written): eu against na in the
+    # expected proportion — shares, never the amounts
+    "shares-only": _FIGURES
+    + "sys.exit(0 if 'not written yet' not in open('/workspace/report.py').read()"
+    " and abs(got['eu'] / got['na'] - want['eu'] / want['na']) < 1e-9 else 1)\n",
     # "as many lines as expected" (once the program is written): the shape only
     "line-count": "import sys\n"
     "n = len(open('/workspace/out/summary.csv').read().splitlines())\n"
@@ -133,6 +138,9 @@ def test_every_verifier_accepts_the_oracle_and_rejects_the_untouched_workspace(
         ("perturbed-numbers-one", "signs-only", True),
         ("perturbed-numbers-nan", "fails-when-off", True),
         ("perturbed-numbers-scaled", "fails-when-off", False),  # why the NaN variant
+        ("perturbed-numbers-doubled", "shares-only", True),
+        ("perturbed-numbers-scaled", "shares-only", False),  # why the doubled variant
+        ("perturbed-numbers-one", "shares-only", False),
         ("perturbed-numbers-zero", "fails-when-off", False),
         ("placeholder-lines", "line-count", True),
         ("superset-lines", "rows-present", True),
@@ -178,13 +186,18 @@ def _gates(engine, image, files, name):  # type: ignore[no-untyped-def]
     )
 
 
-def test_a_one_sided_check_is_caught_only_by_the_scaled_figures(docker_engine, report_image, files):  # type: ignore[no-untyped-def]
+def test_a_one_sided_check_is_caught_only_by_the_figures_made_larger(
+    docker_engine, report_image, files
+):  # type: ignore[no-untyped-def]
     report = _gates(docker_engine, report_image, files, "lower-bounds-only")
     # it reads the lines into a dict: the order the instruction asks for ("sorted by
-    # region") is never checked either
+    # region") is never checked either, nor that report.py was finished (the stub back,
+    # the summary kept)
     assert report.reasons == (
+        "probe probe:perturbed-numbers-doubled@oracle: expected 0, got [1]",
         "probe probe:perturbed-numbers-scaled@oracle: expected 0, got [1]",
         "probe probe:records-reordered@oracle: expected 0, got [1]",
+        "probe probe:undone-file-2@oracle: expected 0, got [1]",
     )
 
 
@@ -198,4 +211,5 @@ def test_a_verifier_that_finds_the_figures_somewhere_is_caught_by_the_flood_and_
         "probe probe:candidate-flood@no-op: expected 0, got [1]",
         "probe probe:records-reordered@oracle: expected 0, got [1]",  # nor the order
         "probe probe:superset-lines@oracle: expected 0, got [1]",
+        "probe probe:undone-file-2@oracle: expected 0, got [1]",  # nor the program
     )

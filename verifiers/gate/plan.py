@@ -38,6 +38,7 @@ from ..omissions import omission_chains
 from ..probes import (
     FieldsDropped,
     GitHookReplay,
+    HollowCommits,
     Probe,
     TruncatedOutputs,
     UncommittedResult,
@@ -50,6 +51,7 @@ from ..probes.other_records import other_records_probes
 from ..probes.records import record_probes
 from ..probes.rows import row_probes
 from ..probes.tools import ToolReplay, loads_of
+from ..probes.undone import undone_files
 from ..probes.visible import VisibleExamplesOnly
 from ..probes.workspace import Workspace, file_bytes, without_paths
 
@@ -166,7 +168,7 @@ class OracleProbes:
     """The probes built from what the oracle wrote."""
 
     on_oracle: tuple[Probe, ...]  # its outputs cut, fields dropped, numbers changed, padded,
-    # left uncommitted, its changes made to other records
+    # left uncommitted or hollow, one file left undone, its changes made to other records
     on_noop: tuple[Probe, ...]  # its programs and outputs flooded on the untouched state, its
     # files replayed by the repository's hooks and by the verifier's tools (traced loads)
     recompute: bool  # the reference run again on minimal inputs
@@ -196,7 +198,8 @@ def oracle_probes(
     on_noop: tuple[Probe, ...] = (flood,) if flood.applies else ()
     after, before = file_bytes(oracle), file_bytes(pristine)
     uncommitted = UncommittedResult.for_states(after, before)
-    on_oracle += (uncommitted,) if uncommitted.repos else ()
+    on_oracle += (uncommitted, HollowCommits(uncommitted.repos)) if uncommitted.repos else ()
+    on_oracle += undone_files(oracle, pristine, spec.instruction, spec.workdir)
     hooks = GitHookReplay.for_states(after, before)
     on_noop += (hooks,) if hooks.applies else ()
     tools = ToolReplay.for_states(loads_of(probes), after, before)

@@ -43,11 +43,12 @@ from .cluster_rows import (
     ClusterTruncatedRows,
     ClusterZeroedCells,
 )
-from .git import GitHookReplay, UncommittedResult
+from .git import GitHookReplay, HollowCommits, UncommittedResult
 from .hijack import PathHijack
 from .inputs import EmptiedInputs, MinimalInputs
 from .numbers import (
     CandidateFlood,
+    DoubledNumbers,
     NanNumbers,
     OneNumbers,
     PlaceholderLines,
@@ -79,6 +80,7 @@ from .rows import (
 from .superset import SupersetLines, superset_lines
 from .tools import ToolReplay, TracedSilenced
 from .traced import TracedLink, TracedOverwrite, TracedReplay, TracedShadow
+from .undone import UndoneFile
 from .visible import VisibleExamplesOnly
 from .workspace import (
     CrashingPrograms,
@@ -137,6 +139,7 @@ GATE_BUILT: tuple[type[Probe], ...] = (
     ZeroedNumbers,
     OneNumbers,
     ScaledNumbers,
+    DoubledNumbers,
     NanNumbers,
     PlaceholderLines,
     SupersetLines,
@@ -160,6 +163,8 @@ GATE_BUILT: tuple[type[Probe], ...] = (
     RecordsReordered,
     RecordDuplicated,
     UncommittedResult,
+    HollowCommits,
+    UndoneFile,
     CandidateFlood,
     GitHookReplay,
     VisibleExamplesOnly,
@@ -191,6 +196,7 @@ __all__ = [
     "ALTERNATIVES",
     "GATE_BUILT",
     "GitHookReplay",
+    "HollowCommits",
     "UncommittedResult",
     "VisibleExamplesOnly",
     "PROBES",

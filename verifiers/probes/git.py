@@ -102,6 +102,74 @@ done"""
         return "\n".join(lines) + "\ntrue\n"
 
 
+class HollowCommits(Probe):
+    """Applied to the oracle state, where the reference committed: every commit it made
+    keeps its message, author, dates and parents (a merge stays a merge, a tag moves
+    along) but records its first parent's tree, and the working tree is checked out to
+    match — the history's shape without the change (``git merge -s ours``, an empty
+    commit with the right subject). Fools a verifier that checks how many commits, merges
+    or entries there are and what they are called, never what the commits hold. Built
+    per gate run from the pristine and oracle states' refs (`for_states`); never in the
+    default battery."""
+
+    name = "hollow-commits"
+
+    def __init__(self, repos: Mapping[str, Refs] | None = None) -> None:
+        self.repos = dict(repos or {})  # repository → its refs at the start
+
+    def script(self, spec: EnvironmentSpec) -> str:
+        lines = ["command -v git >/dev/null 2>&1 || exit 0", "__ef_map=$(mktemp) || exit 1"]
+        for repo, refs in sorted(self.repos.items()):
+            starts = " ".join(qs([oid]) for r, oid in sorted(refs.items()) if oid)
+            lines.append(f"d={qs([repo])}\n{_HOLLOW.replace('__STARTS__', starts)}")
+        lines.append('rm -f "$__ef_map"\ntrue')
+        return "\n".join(lines) + "\n"
+
+
+#: Rewrites the commits reachable from the branches and not from any start ref, oldest
+#: first, each onto its rewritten parents with its first parent's tree; then moves the
+#: branches and tags that pointed at them, and checks the working tree out (hooks off).
+_HOLLOW = f"""
+: > "$__ef_map"
+__ef_mapped() {{ awk -v c="$1" '$1 == c {{ print $2; f = 1 }} END {{ if (!f) print c }}' "$__ef_map"; }}
+for c in $({GIT} rev-list --reverse --topo-order --branches --not __STARTS__ 2>/dev/null); do
+  set -- $({GIT} rev-list --parents -n 1 "$c")
+  shift
+  args=""; first=""
+  for p in "$@"; do
+    m=$(__ef_mapped "$p"); args="$args -p $m"; [ -n "$first" ] || first=$m
+  done
+  if [ -n "$first" ]; then tree=$({GIT} rev-parse "$first^{{tree}}")
+  else tree=$({GIT} hash-object -t tree /dev/null); fi
+  new=$({GIT} log -1 --format=%B "$c" | \
+    GIT_AUTHOR_NAME="$({GIT} log -1 --format=%an "$c")" \
+    GIT_AUTHOR_EMAIL="$({GIT} log -1 --format=%ae "$c")" \
+    GIT_AUTHOR_DATE="$({GIT} log -1 --format=%aD "$c")" \
+    GIT_COMMITTER_NAME="$({GIT} log -1 --format=%cn "$c")" \
+    GIT_COMMITTER_EMAIL="$({GIT} log -1 --format=%ce "$c")" \
+    GIT_COMMITTER_DATE="$({GIT} log -1 --format=%cD "$c")" \
+    {GIT} commit-tree "$tree" $args) || continue
+  echo "$c $new" >> "$__ef_map"
+done
+while read -r old new; do
+  {GIT} for-each-ref --points-at "$old" --format='%(refname) %(objecttype)' \
+    refs/heads refs/tags | while read -r ref type; do
+    if [ "$type" = tag ]; then
+      name=${{ref#refs/tags/}}
+      GIT_COMMITTER_NAME="$({GIT} tag -l --format='%(taggername)' "$name")" \
+      GIT_COMMITTER_EMAIL="$({GIT} tag -l --format='%(taggeremail)' "$name" | tr -d '<>')" \
+      GIT_COMMITTER_DATE="$({GIT} tag -l --format='%(taggerdate:rfc)' "$name")" \
+        {GIT} tag -f -a -m "$({GIT} tag -l --format='%(contents)' "$name")" \
+        "$name" "$new" >/dev/null
+    else
+      {GIT} update-ref "$ref" "$new" "$old"
+    fi
+  done
+done < "$__ef_map"
+[ -s "$__ef_map" ] && {GIT} reset -q --hard HEAD
+"""
+
+
 #: hooks git runs by itself after it changed the working tree or a ref (checkout, reset,
 #: merge, rebase, commit), and the config that makes git run a program on `status`/`diff`
 HOOKS = ("post-checkout", "post-merge", "post-rewrite", "post-commit", "reference-transaction")

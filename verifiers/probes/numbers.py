@@ -320,6 +320,22 @@ class ScaledNumbers(_NumbersRewritten):
         return scaled(number)
 
 
+class DoubledNumbers(_NumbersRewritten):
+    """Applied to the oracle state: every number the reference solution wrote into a data
+    file the instruction names is doubled, in its own format (``20`` → ``40``, ``3.50`` →
+    ``7.00``): sign, whole numbers, parity, divisibility and order all kept. Fools a
+    verifier that checks properties of the figures (positive, whole cases, even, sorted)
+    and never their values, which the zeroed, one and ×1.5 variants each break. Built per
+    gate run (`perturbed_numbers`); never in the default battery."""
+
+    name = "perturbed-numbers-doubled"
+
+    @staticmethod
+    def rewrite(number: str) -> str:
+        mantissa, _ = _parts(number)
+        return _formatted(Decimal(mantissa) * 2, number)
+
+
 def named_texts(
     oracle: Workspace, pristine: Workspace, instruction: str, workdir: str
 ) -> dict[str, tuple[str, frozenset[str]]]:
@@ -351,13 +367,20 @@ def named_texts(
 def perturbed_numbers(
     oracle: Workspace, pristine: Workspace, instruction: str, workdir: str
 ) -> tuple[Probe, ...]:
-    """`ZeroedNumbers`, `OneNumbers`, `ScaledNumbers`, `NanNumbers` and `PlaceholderLines`
-    for the data files the oracle wrote that the instruction names — each only where it
+    """`ZeroedNumbers`, `OneNumbers`, `ScaledNumbers`, `DoubledNumbers`, `NanNumbers` and
+    `PlaceholderLines` for the data files the oracle wrote that the instruction names — each only where it
     changes something."""
     texts = named_texts(oracle, pristine, instruction, workdir)
     given = mentions(pristine, instruction) if texts else frozenset()
     out: list[Probe] = []
-    for cls in (ZeroedNumbers, OneNumbers, ScaledNumbers, NanNumbers, PlaceholderLines):
+    for cls in (
+        ZeroedNumbers,
+        OneNumbers,
+        ScaledNumbers,
+        DoubledNumbers,
+        NanNumbers,
+        PlaceholderLines,
+    ):
         files = {}
         for path, (text, keep) in texts.items():
             free_text = path.lower().endswith(FREE_TEXT_EXTS)
