@@ -41,16 +41,21 @@ def test_a_sound_verifier_passes_every_gate(docker_engine, sum_image, files) -> 
     assert {"oracle", "no-op", "prefix-1", "partial:wrong-total", "without-step-1"} <= names
     probes = [c for c in report.checks if c.kind == CheckKind.PROBE]
     # built from what the oracle wrote: its outputs cut short, their numbers zeroed, set to
-    # one, scaled and made NaN, their lines made placeholders, their rows padded; the reference run on inputs made
+    # one, scaled, doubled and made NaN, their lines made placeholders, their rows padded,
+    # each one left undone; the reference run on inputs made
     # minimal; its outputs flooded on the no-op, and replayed by the repository's hooks
     from_oracle = {
         "probe:truncated-outputs@oracle",
         "probe:perturbed-numbers-zero@oracle",
         "probe:perturbed-numbers-one@oracle",
         "probe:perturbed-numbers-scaled@oracle",
+        "probe:perturbed-numbers-doubled@oracle",
         "probe:perturbed-numbers-nan@oracle",
         "probe:placeholder-lines@oracle",
         "probe:superset-lines@oracle",
+        # each file the instruction names left undone (count.txt, then total.txt: empty)
+        "probe:undone-file-1@oracle",
+        "probe:undone-file-2@oracle",
         "probe:inputs-minimal+reference@no-op",
         "probe:candidate-flood@no-op",
         # the workspace is a git repository: its hooks replay the reference's files

@@ -11,7 +11,8 @@ through ``json_populate_record(NULL::table, …)`` so that it takes its column's
   else the last row it deleted comes back (where the table's columns did not change);
 - `ClusterZeroedCells`, `ClusterScaledCells`, `ClusterPlaceholderCells`,
   `ClusterColumnsReverted`, `ClusterPermutedCells`: as their SQLite twins;
-- `ClusterSupersetRows`: every look-alike row gets a changed row's change too;
+- `ClusterSupersetRows`: every look-alike row gets a changed row's change too (none:
+  every other row, a blanket UPDATE);
 - `ClusterOtherRecords` (as `other-records-changed`): the reference's changes made to as
   many *other* rows, and its deletions made to as many other rows — a deleted row's
   look-alike (the copy the reference kept) goes and the deleted one stays, with the
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, ClassVar
 
@@ -154,9 +155,10 @@ class ClusterPermutedCells(ClusterEdit):
 class ClusterSupersetRows(ClusterEdit):
     """Applied to the oracle state: every PostgreSQL row the reference solution did not
     change whose changed columns held what a changed row's held before (another
-    ``pending`` ticket) gets that row's change too, up to 50 rows, triggers firing. Fools
-    a verifier that checks the right rows changed but not that no other did. Built per
-    gate run (`cluster_probes`)."""
+    ``pending`` ticket) gets that row's change too — in a table without look-alikes,
+    every other row (a blanket UPDATE) — up to 50 rows, triggers firing. Fools a verifier
+    that checks the right rows changed but not that no other did. Built per gate run
+    (`cluster_probes`)."""
 
     name = "pg-superset-rows"
     triggers = True
@@ -194,10 +196,18 @@ def _key_values(t: TableChanges, k: Key) -> dict[str, Any]:
     return {c: row.get(c) for c in t.key}
 
 
+def _differs(columns: Sequence[str]) -> str:
+    """The row's values differ from the record's (an UPDATE that changes nothing reports
+    no row, so a probe knows whether it applied)."""
+    mine = ", ".join(f"t.{ident(c)}" for c in columns)
+    theirs = ", ".join(f"v.{ident(c)}" for c in columns)
+    return f"ROW({mine}) IS DISTINCT FROM ROW({theirs})"
+
+
 def update_row(t: TableChanges, k: Key, values: Mapping[str, Any]) -> str:
     sets = ", ".join(f"{ident(c)} = v.{ident(c)}" for c in values)
     record = _record(t, {**_key_values(t, k), **values})
-    return f"UPDATE {t.name} AS t SET {sets} FROM {record} WHERE {_match(t)};"
+    return f"UPDATE {t.name} AS t SET {sets} FROM {record} WHERE {_match(t)} AND {_differs(list(values))};"
 
 
 def delete_row(t: TableChanges, k: Key) -> str:
@@ -284,7 +294,7 @@ def _permute(t: TableChanges) -> list[str]:
         out.append(
             f"UPDATE {t.name} AS t SET {ident(c)} = v.{ident(c)} FROM "
             f"json_populate_recordset(NULL::{t.name}, {_literal(records)}) AS v "
-            f"WHERE {_match(t)};"
+            f"WHERE {_match(t)} AND {_differs([c])};"
         )
     return out
 
@@ -322,7 +332,14 @@ def _look_alikes(t: TableChanges) -> list[tuple[Key, dict[str, Any]]]:
 
 
 def _superset(t: TableChanges) -> list[str]:
-    return [update_row(t, k, change) for k, change in _look_alikes(t)[:MAX_ADDED]]
+    """Look-alikes get their twin's change; in a table without one, every other row gets
+    the first change (a blanket UPDATE that the task's condition should have limited)."""
+    targets = _look_alikes(t)
+    if not targets and t.changed:
+        first = t.changed[0]
+        blanket = {c: v for c, v in t.cells[first].items() if c in t.before[first]}
+        targets = [(k, blanket) for k in _untouched(t)] if blanket else []
+    return [update_row(t, k, change) for k, change in targets[:MAX_ADDED]]
 
 
 def _others(t: TableChanges) -> list[str]:

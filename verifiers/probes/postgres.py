@@ -227,7 +227,9 @@ def table_changes(
             set_here = {
                 c: row.get(c)
                 for c in new.columns
-                if c not in new.fixed and (prev is None or c not in prev or prev[c] != row.get(c))
+                if c not in new.key
+                and c not in new.fixed
+                and (prev is None or c not in prev or prev[c] != row.get(c))
             }
             if set_here:
                 cells[k] = set_here

@@ -18,7 +18,8 @@ changed, with the database's triggers suspended:
 
 Two more change rows the reference did *not* change, as a solver's UPDATE would
 (triggers firing): `SupersetRows` (as `superset-lines`) gives every look-alike row — one
-whose changed columns held what a changed row's held before — the same change as well;
+whose changed columns held what a changed row's held before — the same change as well
+(in a table without look-alikes, every other row: a blanket UPDATE);
 `OtherRecordsChanged` starts from the database the task started with and makes the
 reference's changes to as many *other* rows instead (look-alikes first): the same counts,
 the wrong records. A verifier rewarding it checks how many records changed, never which:
@@ -135,9 +136,10 @@ class PermutedCells(_RowsRewritten):
 class SupersetRows(_RowsRewritten):
     """Applied to the oracle state: every row the reference solution did not change whose
     changed columns held what a changed row's held before (a look-alike: another
-    ``pending`` ticket) gets that row's change too, up to 50 rows, triggers firing.
-    Fools a verifier that checks the right rows changed but not that no other did. Built
-    per gate run (`row_probes`)."""
+    ``pending`` ticket) gets that row's change too — in a table without look-alikes, every
+    other row (a blanket UPDATE) — up to 50 rows, triggers firing. Fools a verifier that
+    checks the right rows changed but not that no other did. Built per gate run
+    (`row_probes`)."""
 
     name = "superset-rows"
 
@@ -242,16 +244,23 @@ def _key(v: Any) -> tuple[str, Any]:
 
 
 def _superset(conn: sqlite3.Connection, db: DatabaseChanges) -> bool:
+    """Look-alikes get their twin's change; in a table without one, every other row gets
+    the first change (a blanket UPDATE that the task's condition should have limited)."""
     done, added = False, 0
     for t in db.tables:
+        if not t.changed:
+            continue
         cols, by_old = _pattern(t)
-        for rid in sorted(t.after):
+        others = [r for r in sorted(t.after) if r not in t.changed and r not in t.inserted]
+        found = {r: by_old.get(tuple(t.after[r][i] for i in cols)) for r in others}
+        alike = {r: c for r, c in found.items() if c is not None}
+        if not alike:
+            blanket = {i: t.after[t.changed[0]][i] for i in cols}
+            alike = {r: blanket for r in others}
+        for rid, change in alike.items():
             if added >= MAX_ADDED:
                 return done
-            if rid in t.changed or rid in t.inserted:
-                continue
-            change = by_old.get(tuple(t.after[rid][i] for i in cols))
-            if change is not None and set_cells(conn, t, rid, change):
+            if set_cells(conn, t, rid, change):
                 done, added = True, added + 1
     return done
 
