@@ -50,9 +50,11 @@ SPEC = EnvironmentSpec(
     reference_solution=(Step(title="tool", script=REFERENCE),),
 )
 WANT = "printf 'alice\\nbob\\ncarol\\ndave\\n' > /tmp/want\n"
-#: runs the program again, then compares the file it wrote
+#: runs the program again (the file it writes emptied first), then compares that file
 RERUNS = (
-    "#!/bin/sh\n" + WANT + "sh /app/tool.sh || exit 1\ncmp -s /tmp/want /app/out/names.txt\n"
+    "#!/bin/sh\n"
+    + WANT
+    + ": > /app/out/names.txt\nsh /app/tool.sh || exit 1\ncmp -s /tmp/want /app/out/names.txt\n"
 ).encode()
 #: reads the file as left, as a set
 AS_LEFT = (
@@ -60,7 +62,11 @@ AS_LEFT = (
 ).encode()
 ROWS = {"probe:records-reordered@oracle", "probe:record-duplicated@oracle"}
 #: every probe on the oracle that changes names.txt alone
-NAMES_ONLY = ROWS | {"probe:placeholder-lines@oracle", "probe:superset-lines@oracle"}
+NAMES_ONLY = ROWS | {
+    "probe:placeholder-lines@oracle",
+    "probe:superset-lines@oracle",
+    "probe:undone-file-1@oracle",  # names.txt left empty
+}
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +101,7 @@ def test_without_a_trace_the_rows_stay(docker_engine, image) -> None:  # type: i
 
 def test_a_verifier_that_reads_the_file_as_left_is_still_caught(docker_engine, image) -> None:  # type: ignore[no-untyped-def]
     report = _gate(docker_engine, image, AS_LEFT, trace=True)
-    assert report.not_applicable == ()
+    # only the program left empty, which it never runs
+    assert [line.split(": ")[0] for line in report.not_applicable] == ["probe:undone-file-2@oracle"]
     assert {f.check for f in report.failures} >= ROWS
     assert report.outcome == TaskVerdict.REJECTED

@@ -15,6 +15,7 @@ from verifiers.probes.numbers import (
     MAX_EMBEDDED,
     MAX_FLOOD_EMBEDDED,
     CandidateFlood,
+    DoubledNumbers,
     NanNumbers,
     OneNumbers,
     PlaceholderLines,
@@ -105,7 +106,8 @@ def test_numbers_inside_identifiers_dates_versions_and_kept_lines_stay() -> None
 
 
 def test_perturbed_numbers_rewrite_only_named_data_the_oracle_wrote() -> None:
-    zero, one, scale, nan, lines = perturbed_numbers(ORACLE, PRISTINE, INSTRUCTION, "/app")
+    zero, one, scale, doubled, nan, lines = perturbed_numbers(ORACLE, PRISTINE, INSTRUCTION, "/app")
+    assert isinstance(doubled, DoubledNumbers) and set(doubled.files) == set(zero.files)
     assert isinstance(zero, ZeroedNumbers) and isinstance(scale, ScaledNumbers)
     assert isinstance(one, OneNumbers) and isinstance(lines, PlaceholderLines)
     assert isinstance(nan, NanNumbers) and set(nan.files) == set(zero.files)

@@ -95,7 +95,9 @@ def test_probes_on_an_accepted_partial_state_fold_under_it(docker_engine, sum_im
     v = make_verifier(files, 'test "$(cat /workspace/out/total.txt)" = 100')
     probes = (by_name("reward-file"), by_name("placeholder-outputs"), by_name("git-reset"))
     report = run_gates(_gate(docker_engine, sum_image, files, v, probes=probes))
-    (reason,) = report.reasons  # one line, its derived rows counted on it
+    # one line, its derived rows counted on it; then count.txt, which it never reads
+    reason, count = report.reasons
+    assert count == "probe probe:undone-file-1@oracle: expected 0, got [1]"
     assert re.fullmatch(
         r"unsolved prefix-1: expected 0, got \[1\] \(and [123] probe rows on it\)", reason
     )
