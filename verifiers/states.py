@@ -150,6 +150,17 @@ def capture(
     ), diff or ()
 
 
+def _start(engine: SandboxEngine, image: str, spec: EnvironmentSpec, purpose: Purpose) -> Sandbox:
+    """A sandbox on `image` with the task's limits, network and services."""
+    return engine.start(
+        image,
+        limits=spec.limits,
+        purpose=purpose,
+        network=spec.limits.network,
+        services=spec.services,
+    )
+
+
 def produce_chain(
     engine: SandboxEngine,
     pristine: str,
@@ -171,13 +182,7 @@ def produce_chain(
     recipe: tuple[Replay, ...] = ()
     if want_diff or spec.verify_scope == VerifyScope.FULL_STATE:
         pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot
-    box = engine.start(
-        pristine,
-        limits=spec.limits,
-        purpose=Purpose.GATE_STATE,
-        network=spec.limits.network,
-        services=spec.services,
-    )
+    box = _start(engine, pristine, spec, Purpose.GATE_STATE)
     try:
         for i, step in enumerate(steps):
             entry = step_replay(step, spec)
@@ -268,13 +273,7 @@ def produce_probe(
     names = [f"{base.name} step {i + 1}" for i in range(len(base.recipe))] + [f"probe {probe.name}"]
     if spec.verify_scope == VerifyScope.FULL_STATE:
         pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot
-    box = engine.start(
-        pristine,
-        limits=spec.limits,
-        purpose=Purpose.GATE_PROBE,
-        network=spec.limits.network,
-        services=spec.services,
-    )
+    box = _start(engine, pristine, spec, Purpose.GATE_PROBE)
     try:
         log = run_recipe(box, spec, recipe, names)
         prepared, diff = capture(
@@ -301,13 +300,7 @@ def read_state(
     `script` (shell, as root) prints there; None when the script failed, timed out or
     printed past the output cap. Reads what a state holds that only its own programs
     can read (a database cluster: `probes.postgres`)."""
-    box = engine.start(
-        pristine,
-        limits=spec.limits,
-        purpose=Purpose.GATE_PROBE,
-        network=spec.limits.network,
-        services=spec.services,
-    )
+    box = _start(engine, pristine, spec, Purpose.GATE_PROBE)
     try:
         recipe = (*base.recipe, KILLS_ALL)
         run_recipe(box, spec, recipe, [f"{base.name} step {i + 1}" for i in range(len(recipe))])

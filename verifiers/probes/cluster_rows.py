@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, ClassVar
 
 from envfactory.core.models import EnvironmentSpec
@@ -48,12 +47,12 @@ from .postgres import (
     sort_key,
     table_changes,
 )
+from .rows import placeholder_for, scaled_up, zero_like
 
 #: the SQL of one probe, all clusters together (the script is one exec argument: 128 KiB)
 MAX_SQL = 64 * 1024
 #: at most this many look-alike rows get the reference's change (`ClusterSupersetRows`)
 MAX_ADDED = 50
-PLACEHOLDER = "placeholder"
 TRIGGERS_OFF = "SET session_replication_role = replica;"
 TRIGGERS_ON = "SET session_replication_role = origin;"
 
@@ -260,20 +259,6 @@ def _number(rewrite: Callable[[int | float], int | float]) -> Callable[[Any], An
     return pick
 
 
-def _zero(v: int | float) -> int | float:
-    return 0 if isinstance(v, int) else 0.0
-
-
-def _scaled(v: int | float) -> int | float:
-    if isinstance(v, int):
-        return int((Decimal(v) * Decimal("1.5")).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-    return v * 1.5
-
-
-def _text(v: Any) -> str | None:
-    return PLACEHOLDER if isinstance(v, str) and v != PLACEHOLDER else None
-
-
 def _revert_last_column(t: TableChanges) -> list[str]:
     out = []
     for k in t.changed:
@@ -401,9 +386,9 @@ def _twin(t: TableChanges, d: Key, taken: set[Key]) -> Key | None:
 
 _BUILT: tuple[tuple[type[ClusterEdit], Builder], ...] = (
     (ClusterTruncatedRows, _truncate),
-    (ClusterZeroedCells, _set_where(_number(_zero))),
-    (ClusterScaledCells, _set_where(_number(_scaled))),
-    (ClusterPlaceholderCells, _set_where(_text)),
+    (ClusterZeroedCells, _set_where(_number(zero_like))),
+    (ClusterScaledCells, _set_where(_number(scaled_up))),
+    (ClusterPlaceholderCells, _set_where(placeholder_for)),
     (ClusterColumnsReverted, _revert_last_column),
     (ClusterPermutedCells, _permute),
     (ClusterSupersetRows, _superset),

@@ -154,11 +154,11 @@ class OtherRecordsChanged(_RowsRewritten):
     name = "other-records-changed"
 
 
-def _zero(v: int | float) -> int | float:
+def zero_like(v: int | float) -> int | float:
     return 0 if isinstance(v, int) else 0.0
 
 
-def _scaled(v: int | float) -> int | float:
+def scaled_up(v: int | float) -> int | float:
     if isinstance(v, int):
         return int((Decimal(v) * Decimal("1.5")).quantize(Decimal(1), rounding=ROUND_HALF_UP))
     return v * 1.5
@@ -188,7 +188,7 @@ def _number(rewrite: Callable[[int | float], int | float]) -> Callable[[Any], An
     return pick
 
 
-def _text(v: Any) -> str | None:
+def placeholder_for(v: Any) -> str | None:
     return PLACEHOLDER if isinstance(v, str) and v != PLACEHOLDER else None
 
 
@@ -306,9 +306,9 @@ def duplicate_row(conn: sqlite3.Connection, db: DatabaseChanges) -> bool:
 _BUILT: tuple[tuple[type[_RowsRewritten], Change, bool, bool], ...] = (
     # class, change, from the pristine database, triggers firing
     (TruncatedRows, _truncate, False, False),
-    (ZeroedCells, _set_cells_where(_number(_zero)), False, False),
-    (ScaledCells, _set_cells_where(_number(_scaled)), False, False),
-    (PlaceholderCells, _set_cells_where(_text), False, False),
+    (ZeroedCells, _set_cells_where(_number(zero_like)), False, False),
+    (ScaledCells, _set_cells_where(_number(scaled_up)), False, False),
+    (PlaceholderCells, _set_cells_where(placeholder_for), False, False),
     (ColumnsReverted, _revert_last_column, False, False),
     (PermutedCells, _permute, False, False),
     (SupersetRows, _superset, False, True),
