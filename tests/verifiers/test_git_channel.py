@@ -1,6 +1,6 @@
 """The git channel through the whole gate battery, on a release task (real Docker).
 
-The task: bump the version, commit it and tag it annotated `v1.2.0`. Three verifiers:
+The task: bump the version, commit it and tag it annotated `v1.2.0`. The verifiers:
 - sound: reads only objects and refs, from a private clone with hooks and the
   repository's config off — every probe must leave it at 0 and nothing may be called a
   shortcut (before, `truncated-outputs@oracle` edited only the working tree and this
@@ -8,7 +8,10 @@ The task: bump the version, commit it and tag it annotated `v1.2.0`. Three verif
 - weak through hooks: runs `git reset --hard` and `git checkout` in the solver's
   repository, then reads the working tree: `git-hook-replay@no-op` must catch it;
 - weak through the working tree: reads the file and never asks for the commit:
-  `uncommitted-result@oracle` must catch it.
+  `uncommitted-result@oracle` must catch it;
+- weak through the history's shape: the tag, the subject and the commit count, never the
+  commit's content: `hollow-commits@oracle` (the commit with its parent's tree) must
+  catch it.
 """
 
 from __future__ import annotations
@@ -101,6 +104,14 @@ RECREATES = b"""#!/bin/sh
 cd /app && rm VERSION && [ ! -e VERSION ] && (set -C; echo x > VERSION) && [ "$(cat VERSION)" = x ]
 """
 
+#: the history is right — the tag on main, the subject, one commit more — never its content
+HISTORY_ONLY = b"""#!/bin/sh
+g() { git -c safe.directory='*' -c core.hooksPath=/dev/null -C /app "$@"; }
+[ "$(g cat-file -t v1.2.0)" = tag ] || exit 1
+[ "$(g rev-parse 'v1.2.0^{commit}')" = "$(g rev-parse main)" ] || exit 1
+[ "$(g log -1 --format=%s main)" = "release: 1.2.0" ] && [ "$(g rev-list --count main)" = 2 ]
+"""
+
 #: the file is right: whether it was committed is never asked
 WORKTREE_ONLY = b"""#!/bin/sh
 grep -qx 'version=1.2.0' /app/VERSION && grep -qx 'name=tool' /app/VERSION
@@ -155,7 +166,11 @@ def test_a_verifier_that_reads_only_the_commit_is_accepted(docker_engine, image)
     report = _gate(docker_engine, image, SOUND)
     assert _failing(report) == set()
     names = {c.name for c in report.checks}
-    assert {"probe:uncommitted-result@oracle", "probe:git-hook-replay@no-op"} <= names
+    assert {
+        "probe:uncommitted-result@oracle",
+        "probe:hollow-commits@oracle",
+        "probe:git-hook-replay@no-op",
+    } <= names
     assert report.outcome == TaskVerdict.PASSED, report.reasons
     # a repository garbage-collected with packed refs is a correct solver's too
     gc = [c for c in report.checks if c.name == "probe:git-gc@oracle"]
@@ -175,6 +190,12 @@ def test_a_worktree_made_with_hooks_off_is_caught_by_the_repositorys_smudge_filt
     report = _gate(docker_engine, image, SCRATCH_WORKTREE)
     failing = [c for c in report.checks if c.name == "probe:git-hook-replay@no-op"]
     assert failing and not failing[0].passed, "hooks off: only the filter replays"
+    assert report.outcome == TaskVerdict.REJECTED
+
+
+def test_a_verifier_of_the_historys_shape_is_caught_by_hollow_commits(docker_engine, image) -> None:  # type: ignore[no-untyped-def]
+    report = _gate(docker_engine, image, HISTORY_ONLY)
+    assert "probe:hollow-commits@oracle" in _failing(report)
     assert report.outcome == TaskVerdict.REJECTED
 
 
