@@ -47,11 +47,8 @@ from .git import GitHookReplay, HollowCommits, UncommittedResult
 from .hijack import PathHijack
 from .inputs import EmptiedInputs, MinimalInputs
 from .numbers import (
+    NUMBER_PROBES,
     CandidateFlood,
-    DoubledNumbers,
-    NanNumbers,
-    OneNumbers,
-    PlaceholderLines,
     ScaledNumbers,
     ZeroedNumbers,
     perturbed_numbers,
@@ -136,12 +133,7 @@ ALTERNATIVES: tuple[type[Probe], ...] = (
 GATE_BUILT: tuple[type[Probe], ...] = (
     TruncatedOutputs,
     FieldsDropped,
-    ZeroedNumbers,
-    OneNumbers,
-    ScaledNumbers,
-    DoubledNumbers,
-    NanNumbers,
-    PlaceholderLines,
+    *NUMBER_PROBES,
     SupersetLines,
     TruncatedRows,
     ZeroedCells,

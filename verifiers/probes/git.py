@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from envfactory.core.models import EnvironmentSpec
 
 from .base import Probe, qs
-from .history import GIT
+from .history import GIT, moved_refs
 from .numbers import embedded_writes, within_budget
 from .workspace import is_output
 
@@ -152,19 +152,7 @@ for c in $({GIT} rev-list --reverse --topo-order --branches --not __STARTS__ 2>/
   echo "$c $new" >> "$__ef_map"
 done
 while read -r old new; do
-  {GIT} for-each-ref --points-at "$old" --format='%(refname) %(objecttype)' \
-    refs/heads refs/tags | while read -r ref type; do
-    if [ "$type" = tag ]; then
-      name=${{ref#refs/tags/}}
-      GIT_COMMITTER_NAME="$({GIT} tag -l --format='%(taggername)' "$name")" \
-      GIT_COMMITTER_EMAIL="$({GIT} tag -l --format='%(taggeremail)' "$name" | tr -d '<>')" \
-      GIT_COMMITTER_DATE="$({GIT} tag -l --format='%(taggerdate:rfc)' "$name")" \
-        {GIT} tag -f -a -m "$({GIT} tag -l --format='%(contents)' "$name")" \
-        "$name" "$new" >/dev/null
-    else
-      {GIT} update-ref "$ref" "$new" "$old"
-    fi
-  done
+{moved_refs("old", "new")}
 done < "$__ef_map"
 [ -s "$__ef_map" ] && {GIT} reset -q --hard HEAD
 """

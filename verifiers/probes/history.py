@@ -34,6 +34,25 @@ MAX_DEPTH = 4
 GIT = 'git -c safe.directory="*" -c core.hooksPath=/dev/null -C "$d"'
 
 
+def moved_refs(old: str, new: str) -> str:
+    """Shell moving every branch and tag that points at commit `$old` (a shell variable's
+    name) to `$new`; an annotated tag is made again with its message, tagger and date."""
+    return f"""
+{GIT} for-each-ref --points-at "${old}" --format='%(refname) %(objecttype)' \\
+  refs/heads refs/tags | while read -r ref type; do
+  if [ "$type" = tag ]; then
+    name=${{ref#refs/tags/}}
+    GIT_COMMITTER_NAME="$({GIT} tag -l --format='%(taggername)' "$name")" \\
+    GIT_COMMITTER_EMAIL="$({GIT} tag -l --format='%(taggeremail)' "$name" | tr -d '<>')" \\
+    GIT_COMMITTER_DATE="$({GIT} tag -l --format='%(taggerdate:rfc)' "$name")" \\
+      {GIT} tag -f -a -m "$({GIT} tag -l --format='%(contents)' "$name")" \\
+      "$name" "${new}" >/dev/null
+  else
+    {GIT} update-ref "$ref" "${new}"
+  fi
+done"""
+
+
 def through_history(edits: str, roots: Sequence[str]) -> str:
     """`edits` (a shell script), with their changes to committed files amended into HEAD
     of each repository under `roots` (module docstring)."""
@@ -63,19 +82,7 @@ for d in $__ef_clean; do
   GIT_COMMITTER_DATE="$({GIT} log -1 --format=%cD)" \\
     {GIT} commit -q --amend --no-edit --no-verify --allow-empty || continue
   __ef_new=$({GIT} rev-parse HEAD)
-  {GIT} for-each-ref --points-at "$__ef_old" --format='%(refname) %(objecttype)' \\
-    refs/heads refs/tags | while read -r ref type; do
-    if [ "$type" = tag ]; then
-      name=${{ref#refs/tags/}}
-      GIT_COMMITTER_NAME="$({GIT} tag -l --format='%(taggername)' "$name")" \\
-      GIT_COMMITTER_EMAIL="$({GIT} tag -l --format='%(taggeremail)' "$name" | tr -d '<>')" \\
-      GIT_COMMITTER_DATE="$({GIT} tag -l --format='%(taggerdate:rfc)' "$name")" \\
-        {GIT} tag -f -a -m "$({GIT} tag -l --format='%(contents)' "$name")" \\
-        "$name" "$__ef_new" >/dev/null
-    else
-      {GIT} update-ref "$ref" "$__ef_new"
-    fi
-  done
+{moved_refs("__ef_old", "__ef_new")}
 done
 exit $__ef_rc
 """

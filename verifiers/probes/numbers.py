@@ -364,6 +364,17 @@ def named_texts(
     return texts
 
 
+#: the variants `perturbed_numbers` builds, in the order the report lists them
+NUMBER_PROBES: tuple[type[_NumbersRewritten], ...] = (
+    ZeroedNumbers,
+    OneNumbers,
+    ScaledNumbers,
+    DoubledNumbers,
+    NanNumbers,
+    PlaceholderLines,
+)
+
+
 def perturbed_numbers(
     oracle: Workspace, pristine: Workspace, instruction: str, workdir: str
 ) -> tuple[Probe, ...]:
@@ -373,14 +384,7 @@ def perturbed_numbers(
     texts = named_texts(oracle, pristine, instruction, workdir)
     given = mentions(pristine, instruction) if texts else frozenset()
     out: list[Probe] = []
-    for cls in (
-        ZeroedNumbers,
-        OneNumbers,
-        ScaledNumbers,
-        DoubledNumbers,
-        NanNumbers,
-        PlaceholderLines,
-    ):
+    for cls in NUMBER_PROBES:
         files = {}
         for path, (text, keep) in texts.items():
             free_text = path.lower().endswith(FREE_TEXT_EXTS)

@@ -25,18 +25,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from envfactory.core.models import EnvironmentSpec
-
-from .history import OracleEdit
 from .numbers import MAX_FILE_BYTES, file_entries, within_budget, written
-from .rows import written_over
+from .rows import FilesWrittenOver
 from .workspace import Workspace
 
 Fields = dict[Any, Any]  # column index (CSV) or key (JSON) → value
 _ID_KEYS = ("id", "_id", "uuid", "key")
 
 
-class OtherRecordsInFile(OracleEdit):
+class OtherRecordsInFile(FilesWrittenOver):
     """Applied to the oracle state: in every table file the reference solution changed in
     place (CSV/TSV rows, a JSON array's objects), the records it changed get their old
     content back and as many *other* records (look-alikes first) get its changes: the
@@ -45,16 +42,6 @@ class OtherRecordsInFile(OracleEdit):
     gate run (`other_records_probes`)."""
 
     name = "other-records-in-file"
-
-    def __init__(self, files: dict[str, bytes] | None = None) -> None:
-        self.files = dict(files or {})
-
-    @property
-    def touched(self) -> tuple[str, ...]:
-        return tuple(sorted(self.files))
-
-    def edits(self, spec: EnvironmentSpec) -> str:
-        return written_over(self.files)
 
 
 def moved_changes(before: Sequence[Fields], after: Sequence[Fields]) -> dict[int, Fields] | None:

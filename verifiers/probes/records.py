@@ -47,7 +47,7 @@ from envfactory.core.models import EnvironmentSpec
 from .database import DatabaseChanges, rewritten
 from .history import OracleEdit
 from .numbers import MAX_FILE_BYTES, file_entries, is_prose, named, within_budget, written
-from .rows import duplicate_row, written_over
+from .rows import FilesWrittenOver, duplicate_row
 from .workspace import SQLITE_MAGIC, Workspace, mentioned_paths
 
 _ORDER = re.compile(
@@ -97,19 +97,7 @@ def about(path: str, instruction: str, workdir: str) -> str:
     return " ".join(naming + general) if naming else instruction
 
 
-class _Records(OracleEdit):
-    def __init__(self, files: dict[str, bytes] | None = None) -> None:
-        self.files = dict(files or {})
-
-    @property
-    def touched(self) -> tuple[str, ...]:
-        return tuple(sorted(self.files))
-
-    def edits(self, spec: EnvironmentSpec) -> str:
-        return written_over(self.files)
-
-
-class RecordsReordered(_Records):
+class RecordsReordered(FilesWrittenOver):
     """Applied to the oracle state: the records of every list output the reference
     solution wrote (lines below a table's header, a JSON array's items) in reverse order.
     A shortcut when the instruction asks for an order (``sorted``, ``in the order``…);
@@ -118,7 +106,7 @@ class RecordsReordered(_Records):
     name = "records-reordered"
 
 
-class RecordDuplicated(_Records):
+class RecordDuplicated(FilesWrittenOver):
     """Applied to the oracle state: the first record of every list output the reference
     solution wrote appears twice (right after itself; in an SQLite table, the last row
     it inserted or changed copied under a new rowid). A shortcut when the instruction

@@ -64,8 +64,9 @@ def written_over(files: dict[str, bytes]) -> str:
     return (f"rm -f {qs(stale)}\n" if stale else "") + embedded_writes(files)
 
 
-class _RowsRewritten(OracleEdit):
-    """Shared shape: databases rewritten on the host, written over the oracle's."""
+class FilesWrittenOver(OracleEdit):
+    """Shared shape of the probes built as whole files (databases rewritten on the host,
+    list files rewritten): written over the oracle's (`written_over`)."""
 
     def __init__(self, files: dict[str, bytes] | None = None) -> None:
         self.files = dict(files or {})
@@ -78,7 +79,7 @@ class _RowsRewritten(OracleEdit):
         return written_over(self.files)
 
 
-class TruncatedRows(_RowsRewritten):
+class TruncatedRows(FilesWrittenOver):
     """Applied to the oracle state: in every SQLite database the reference solution
     changed, the last row it inserted into each table is deleted — or, where it only
     changed rows, the last changed row gets its old values back — through SQLite, so
@@ -88,7 +89,7 @@ class TruncatedRows(_RowsRewritten):
     name = "truncated-rows"
 
 
-class ZeroedCells(_RowsRewritten):
+class ZeroedCells(FilesWrittenOver):
     """Applied to the oracle state: every numeric cell the reference solution set in an
     SQLite database becomes 0 (through SQLite; keys kept). Fools a verifier that checks
     which rows changed and never their figures. Built per gate run (`row_probes`)."""
@@ -96,7 +97,7 @@ class ZeroedCells(_RowsRewritten):
     name = "perturbed-cells-zero"
 
 
-class ScaledCells(_RowsRewritten):
+class ScaledCells(FilesWrittenOver):
     """Applied to the oracle state: every numeric cell the reference solution set in an
     SQLite database is multiplied by 1.5 (an integer stays an integer). Fools a verifier
     whose comparison of figures is one-sided or far too tolerant. Built per gate run
@@ -105,7 +106,7 @@ class ScaledCells(_RowsRewritten):
     name = "perturbed-cells-scaled"
 
 
-class PlaceholderCells(_RowsRewritten):
+class PlaceholderCells(FilesWrittenOver):
     """Applied to the oracle state: every text cell the reference solution set in an
     SQLite database becomes ``placeholder`` where the schema's constraints allow it.
     Fools a verifier that counts or locates the changed rows and never reads their
@@ -114,7 +115,7 @@ class PlaceholderCells(_RowsRewritten):
     name = "placeholder-cells"
 
 
-class ColumnsReverted(_RowsRewritten):
+class ColumnsReverted(FilesWrittenOver):
     """Applied to the oracle state: in every row the reference solution changed in two
     columns or more, the last of them keeps its old value (a status set, its date not).
     Fools a verifier that checks one column of the change and not the one beside it.
@@ -123,7 +124,7 @@ class ColumnsReverted(_RowsRewritten):
     name = "columns-reverted"
 
 
-class PermutedCells(_RowsRewritten):
+class PermutedCells(FilesWrittenOver):
     """Applied to the oracle state: in every SQLite table the reference solution wrote,
     the values it set in each column are rotated among the rows it set them in, so that
     the table's count, sums, extremes and distinct values stay the same and the rows hold
@@ -133,7 +134,7 @@ class PermutedCells(_RowsRewritten):
     name = "permuted-cells"
 
 
-class SupersetRows(_RowsRewritten):
+class SupersetRows(FilesWrittenOver):
     """Applied to the oracle state: every row the reference solution did not change whose
     changed columns held what a changed row's held before (a look-alike: another
     ``pending`` ticket) gets that row's change too — in a table without look-alikes, every
@@ -144,7 +145,7 @@ class SupersetRows(_RowsRewritten):
     name = "superset-rows"
 
 
-class OtherRecordsChanged(_RowsRewritten):
+class OtherRecordsChanged(FilesWrittenOver):
     """From the database the task started with, the reference solution's changes made to
     as many *other* rows of each table (look-alikes first), triggers firing: the same
     counts, the wrong records. Fools a verifier that counts the changed rows and checks
@@ -303,7 +304,7 @@ def duplicate_row(conn: sqlite3.Connection, db: DatabaseChanges) -> bool:
     return done
 
 
-_BUILT: tuple[tuple[type[_RowsRewritten], Change, bool, bool], ...] = (
+_BUILT: tuple[tuple[type[FilesWrittenOver], Change, bool, bool], ...] = (
     # class, change, from the pristine database, triggers firing
     (TruncatedRows, _truncate, False, False),
     (ZeroedCells, _set_cells_where(_number(zero_like)), False, False),
