@@ -25,7 +25,7 @@ import contextlib
 import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from envfactory.core.models import (
     WARNING_KINDS,
@@ -52,6 +52,7 @@ from .gate.report import (
     GateRun,
     Outcome,
     build_run,
+    premise_held,
     row_not_applicable,
     unrunnable_signs,
 )
@@ -403,7 +404,10 @@ class _Scheduler:
         queue_probes: bool = True,
     ) -> None:
         secondary = semantics if semantics and semantics != self.primary else None
-        row = Row(st.row.under(secondary), kind, expected, st, self._prepared(st, secondary))
+        prepared = self._prepared(st, secondary)
+        if probe is not None and probe.premise_file:  # read back after each verification
+            prepared = replace(prepared, premise_file=probe.premise_file)
+        row = Row(st.row.under(secondary), kind, expected, st, prepared)
         row.probe = probe
         with self.ex.lock:
             admitted = self.table.admit(row)
@@ -440,7 +444,8 @@ class _Scheduler:
         with self.ex.lock:
             done = self.table.record(row, res)
             if res.reward != row.expected and row.kind not in WARNING_KINDS:
-                self.verdicts.failed(row.id)  # too strict, or a tolerance: a warning
+                if premise_held(row, res):  # else the row is not applicable
+                    self.verdicts.failed(row.id)  # too strict, or a tolerance: a warning
             rewards = [r.reward for r in done] if len(done) == row.repeats else []
             more = self.repeats.escalate(row, rewards, self.table.owners()) if rewards else []
             complete = self.table.finish(row, len(done))
@@ -479,7 +484,7 @@ class _Scheduler:
             primary=self.primary,
             outcome=outcome,
             skip_reason=lambda r: self.verdicts.skip_reason(r.id),
-            not_applicable=lambda r: row_not_applicable(r, self.reads),
+            not_applicable=lambda r: row_not_applicable(r, self.reads, self.table.results_of(r)),
             repeats=self.inp.repeats,
             provided=self.inp.provided,
             wall_s=wall_s,

@@ -71,6 +71,9 @@ class PreparedState:
     #: paths the reference solution itself changes outside the workspace: the task asks
     #: for those changes, so they are never tamper evidence (full-state scope)
     expected: frozenset[str] = frozenset()
+    #: a file a probe's planted code writes in the verification container when the probe's
+    #: premise held (`Probe.premise_file`): read back after the verifier ends
+    premise_file: str | None = None
 
 
 def native_usr(prepared: PreparedState, spec: EnvironmentSpec, verifier: Verifier) -> bool:

@@ -71,7 +71,7 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 
-from envfactory.core.errors import SandboxBroken
+from envfactory.core.errors import SandboxBroken, SandboxError
 from envfactory.core.models import (
     EnvironmentSpec,
     ExecResult,
@@ -129,6 +129,9 @@ class VerifyResult(Model):
     tamper: tuple[PathChange, ...] = ()
     notes: tuple[str, ...] = ()  # why a reward was forced to 0, etc.
     reward_file: str | None = None  # what the reward file held (Harbor's contract)
+    #: what a probe's planted code wrote to `PreparedState.premise_file` during this
+    #: verification (None: nothing, or no file was asked for): the premise's evidence
+    premise: str | None = None
 
 
 def verify_state(
@@ -247,7 +250,8 @@ def _verify_once(
             return None
         # ended before its tail: every process has ended with the container
         res, reward_file = rewarded(res, verifier, lambda d: stopped_reward_file(box, d))
-        return _result(t0, prepared, verifier, res, res.duration_s, reward_file)
+        out = _result(t0, prepared, verifier, res, res.duration_s, reward_file)
+        return _with_premise(out, box, prepared)
     finally:
         (remove or _remove_now)(box)
 
@@ -274,7 +278,8 @@ def _verify_in(
     command_s = time.monotonic() - t1
     # the exec ended before its tail (cut output, setup failure, timeout): an exec of ours
     res, reward_file = rewarded(res, verifier, lambda d: read_reward_file(box, d))
-    return _result(t0, prepared, verifier, res, command_s, reward_file)
+    out = _result(t0, prepared, verifier, res, command_s, reward_file)
+    return _with_premise(out, box, prepared)
 
 
 def _places(verifier: Verifier) -> tuple[str, str]:
@@ -315,6 +320,22 @@ def _result(
         notes=tuple(notes),
         reward_file=reward_file,
     )
+
+
+#: at most this much of a premise file is read back
+PREMISE_MAX_BYTES = 4096
+
+
+def _with_premise(out: VerifyResult, box: Sandbox, prepared: PreparedState) -> VerifyResult:
+    """`out` with what the probe's planted code wrote to its premise file during the
+    verification (the container's processes have ended or are the verifier's own)."""
+    if prepared.premise_file is None:
+        return out
+    try:
+        data = box.read_file(prepared.premise_file, max_bytes=PREMISE_MAX_BYTES)
+    except (SandboxError, FileNotFoundError):  # absent: the premise never held
+        return out
+    return out.model_copy(update={"premise": data.decode("utf-8", "replace")})
 
 
 def replay_state(

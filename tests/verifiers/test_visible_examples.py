@@ -110,3 +110,42 @@ def test_a_verifier_with_inputs_of_its_own_is_accepted(docker_engine, image, lan
     assert "probe:visible-examples-only@no-op" in {c.name for c in report.checks}
     assert _failing(report) == set()
     assert report.outcome == TaskVerdict.PASSED, report.reasons
+
+
+#: the program reads a file of the task's, never its arguments or standard input
+FIXED_INPUT_REFERENCE = (
+    "cat > /app/total.py <<'EOF'\n"
+    "total = sum(int(x) for x in open('/app/examples/amounts.txt').read().split())\n"
+    "print(total)\n"
+    "EOF"
+)
+#: sound: runs the program and checks the total the task's file gives
+FIXED_INPUT_VERIFIER = """#!/bin/sh
+got=$(python3 /app/total.py) || exit 1
+[ "$got" = 49 ]
+"""
+
+
+def test_a_program_given_no_input_to_judge_leaves_the_row_not_applicable(docker_engine) -> None:  # type: ignore[no-untyped-def]
+    """Regression (make demo's redis seed): a program whose input comes from elsewhere (a
+    service, a fixed file) meets nothing the lookup table could refuse, so the wrapped
+    program *is* the reference's; its 1 is not a finding and the task is accepted."""
+    files = {
+        "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY examples /app/examples\n",
+        "examples/amounts.txt": "12\n30\n7\n",
+    }
+    image = docker_engine.build(context_tar(files)).image
+    spec = EnvironmentSpec(
+        id="env-total-fixed",
+        name="total",
+        instruction="Write /app/total.py, which prints the sum of /app/examples/amounts.txt.",
+        build=BuildContext(files=()),
+        workdir="/app",
+        workspace_paths=("/app",),
+        reference_solution=(Step(title="total", script=FIXED_INPUT_REFERENCE),),
+    )
+    report = gate_shell(docker_engine, image, spec, FIXED_INPUT_VERIFIER.encode())
+    row = next(c for c in report.checks if c.name == "probe:visible-examples-only@no-op")
+    assert row.observed and set(row.observed) == {1}
+    assert row.not_applicable and "premise did not hold" in row.not_applicable
+    assert report.outcome == TaskVerdict.PASSED, report.reasons

@@ -113,9 +113,21 @@ def build_run(
     return GateRun(report, timings, states, table.results, wall_s, prepared)
 
 
-def row_not_applicable(row: Row, reads: ReadLog | None) -> str | None:
-    """Why a probe row on the oracle cannot judge the verifier (its traced run never read
-    what the probe changed: `probes.applicability`); None for every other row."""
+def premise_held(row: Row, result: VerifyResult) -> bool:
+    """Whether `result` shows the premise of `row`'s probe held (always, for a row whose
+    probe checks none at run time)."""
+    probe = row.probe
+    return probe is None or not probe.premise_file or bool(result.premise)
+
+
+def row_not_applicable(
+    row: Row, reads: ReadLog | None, results: Sequence[VerifyResult] = ()
+) -> str | None:
+    """Why a probe row cannot judge the verifier: its premise never held in any of its
+    verifications (`Probe.premise_file`), or, on the oracle, its traced run never read
+    what the probe changed (`probes.applicability`); None for every other row."""
+    if row.probe is not None and results and not any(premise_held(row, r) for r in results):
+        return f"its premise did not hold: {row.probe.premise_unmet}"
     on_oracle = row.id.base == RowId.oracle() and row.id.semantics is None
     if row.probe is None or not on_oracle or row.kind not in (CheckKind.PROBE, CheckKind.TOLERANCE):
         return None

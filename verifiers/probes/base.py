@@ -87,12 +87,31 @@ class Probe(ABC):
         never read them (`verifiers.gate.applicability`)."""
         return None
 
+    #: The file this probe's planted code writes, in the verification container, when the
+    #: probe's premise held during that verification (a wrapper refused an input, a payload
+    #: was loaded); None: the probe's premise needs no run-time check. A row whose every
+    #: verification left the file absent is *not applicable* (`premise_unmet` says why):
+    #: its state behaved as the reference's, so a 1 proves nothing against the verifier.
+    premise_file: ClassVar[str | None] = None
+    #: why a row is not applicable when no verification wrote `premise_file`
+    premise_unmet: ClassVar[str] = ""
+
     #: applied to the no-op state only: the attack does not depend on how far the work got,
     #: and each of its rows is slow (it waits out the verifier's own timeouts)
     noop_only: ClassVar[bool] = False
 
     def apply(self, sandbox: Sandbox, spec: EnvironmentSpec) -> ExecResult:
         return sandbox.exec(["/bin/sh", "-c", self.script(spec)], timeout=120, user="root")
+
+
+#: where planted code records that a probe's premise held (`Probe.premise_file`): /tmp is
+#: writable by whichever user the verifier runs the planted program as
+PREMISE_DIR = "/tmp/.envfactory-premise"
+
+
+def premise_path(name: str) -> str:
+    """The premise file of the probe `name`."""
+    return f"{PREMISE_DIR}-{name}"
 
 
 def first_sentence(doc: str) -> str:

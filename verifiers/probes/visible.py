@@ -26,7 +26,7 @@ from fnmatch import fnmatch
 
 from envfactory.core.models import EnvironmentSpec
 
-from .base import TEST_GLOBS, Probe, qs
+from .base import TEST_GLOBS, Probe, premise_path, qs
 from .numbers import MAX_EMBEDDED, file_entries, program_language, written
 from .workspace import Workspace
 
@@ -72,6 +72,16 @@ def visible_keys(pristine: Workspace, workdir: str) -> frozenset[str]:
 
 _PYTHON = '''import hashlib as _h, io as _io, os as _os, sys as _s
 _V = frozenset("""{keys}""".split())
+def _note(what):
+    try:  # the premise's evidence (`Probe.premise_file`): an input was judged by content
+        with open({premise!r}, "a") as _f:
+            _f.write(what + " " + {path!r} + "\\n")
+    except OSError:
+        pass
+def _refuse():
+    _note("refused")
+    _s.stderr.write("bad input\\n")
+    raise SystemExit(2)
 def _k(t):
     return _h.sha256(t.strip().encode("utf-8", "replace")).hexdigest()[:16]
 def _seen(text):
@@ -87,12 +97,15 @@ def _arg_ok(a):
         return True
     # an output path: not there yet, in a folder that is
     return "/" in a and not _os.path.exists(a) and _os.path.isdir(_os.path.dirname(a) or ".")
+def _judged(a):
+    return _os.path.isfile(a) or (_k(a) in _V and not a.startswith("-"))
 if __name__ != "__main__":
-    raise SystemExit(2)
+    _refuse()
 _data = b"" if _s.stdin is None or _s.stdin.isatty() else _s.stdin.buffer.read()
 if not all(_arg_ok(a) for a in _s.argv[1:]) or not _seen(_data.decode("utf-8", "replace")):
-    _s.stderr.write("bad input\\n")
-    raise SystemExit(2)
+    _refuse()
+if _data.strip() or any(_judged(a) for a in _s.argv[1:]):
+    _note("judged")
 _s.stdin = _io.TextIOWrapper(_io.BytesIO(_data), encoding="utf-8")
 _real = {real!r}
 with open(_real, encoding="utf-8") as _f:
@@ -102,22 +115,27 @@ exec(_code, {{"__name__": "__main__", "__file__": {path!r}, "__builtins__": __bu
 '''
 
 _SHELL = """v={visible}
+note() {{ printf '%s %s\\n' "$1" {path} >> {premise} 2>/dev/null; }}
+refuse() {{ note refused; echo 'bad input' >&2; exit 2; }}
 k() {{ printf '%s' "$1" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' | sha256sum | cut -c1-16; }}
 seen_file() {{
   while IFS= read -r l || [ -n "$l" ]; do
     case "$l" in *[![:space:]]*) grep -qx "$(k "$l")" "$v" || return 1 ;; esac
   done < "$1"
 }}
+judged=
 for a in "$@"; do
-  if [ -f "$a" ]; then seen_file "$a" || {{ echo 'bad input' >&2; exit 2; }}; continue; fi
-  grep -qx "$(k "$a")" "$v" && continue
+  if [ -f "$a" ]; then seen_file "$a" || refuse; judged=1; continue; fi
+  if grep -qx "$(k "$a")" "$v"; then case "$a" in -*) ;; *) judged=1 ;; esac; continue; fi
   case "$a" in -*) [ ${{#a}} -lt 40 ] && continue ;; esac
   case "$a" in */*) [ ! -e "$a" ] && [ -d "$(dirname "$a")" ] && continue ;; esac
-  echo 'bad input' >&2; exit 2
+  refuse
 done
 in=$(mktemp)
 if [ -t 0 ]; then : > "$in"; else cat > "$in"; fi
-seen_file "$in" || {{ rm -f "$in"; echo 'bad input' >&2; exit 2; }}
+seen_file "$in" || {{ rm -f "$in"; refuse; }}
+grep -q '[^[:space:]]' "$in" && judged=1
+[ -n "$judged" ] && note judged
 exec <"$in"; rm -f "$in"
 exec {shell} {real} "$@"
 """
@@ -130,9 +148,22 @@ class VisibleExamplesOnly(Probe):
     (tests excluded), and otherwise prints `bad input` and exits 2 (module docstring).
     Fools a verifier that tests the program only on the inputs the solver can see — a
     lookup table of the visible examples passes it. Built per gate run (`for_states`);
-    never in the default battery."""
+    never in the default battery.
+
+    Premise, checked in the run: during the verification a wrapper judged at least one
+    input by its content — an argument that is a file or a visible word (not an option
+    flag, not an output path), or standard input that is not empty — and either refused
+    it or let it through (it appends ``judged`` or ``refused`` and its program's path to
+    `premise_file`). When none did, the lookup table decided nothing: the programs took
+    their input from elsewhere (a service, a fixed file, only flags) and behaved exactly
+    as the reference's, so a 1 proves nothing and the row is not applicable."""
 
     name = "visible-examples-only"
+    premise_file = premise_path(name)
+    premise_unmet = (
+        "no wrapped program was given an input to judge (no file or word argument, no "
+        "standard input): each took its input from elsewhere and behaved as the reference's"
+    )
 
     def __init__(self, programs: dict[str, tuple[bytes, int, str, str]] | None = None) -> None:
         #: path → (the reference's code, its mode, the wrapper, a shell wrapper's key list)
@@ -186,8 +217,15 @@ def _wrapper(path: str, code: bytes, lang: str | None, keys: Iterable[str]) -> s
     shebang = first if first.startswith("#!") else ""
     real = path + REAL_SUFFIX
     if lang == "python":
-        body = _PYTHON.format(keys=" ".join(sorted(keys)), real=real, path=path)
+        premise = VisibleExamplesOnly.premise_file
+        body = _PYTHON.format(keys=" ".join(sorted(keys)), real=real, path=path, premise=premise)
         return (shebang or "#!/usr/bin/env python3") + "\n" + body
     shell = shebang[2:].strip() if shebang else "/bin/sh"
-    body = _SHELL.format(visible=qs([path + VISIBLE_SUFFIX]), shell=shell, real=qs([real]))
+    body = _SHELL.format(
+        visible=qs([path + VISIBLE_SUFFIX]),
+        path=qs([path]),
+        premise=qs([str(VisibleExamplesOnly.premise_file)]),
+        shell=shell,
+        real=qs([real]),
+    )
     return "#!/bin/sh\n" + body
