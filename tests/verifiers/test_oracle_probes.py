@@ -60,3 +60,40 @@ def test_fields_dropped_keeps_the_summary_figures_and_drops_the_breakdown() -> N
 def test_nothing_to_drop_means_no_probe() -> None:
     flat = [("/app", tar_of({"app/out/one.json": (b'{"total": 1}', 0o644)}))]
     assert FieldsDropped.for_oracle(flat, PRISTINE).files == {}
+
+
+REPORT = (
+    b"# Recovery\n\nRecovered 37 orders (ids 121-157).\n\n"
+    b"They were only in the write-ahead log, which SQLite never looked for.\n"
+)
+INSTRUCTION = (
+    "Write /app/RECOVERY.md stating how many orders you recovered and their id range, and "
+    "write the per-region totals to /app/out/users.txt."
+)
+
+
+def _oracle_with(files: dict[str, bytes]) -> list[tuple[str, bytes]]:
+    return [("/app", tar_of({f"app/{k}": (v, 0o644) for k, v in files.items()}))]
+
+
+def test_a_prose_cut_that_removes_no_number_or_name_is_a_tolerance() -> None:
+    """Regression (make demo's sqlite seed): the last line of a Markdown report explains,
+    in prose, what no verifier can grade; cutting it leaves every fact the task asks the
+    report to state. A data output's cut stays a probe."""
+    oracle = _oracle_with({"RECOVERY.md": REPORT, "out/users.txt": b"alice\nbob\ncarol\n"})
+    after = {"/app/RECOVERY.md": REPORT, "/app/out/users.txt": b"alice\nbob\ncarol\n"}
+    cut, prose = TruncatedOutputs.for_oracle(oracle, PRISTINE).without_prose(after, INSTRUCTION)
+    assert prose.paths == ("/app/RECOVERY.md",) and prose.name == "truncated-prose"
+    # users.txt is plain text too, but its cut removes "carol": no number and no name the
+    # instruction uses, yet a record of data (one word, no sentence), so it stays graded
+    assert cut.paths == ("/app/out/users.txt",)
+
+
+def test_a_prose_cut_that_removes_a_number_or_a_named_thing_stays_a_probe() -> None:
+    numbers_last = b"# Recovery\n\nThe restore lost them.\nRecovered 37 orders (ids 121-157).\n"
+    names_last = b"# Report\n\nSee the log.\nThe fix is in recover_wal.py.\n"
+    instruction = INSTRUCTION + " Name the script you wrote (recover_wal.py)."
+    for report in (numbers_last, names_last):
+        after = {"/app/RECOVERY.md": report}
+        cut, prose = TruncatedOutputs(("/app/RECOVERY.md",)).without_prose(after, instruction)
+        assert cut.paths == ("/app/RECOVERY.md",) and prose.paths == ()

@@ -125,11 +125,37 @@ def plan_gates(
         live_databases=options.derived_probes and envfactory and not workspace,
         traced=options.traced_probes,
         total=0,
-        notes=("one-block reference solution: no prefix states to check",)
-        if len(steps) <= 1
-        else (),
+        notes=_families_not_run(spec, options, envfactory, workspace)
+        + (("one-block reference solution: no prefix states to check",) if len(steps) <= 1 else ()),
     )
     return _with_total(plan)
+
+
+#: the probe families built from the oracle's workspace outputs (`oracle_probes`)
+DERIVED_FAMILIES = (
+    "truncation, fields, numbers, supersets, records, undone files, visible examples, "
+    "candidate flood, git history, SQLite rows, alternatives and tolerances"
+)
+
+
+def _families_not_run(
+    spec: EnvironmentSpec, options: GateOptions, envfactory: bool, workspace: bool
+) -> tuple[str, ...]:
+    """What the report says of the probe families this plan leaves out, and why: a family
+    that did not run is never silent (DESIGN.md, invariant 7)."""
+    if not spec.reference_solution:
+        return ()
+    if not options.derived_probes:
+        return (f"not run: the probes built from the oracle's outputs ({DERIVED_FAMILIES}): "
+                "switched off for this run",)  # fmt: skip
+    if not envfactory:
+        return (f"not run: the probes built from the oracle's outputs ({DERIVED_FAMILIES}) "
+                "and the omissions: they run under envfactory's runtime only",)  # fmt: skip
+    if not workspace:
+        return (f"not run: the probes built from the oracle's outputs ({DERIVED_FAMILIES}) "
+                "and the omissions: full-state scope (only the database-cluster probes "
+                "run there)",)  # fmt: skip
+    return ()
 
 
 def _with_total(plan: GatePlan) -> GatePlan:
@@ -187,7 +213,10 @@ def oracle_probes(
         return OracleProbes((), (), False)
     oracle = without_paths(oracle, spec.ungraded_paths)  # the task grades none of them
     pristine = without_paths(pristine, spec.ungraded_paths)
-    cut = TruncatedOutputs.for_oracle(oracle, pristine)
+    after, before = file_bytes(oracle), file_bytes(pristine)
+    cut, prose = TruncatedOutputs.for_oracle(oracle, pristine).without_prose(
+        after, spec.instruction
+    )
     dropped = FieldsDropped.for_oracle(oracle, pristine)
     on_oracle: tuple[Probe, ...] = ((cut,) if cut.paths else ()) + (
         (dropped,) if dropped.files else ()
@@ -196,7 +225,6 @@ def oracle_probes(
     on_oracle += superset_lines(oracle, pristine, spec.instruction, spec.workdir)
     flood = CandidateFlood.for_oracle(oracle, pristine, spec.instruction, spec.workdir)
     on_noop: tuple[Probe, ...] = (flood,) if flood.applies else ()
-    after, before = file_bytes(oracle), file_bytes(pristine)
     uncommitted = UncommittedResult.for_states(after, before)
     on_oracle += (uncommitted, HollowCommits(uncommitted.repos)) if uncommitted.repos else ()
     on_oracle += undone_files(oracle, pristine, spec.instruction, spec.workdir)
@@ -215,7 +243,7 @@ def oracle_probes(
         on_noop,
         any(p.name == "inputs-minimal" for p in probes),
         alternatives_for(oracle, pristine),
-        tolerated,
+        tolerated + ((prose,) if prose.paths else ()),
     )
 
 

@@ -92,6 +92,7 @@ from .workspace import (
     RefreshedMtimes,
     RewardWritingPrograms,
     TruncatedOutputs,
+    TruncatedProse,
     mentioned_paths,
 )
 
@@ -132,6 +133,7 @@ ALTERNATIVES: tuple[type[Probe], ...] = (
 
 GATE_BUILT: tuple[type[Probe], ...] = (
     TruncatedOutputs,
+    TruncatedProse,
     FieldsDropped,
     *NUMBER_PROBES,
     SupersetLines,
@@ -198,6 +200,7 @@ __all__ = [
     "ZeroedNumbers",
     "FieldsDropped",
     "TruncatedOutputs",
+    "TruncatedProse",
     "by_name",
     "mentioned_paths",
     "perturbed_numbers",

@@ -386,6 +386,77 @@ done
 true
 """
 
+    def without_prose(
+        self, after: dict[str, bytes], instruction: str
+    ) -> tuple[TruncatedOutputs, TruncatedProse]:
+        """This probe split in two: the files whose cut removes something graded, and the
+        prose reports whose cut removes no number and no name the instruction uses
+        (`graded_cut`), which become a tolerance (`TruncatedProse`)."""
+        names = instruction_names(instruction)
+        prose = [
+            p
+            for p in self.paths
+            if p.lower().endswith(PROSE_EXTS) and not graded_cut(cut_off(after.get(p, b"")), names)
+        ]
+        kept = [p for p in self.paths if p not in prose]
+        return TruncatedOutputs(kept), TruncatedProse(prose)
+
+
+class TruncatedProse(TruncatedOutputs):
+    """Applied to the oracle state, as a tolerance: the prose reports the reference wrote
+    (Markdown, reStructuredText, plain text), cut as `truncated-outputs` cuts them, where
+    the cut removes only sentences holding no number and no name the instruction uses. Such a report still
+    states every fact the task can grade, so a 1 is a warning for review, never a
+    rejection; a cut that removes a number or a named thing stays `truncated-outputs`.
+    Built per gate run (`TruncatedOutputs.without_prose`); never in the default battery."""
+
+    name = "truncated-prose"
+
+
+#: prose reports: what they say beyond numbers and names is for a human reader
+PROSE_EXTS = (".md", ".markdown", ".rst", ".txt", ".text", ".adoc")
+#: a token that names something: a path, a dotted or snake_case identifier, a number
+_NAME_TOKEN = re.compile(r"[\w./:~-]*[\w/](?<![.:-])")
+
+
+def cut_off(data: bytes) -> bytes:
+    """What `TruncatedOutputs` removes from `data`: from its last newline-ended line on
+    (as ``head -n $((n - 1))`` with n = ``wc -l``), or half its bytes below two lines."""
+    if data.count(b"\n") >= 2:
+        n = data.count(b"\n")
+        kept = b"".join(data.splitlines(keepends=True)[: n - 1])
+        return data[len(kept) :]
+    return data[len(data) // 2 :]
+
+
+def instruction_names(instruction: str) -> frozenset[str]:
+    """The names an instruction uses: paths (and their last component), identifiers
+    with ``_``, ``.`` or a digit, and every word it puts in backticks."""
+    out: set[str] = set()
+    for tok in _NAME_TOKEN.findall(instruction):
+        if any(c.isdigit() or c in "_./" for c in tok):
+            out.update({tok, tok.rstrip("/").rsplit("/", 1)[-1]})
+    for quoted in re.findall(r"`([^`]+)`", instruction):
+        out.update(quoted.split())
+    return frozenset(t for t in out if len(t) > 1)
+
+
+#: fewer words than this on a removed line make it a record of data, not a sentence
+_SENTENCE_WORDS = 5
+
+
+def graded_cut(removed: bytes, names: frozenset[str]) -> bool:
+    """Whether the text a cut removes may be graded: anything but sentences of prose
+    (each line at least `_SENTENCE_WORDS` words: a list's record is data) holding no
+    number and no name the instruction uses."""
+    text = removed.decode("utf-8", "replace")
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines or any(len(line.split()) < _SENTENCE_WORDS for line in lines):
+        return True
+    if any(c.isdigit() for c in text):
+        return True
+    return any(tok in names for tok in _NAME_TOKEN.findall(text))
+
 
 #: program source, where a fix edits the middle of a file (a data output is never one)
 SOURCE_EXTS = (".py", ".pyi", ".js", ".ts", ".go", ".rb", ".pl", ".pm", ".sh", ".c", ".h", ".cc",
