@@ -4,7 +4,9 @@ A task's tests say what its goal is. Tests that only read the workspace are veri
 scope ``workspace`` (a fresh pristine container with the solver's workspace copied in).
 Tests that read system state — files under ``/etc``, ``/usr/local``, ``/var``, ``/opt``,
 ``/srv``, home directories, users, groups and ownership — need the solver's whole
-filesystem: scope ``full-state`` (every process ended; tamper evidence vetoes). Tests
+filesystem; how a test runs its checks is not such state: a ``PATH`` setting, the tool
+directories themselves (``/usr/local/bin``) and known interpreters and tools in them
+(``/usr/local/bin/python3``) are passed over, as hardened verifiers name them: scope ``full-state`` (every process ended; tamper evidence vetoes). Tests
 that seem to talk to a service (``localhost:8080``, ``pgrep nginx``) are only named
 (`ScopeChoice.services`): whether they need the solver's processes, which envfactory's
 own runtime never keeps (DESIGN.md, invariant 2), is decided by running them — the gates
@@ -47,6 +49,19 @@ _IGNORED_SYSTEM = (
     "/usr/local/bin/pip",
     "/usr/local/bin/pytest",
     "/usr/local/bin/uv",
+)
+#: where tools live: a test that names these directories, or a known interpreter or tool
+#: in them, says how to run its checks (a hardened ``PATH``, an absolute interpreter), not
+#: which system state it reads
+_TOOL_DIRS = re.compile(r"^/usr/local/(?:s?bin|lib|lib64|include|share)/?$")
+_TOOL_PROGRAMS = re.compile(
+    r"^/usr/local/s?bin/(?:python[\d.]*|pip[\d.]*|perl[\d.]*|ruby[\d.]*|node|nodejs|"
+    r"bash|sh|dash|jq|pytest|py\.test|uvx?|gcc|cc|g\+\+|make|go|cargo|rustc|java|php|"
+    r"lua[\d.]*|Rscript|tclsh[\d.]*|awk|gawk|curl|wget|git)$"
+)
+#: ``PATH=…`` settings (shell, env(1), Python's os.environ): a search path, not state
+_PATH_SETTING = re.compile(
+    r"""\bPATH\b["']?\]?\s*(?:=|:=|\+=)\s*["']?[^"'\s;]*|putenv\(\s*["']PATH["'][^)]*\)"""
 )
 _PATH_RE = re.compile(r"(?<![\w./-])(/(?:etc|usr/local|var|opt|srv|home|root)/[\w./@+-]*)")
 _ACCOUNT_PATTERNS = (
@@ -101,9 +116,11 @@ def _matches(patterns: Iterable[str], text: str) -> list[str]:
 
 def _system_paths(text: str, workspace: tuple[str, ...]) -> list[str]:
     out: list[str] = []
-    for m in _PATH_RE.finditer(text):
+    for m in _PATH_RE.finditer(_PATH_SETTING.sub(" ", text)):
         path = m.group(1).rstrip(".,;:")
         if path.startswith(_IGNORED_SYSTEM) or (path + "/").startswith(workspace):
+            continue
+        if _TOOL_DIRS.match(path) or _TOOL_PROGRAMS.match(path):
             continue
         if path.startswith(_SYSTEM_ROOTS) and path not in out:
             out.append(path)

@@ -236,6 +236,24 @@ def test_a_compose_build_context_outside_the_environment_is_refused(harbor_task,
             ("envfactory", "harbor"),
         ),
         ("assert cfg['listen'] == '127.0.0.1:9090'", "workspace", ("envfactory", "harbor")),
+        # how a hardened verifier runs its checks is not system state it reads
+        (
+            "import os\nos.environ['PATH'] = '/usr/local/bin:/usr/bin:/bin'\n"
+            "import subprocess\nsubprocess.run(['/usr/local/bin/python3', '/app/x.py'])",
+            "workspace",
+            ("envfactory", "harbor"),
+        ),
+        (
+            "import shutil\nassert shutil.which('jq', path='/usr/local/bin')",
+            "workspace",
+            ("envfactory", "harbor"),
+        ),  # fmt: skip
+        # a program the solver is asked to install there is state
+        (
+            "assert open('/usr/local/bin/invoice-render').read()",
+            "full-state",
+            ("envfactory", "harbor"),
+        ),  # fmt: skip
     ],
 )
 def test_the_scope_is_inferred_from_what_the_tests_touch(
@@ -247,6 +265,21 @@ def test_the_scope_is_inferred_from_what_the_tests_touch(
     assert (scope == "workspace") == (not any("inferred" in n for n in task.notes))
     named = any("may query a running service" in n for n in task.notes)
     assert named == ("localhost" in test_py or "127.0.0.1" in test_py)
+
+
+@pytest.mark.parametrize(
+    "test_sh",
+    [
+        "#!/bin/sh\nexport PATH=/usr/local/bin:/usr/bin:/bin\ncd /app && sh run.sh\n",
+        "#!/bin/sh\nenv -i PATH=/usr/local/sbin:/usr/local/bin:/usr/bin /usr/local/bin/perl t.pl\n",
+        "#!/bin/sh\n/usr/local/bin/python3.11 -m pytest /tests/test_outputs.py\n",
+    ],
+)
+def test_a_hardened_test_script_stays_in_workspace_scope(harbor_task, artifacts, test_sh):
+    """Strangers' weak verifiers set PATH as hardened ones do: that is no system state, and
+    full-state scope would have switched the probes built from the oracle's outputs off."""
+    task = load_task(harbor_task({"tests/test.sh": test_sh}), artifacts)
+    assert task.spec.verify_scope == "workspace"
 
 
 def test_load_task_accepts_a_string_path(harbor_task, artifacts):
