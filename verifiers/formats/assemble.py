@@ -35,7 +35,7 @@ from envfactory.core.models import (
 )
 
 from .caps import clamp
-from .dockerfile import final_workdir
+from .dockerfile import as_built, final_workdir
 from .model import ONE_BLOCK_NOTE, ImportedTask, TaskFormat
 from .options import EnvfactoryOptions
 from .scope import infer_scope
@@ -59,6 +59,7 @@ class Found:
     partials: tuple[PartialSolution, ...] = ()
     notes: list[str] = field(default_factory=list)
     where: str = "task.toml"
+    dockerfile_where: str = "Dockerfile"  # the Dockerfile's path in the task, for messages
     #: (relative path, text) of the verifier's files, read for the scope inference
     test_texts: tuple[tuple[str, str], ...] = ()
     mount_path: str | None = None  # where the harness puts the tests ("/tests")
@@ -164,7 +165,9 @@ def content_id(spec: EnvironmentSpec) -> str:
 
 def _workspace(found: Found) -> tuple[str, tuple[str, ...]]:
     opts = found.options
-    workdir = opts.workdir or final_workdir(found.dockerfile_text) or "/"
+    context = [f.path for f in found.build_files]
+    dockerfile = as_built(found.dockerfile_text, where=found.dockerfile_where, context_paths=context)
+    workdir = opts.workdir or final_workdir(dockerfile) or "/"
     workdir = _absolute(workdir, f"{found.where} [envfactory].workdir")
     if opts.workspace_paths is not None:
         paths = tuple(

@@ -1,4 +1,5 @@
-"""Just enough Dockerfile reading to find the image's final working directory.
+"""Just enough Dockerfile reading to find the image's final working directory, and the
+check at import that the classic builder can build it (`as_built`).
 
 The workspace of an imported task defaults to the WORKDIR its image ends with: the last
 `WORKDIR` of the final stage, resolved against the previous one when relative. A stage
@@ -12,9 +13,22 @@ from __future__ import annotations
 import posixpath
 import re
 
-from envfactory.core.errors import InvalidTask
+from collections.abc import Collection
+
+from envfactory.core.errors import ImageBuildFailed, InvalidTask
+from sandboxes.dockerfile_classic import to_classic
 
 _INSTRUCTION_RE = re.compile(r"^\s*([A-Za-z]+)\s+(.*)$")
+
+
+def as_built(text: str, *, where: str, context_paths: Collection[str] = ()) -> str:
+    """The Dockerfile as the classic builder gets it (heredocs, `COPY --chmod` and the
+    `# syntax=` line translated: `sandboxes.dockerfile_classic`), or InvalidTask naming
+    the line that cannot be translated, so that `task import` refuses it, not the build."""
+    try:
+        return to_classic(text, context_paths, where=where).text
+    except ImageBuildFailed as exc:
+        raise InvalidTask(exc.message, hint=exc.hint) from None
 
 
 def logical_lines(text: str) -> list[str]:

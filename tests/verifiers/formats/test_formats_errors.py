@@ -54,6 +54,14 @@ HARBOR_CASES = {
         ["variable", "[envfactory]"],
     ),
     "extra solution file": ({"solution/patch.diff": "x"}, ["patch.diff", "inline"]),
+    "heredoc never closed": (
+        {"environment/Dockerfile": "FROM x\nWORKDIR /app\nRUN cat > f <<'EOF'\nbody\n"},
+        ["environment/Dockerfile line 3", "<<'EOF' is never closed"],
+    ),
+    "RUN flag the classic builder lacks": (
+        {"environment/Dockerfile": "FROM x\nWORKDIR /app\nRUN --mount=type=ssh git pull\n"},
+        ["environment/Dockerfile line 3", "--mount=type=ssh needs BuildKit"],
+    ),
     "empty step": (
         {"solution/solve.sh": "# step 1\necho a\n# step 2\n\n"},
         ["step 2 (line 3)", "no commands"],
