@@ -164,6 +164,7 @@ class Images:
             substitutions=subs,
             warnings=tuple(warnings),
             duration_s=round(time.monotonic() - started, 3),
+            workdir=(image.attrs.get("Config") or {}).get("WorkingDir") or "/",
             log_tail=log[-BL.LOG_TAIL_BYTES :],
         )
 

@@ -48,10 +48,13 @@ HARBOR_CASES = {
         {"task.toml": "[envfactory]\nworkspace_paths = ['app']\n"},
         ["not an absolute path"],
     ),
-    "no WORKDIR": ({"environment/Dockerfile": "FROM python:3.11-slim\n"}, ["WORKDIR", "'/'"]),
-    "WORKDIR with a variable": (
-        {"environment/Dockerfile": "FROM x\nWORKDIR $HOME/app\n"},
-        ["variable", "[envfactory]"],
+    "a workspace of / named": (
+        {"task.toml": "[envfactory]\nworkspace_paths = ['/app', '/']\n"},
+        ["would be '/'", "workspace_paths"],
+    ),
+    "a workdir of / named, the workspace left to it": (
+        {"task.toml": "[envfactory]\nworkdir = '/'\n"},
+        ["would be '/'"],
     ),
     "extra solution file": ({"solution/patch.diff": "x"}, ["patch.diff", "inline"]),
     "heredoc never closed": (
