@@ -194,6 +194,16 @@ class Context:
                 out.append((m, old))
         return Context(tuple(out))
 
+    def add(self, name: str, data: bytes, mode: int = 0o644) -> Context:
+        """The context with one more regular file (`name` must be new)."""
+        info = tarfile.TarInfo(name)
+        info.size, info.mode = len(data), mode
+        return Context((*self.members, (info, data)))
+
+    def names(self) -> tuple[str, ...]:
+        """The regular files' paths, relative to the root."""
+        return tuple(m.name.lstrip("./") for m, _ in self.members if m.isfile())
+
     def content_hash(self, dockerfile: str) -> str:
         h = hashlib.sha256(f"dockerfile={dockerfile}\n".encode())
         for m, data in sorted(self.members, key=lambda md: md[0].name.lstrip("./")):

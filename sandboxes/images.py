@@ -2,7 +2,8 @@
 
 Base images come from `base_image.py` (one per flavour and Debian release, tagged by
 their recipe hash); environment images are built from a tar'd context by `builds.py`,
-with the FROM lines naming public images rewritten to local stand-ins first.
+with BuildKit-only syntax translated for the classic builder (`dockerfile_classic.py`) and
+the FROM lines naming public images rewritten to local stand-ins first.
 
 Invariants:
 - `settings.base_image` wins over every local base build; the user's `from_map` wins over
@@ -31,6 +32,7 @@ from envfactory.core.settings import SandboxSettings
 
 from . import base_image as B
 from . import builds as BL
+from .dockerfile_classic import to_classic
 
 Log = Callable[[str], None]
 
@@ -130,17 +132,10 @@ class Images:
         """Build from a tar'd context; cached by content hash (`envfactory/env:<hash>`),
         labelled with `run_id`; `network` None: the `build_network` setting."""
         started = time.monotonic()
-        ctx = BL.Context.from_tar(context_tar)
-        text = ctx.read(dockerfile)
-        if text is None:
-            raise ImageBuildFailed(
-                f"the build context has no {dockerfile}",
-                hint="put a Dockerfile at the root of the context or pass dockerfile=",
-            )
         warnings: list[str] = []
-        rewritten, subs = BL.rewrite_from_lines(text.decode(), _collect(self.substitute, warnings))
-        if subs:
-            ctx = ctx.replace(dockerfile, rewritten.encode())
+        ctx, subs = self._for_classic_builder(
+            BL.Context.from_tar(context_tar), dockerfile, warnings
+        )
         chash = ctx.content_hash(dockerfile)
         env_tag = f"{BL.ENV_REPO}:{chash[:24]}"
         cached = B.image_exists(self.client, env_tag)
@@ -169,8 +164,29 @@ class Images:
             substitutions=subs,
             warnings=tuple(warnings),
             duration_s=round(time.monotonic() - started, 3),
+            workdir=(image.attrs.get("Config") or {}).get("WorkingDir") or "/",
             log_tail=log[-BL.LOG_TAIL_BYTES :],
         )
+
+    def _for_classic_builder(
+        self, ctx: BL.Context, dockerfile: str, warnings: list[str]
+    ) -> tuple[BL.Context, tuple[str, ...]]:
+        """The context as the classic builder builds it: BuildKit-only syntax translated
+        (with the files that adds), public FROM images substituted; the substitutions."""
+        text = ctx.read(dockerfile)
+        if text is None:
+            raise ImageBuildFailed(
+                f"the build context has no {dockerfile}",
+                hint="put a Dockerfile at the root of the context or pass dockerfile=",
+            )
+        source = text.decode()
+        classic = to_classic(source, ctx.names(), where=dockerfile)
+        for extra in classic.files:
+            ctx = ctx.add(extra.path, extra.data, extra.mode)
+        rewritten, subs = BL.rewrite_from_lines(classic.text, _collect(self.substitute, warnings))
+        if rewritten != source:
+            ctx = ctx.replace(dockerfile, rewritten.encode())
+        return ctx, subs
 
     def build_dir(
         self,

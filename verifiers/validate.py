@@ -2,7 +2,8 @@
 
 The plain function behind `envfactory validate` and the throughput benchmark (the
 workflows layer calls the same pieces as activities). A task that fails a gate is a
-result (`TaskValidation.report.verdict`); an unreadable task or a failed build raises.
+result (`TaskValidation.report.verdict`); an unreadable task or a failed build raises, and
+so does a workspace of `/` once the built image gives the workdir (`settle_workdir`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from envfactory.core.models.rows import row_semantics_of
 from sandboxes.protocol import SandboxEngine
 
 from .battery import gate_input
-from .formats import ImportedTask, context_tar, load_task
+from .formats import ImportedTask, context_tar, load_task, settle_workdir
 from .formats.files import with_built_services
 from .formats.model import BlobReader, BlobWriter
 from .gates import GateInput, GateRun, Progress, run_gates_detailed
@@ -90,8 +91,10 @@ def validate_task(
     build = engine.build(
         context_tar(task.spec.build, artifacts.get), dockerfile=task.spec.build.dockerfile
     )
+    spec, verifier = settle_workdir(task.spec, task.verifier, build.workdir)
+    task = task.model_copy(update={"spec": spec, "verifier": verifier})
     spec = with_built_services(
-        task.spec, lambda tar, df: engine.build(tar, dockerfile=df).image, artifacts.get
+        spec, lambda tar, df: engine.build(tar, dockerfile=df).image, artifacts.get
     )
     build_s = time.monotonic() - t0
     if on_stage:
@@ -99,7 +102,7 @@ def validate_task(
     inp, layer_notes = gate_input(
         engine,
         spec=spec,
-        verifier=task.verifier,
+        verifier=verifier,
         files=artifacts.get,
         image=build.image,
         repeats=repeats,

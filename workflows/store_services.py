@@ -59,6 +59,7 @@ from envfactory.store import ArtifactStore, Store
 from sandboxes.protocol import SandboxEngine
 from verifiers.battery import gate_input
 from verifiers.evidence import findings_from_report
+from verifiers.formats import settle_workdir
 from verifiers.gates import GateRun, run_gates_detailed
 from verifiers.mining import MiningConfig, mine, rejected_claims
 from verifiers.mutation import mutation_findings, mutation_score
@@ -155,7 +156,14 @@ class StoreServices(RepoMiningServices):
         files = load_context(self.artifacts, spec.build)
         built = self.engine.build(context_tar(files), dockerfile=spec.build.dockerfile)
         services = [self._build_context(s.build).image for s in spec.services]
-        self.store.environments.set_build(spec.id, spec.version, built, services)
+        with self.store.session() as tx:  # the image and what it settles, together
+            spec = tx.environments.set_build(spec.id, spec.version, built, services)
+            if spec.image_decides:  # an imported task: its verifier exists already
+                verifier = tx.verifiers.get(spec.id)
+                settled, settled_verifier = settle_workdir(spec, verifier, built.workdir)
+                tx.environments.settle(settled)
+                if settled_verifier is not verifier:  # the tests run from the workdir
+                    tx.verifiers.add_version(settled_verifier)
         return t.BuiltEnv(env_id=spec.id, image=built.image, cached=built.cached)
 
     def _build_context(self, build: BuildContext) -> BuildResult:

@@ -244,6 +244,13 @@ class EnvironmentRepo(_Repo):
         self.s.flush()
         return spec
 
+    def settle(self, spec: EnvironmentSpec) -> None:
+        """Store what a build settled in ``spec`` (its image's workdir) over the version it
+        was read from: the same id and version, never a new one."""
+        row = self._row(spec.id, spec.version)
+        row.doc, row.updated_at = dump(spec), utcnow()
+        self.s.flush()
+
     def list(
         self,
         *,

@@ -1,8 +1,11 @@
 """Turn what a format reader found into an `ImportedTask`, the same way for every format.
 
 Invariants:
-- the workspace defaults to the Dockerfile's final WORKDIR; a task whose image would
-  work in `/` must name its workspace (copying `/` would defeat workspace verification);
+- the workspace defaults to the image's final WORKDIR: the Dockerfile's lines say it
+  until the build, and the built image decides what `[envfactory]` does not name
+  (`image_decides`, `image_workdir.settle_workdir`); a workspace of `/` is refused, here
+  when the task names it, after the build when the image gives it (copying `/` would
+  defeat workspace verification);
 - workspace paths are absolute and normalised;
 - the spec id is derived from the content, so importing the same task twice gives the
   same id (the verifier's `env_id` follows it);
@@ -15,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import ValidationError
 
@@ -35,7 +39,7 @@ from envfactory.core.models import (
 )
 
 from .caps import clamp
-from .dockerfile import final_workdir
+from .dockerfile import as_built, final_workdir
 from .model import ONE_BLOCK_NOTE, ImportedTask, TaskFormat
 from .options import EnvfactoryOptions
 from .scope import infer_scope
@@ -59,6 +63,7 @@ class Found:
     partials: tuple[PartialSolution, ...] = ()
     notes: list[str] = field(default_factory=list)
     where: str = "task.toml"
+    dockerfile_where: str = "Dockerfile"  # the Dockerfile's path in the task, for messages
     #: (relative path, text) of the verifier's files, read for the scope inference
     test_texts: tuple[tuple[str, str], ...] = ()
     mount_path: str | None = None  # where the harness puts the tests ("/tests")
@@ -82,7 +87,7 @@ def assemble(found: Found, caps: LimitCaps | None = None) -> ImportedTask:
 
 def _assemble(found: Found, caps: LimitCaps) -> ImportedTask:
     opts = found.options
-    workdir, workspace = _workspace(found)
+    workdir, workspace, image_decides = _workspace(found)
     scope, semantics, scope_notes = _scope(found, workspace)
     limits, verifier_timeout_s, clamped = clamp(
         found.limits, found.verifier_timeout_s, caps, found.where
@@ -98,6 +103,7 @@ def _assemble(found: Found, caps: LimitCaps) -> ImportedTask:
         build=BuildContext(dockerfile="Dockerfile", files=found.build_files),
         workdir=workdir,
         workspace_paths=workspace,
+        image_decides=image_decides,
         verify_scope=scope,
         ungraded_paths=tuple(
             _absolute(p, f"{found.where} [envfactory].ungraded") for p in opts.ungraded
@@ -155,16 +161,27 @@ def _scope(
 
 
 def content_id(spec: EnvironmentSpec) -> str:
-    left_out = {"id", "created_at", "origin"} | (
-        {"ungraded_paths"} if not spec.ungraded_paths else set()
-    )
+    left_out = {"id", "created_at", "origin"} | {
+        name for name in ("ungraded_paths", "image_decides") if not getattr(spec, name)
+    }
     blob = spec.model_dump_json(exclude=left_out).encode()
     return "env-" + hashlib.sha256(blob).hexdigest()[:12]
 
 
-def _workspace(found: Found) -> tuple[str, tuple[str, ...]]:
+def _workspace(
+    found: Found,
+) -> tuple[str, tuple[str, ...], tuple[Literal["workdir", "workspace_paths"], ...]]:
+    """The workdir and workspace as far as the task's files tell, and which of them the
+    built image decides (`image_workdir.settle_workdir`): those `[envfactory]` leaves out."""
     opts = found.options
-    workdir = opts.workdir or final_workdir(found.dockerfile_text) or "/"
+    context = [f.path for f in found.build_files]
+    dockerfile = as_built(
+        found.dockerfile_text, where=found.dockerfile_where, context_paths=context
+    )
+    decides: list[Literal["workdir", "workspace_paths"]] = []
+    if opts.workdir is None:
+        decides.append("workdir")
+    workdir = opts.workdir or final_workdir(dockerfile) or "/"
     workdir = _absolute(workdir, f"{found.where} [envfactory].workdir")
     if opts.workspace_paths is not None:
         paths = tuple(
@@ -172,15 +189,16 @@ def _workspace(found: Found) -> tuple[str, tuple[str, ...]]:
             for p in opts.workspace_paths
         )
     else:
+        decides.append("workspace_paths")
         paths = (workdir,)
-    if not paths or "/" in paths:
+    if not paths or ("/" in paths and decides != ["workdir", "workspace_paths"]):
         raise InvalidTask(
-            f"the workspace of task {found.name!r} would be '/' (the Dockerfile sets no "
-            "WORKDIR), which makes the whole filesystem solver-controlled",
-            hint="add `WORKDIR /app` (or similar) to the Dockerfile, or set "
-            f'workspace_paths = ["/app"] under [envfactory] in {found.where}',
+            f"the workspace of task {found.name!r} would be '/', which makes the whole "
+            "filesystem solver-controlled",
+            hint='name the directories the solver works in: workspace_paths = ["/app"] '
+            f"under [envfactory] in {found.where}",
         )
-    return workdir, paths
+    return workdir, paths, tuple(decides)
 
 
 def _absolute(path: str, where: str) -> str:

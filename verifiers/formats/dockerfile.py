@@ -1,20 +1,34 @@
-"""Just enough Dockerfile reading to find the image's final working directory.
+"""Just enough Dockerfile reading to find the image's final working directory, and the
+check at import that the classic builder can build it (`as_built`).
 
-The workspace of an imported task defaults to the WORKDIR its image ends with: the last
-`WORKDIR` of the final stage, resolved against the previous one when relative. A stage
-built `FROM` an earlier stage inherits that stage's WORKDIR; a stage from an outside
-image starts at `/` (we cannot see inside it). Variables (`$APP_HOME`) are not expanded:
-such a WORKDIR is refused with a hint to state the workspace explicitly.
+The workspace of an imported task defaults to the WORKDIR its image ends with, which only
+the built image knows for sure (its base may set it: `image_workdir.settle_workdir`).
+Until the build, the Dockerfile's own lines give it: the last `WORKDIR` of the final
+stage, resolved against the previous one when relative. A stage built `FROM` an earlier
+stage inherits that stage's WORKDIR; a stage from an outside image starts unknown (None),
+and so does a WORKDIR with a variable (`$APP_HOME`), which the image expands.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Collection
 
-from envfactory.core.errors import InvalidTask
+from envfactory.core.errors import ImageBuildFailed, InvalidTask
+from sandboxes.dockerfile_classic import to_classic
 
 _INSTRUCTION_RE = re.compile(r"^\s*([A-Za-z]+)\s+(.*)$")
+
+
+def as_built(text: str, *, where: str, context_paths: Collection[str] = ()) -> str:
+    """The Dockerfile as the classic builder gets it (heredocs, `COPY --chmod` and the
+    `# syntax=` line translated: `sandboxes.dockerfile_classic`), or InvalidTask naming
+    the line that cannot be translated, so that `task import` refuses it, not the build."""
+    try:
+        return to_classic(text, context_paths, where=where).text
+    except ImageBuildFailed as exc:
+        raise InvalidTask(exc.message, hint=exc.hint) from None
 
 
 def logical_lines(text: str) -> list[str]:
@@ -37,8 +51,8 @@ def logical_lines(text: str) -> list[str]:
     return out
 
 
-def final_workdir(text: str, *, where: str = "Dockerfile") -> str | None:
-    """The final stage's WORKDIR, or None when the Dockerfile never sets one."""
+def final_workdir(text: str) -> str | None:
+    """The final stage's WORKDIR as its lines say, or None when they do not tell it."""
     stages: dict[str, str | None] = {}  # alias -> WORKDIR at the stage's end
     workdir: str | None = None
     alias: str | None = None
@@ -52,19 +66,18 @@ def final_workdir(text: str, *, where: str = "Dockerfile") -> str | None:
             workdir = stages.get(words[0]) if words else None
             alias = words[2] if len(words) >= 3 and words[1].lower() == "as" else None
         elif op == "WORKDIR":
-            workdir = _resolve(workdir, arg, where)
+            workdir = _resolve(workdir, arg)
         if alias:
             stages[alias] = workdir
     return workdir
 
 
-def _resolve(previous: str | None, arg: str, where: str) -> str:
+def _resolve(previous: str | None, arg: str) -> str | None:
     path = arg.strip().strip("\"'")
     if "$" in path:
-        raise InvalidTask(
-            f"{where}: WORKDIR {arg} uses a variable, which the importer does not expand",
-            hint="write the WORKDIR as a literal path, or set workdir under [envfactory] in task.toml",
-        )
+        return None  # expanded by the build: the image tells
     if not path.startswith("/"):
-        path = posixpath.join(previous or "/", path)
+        if previous is None:
+            return None  # relative to a WORKDIR only the image knows
+        path = posixpath.join(previous, path)
     return posixpath.normpath(path)

@@ -16,7 +16,6 @@ from typing import Any
 from envfactory.core.errors import InvalidTask
 from envfactory.core.models import EnvironmentSpec, Step, Verifier
 
-from .dockerfile import final_workdir
 from .files import check_relative, materialize
 from .model import BlobReader
 from .options import toml_document
@@ -51,8 +50,7 @@ def export_harbor(
     _write_solutions(spec, out / "solution")
     materialize(verifier.files, artifacts.get, out / "tests")
     entry_override = _write_entry(verifier, out / "tests")
-    dockerfile = (out / "environment" / "Dockerfile").read_text(errors="replace")
-    (out / "task.toml").write_text(_task_toml(spec, verifier, dockerfile, entry_override))
+    (out / "task.toml").write_text(_task_toml(spec, verifier, entry_override))
     return out
 
 
@@ -93,17 +91,16 @@ def _write_entry(verifier: Verifier, tests: Path) -> str | None:
     return None
 
 
-def _task_toml(
-    spec: EnvironmentSpec, verifier: Verifier, dockerfile: str, entry_override: str | None
-) -> str:
+def _task_toml(spec: EnvironmentSpec, verifier: Verifier, entry_override: str | None) -> str:
     limits = spec.limits
     cpus: Any = int(limits.cpus) if float(limits.cpus).is_integer() else limits.cpus
-    default_workdir = final_workdir(dockerfile) or "/"
+    # what the image decides stays unwritten, so that it decides again on import;
+    # everything else is written, so that it does not
     envfactory: dict[str, Any] = {
         "name": spec.name,
-        "workdir": spec.workdir if spec.workdir != default_workdir else None,
+        "workdir": None if "workdir" in spec.image_decides else spec.workdir,
         "workspace_paths": (
-            list(spec.workspace_paths) if spec.workspace_paths != (spec.workdir,) else None
+            None if "workspace_paths" in spec.image_decides else list(spec.workspace_paths)
         ),
         "verify_scope": spec.verify_scope,
         "ungraded": list(spec.ungraded_paths) or None,

@@ -113,6 +113,7 @@ def load_harbor(path: Path, artifacts: BlobWriter, caps: LimitCaps | None = None
         name=_name(path, config),
         instruction=read_text(path / "instruction.md").strip(),
         dockerfile_text=(env_dir / "Dockerfile").read_text(errors="replace"),
+        dockerfile_where="environment/Dockerfile",
         build_files=build_files,
         services=services,
         steps=_steps(path / "solution" / "solve.sh", "solution/solve.sh", solution.env),

@@ -8,9 +8,11 @@ and with repeats. Whether that is a shortcut depends on the task, and the gates 
 from the instruction's own words by one plain rule (`order_required`,
 `uniqueness_required`):
 
-- order is required when the instruction says *sorted*, *sort*, *order* (``in order``,
-  ``in the order``, ``ordered by``), *ascending*, *descending*, *alphabetical*,
-  *chronological*, *ranked*, *oldest first* or *newest first*;
+- order is required when the instruction says so in any common phrasing (`ORDER_PHRASES`:
+  *sorted by*, *keep the row order*, *in the same order*, *in the order they appear*,
+  *in ascending order*, *order must not change*, *newest first*…), once the phrasings
+  that free the order or mean something else (*in any order*, *order does not matter*,
+  *order of operations*, *purchase orders*) are set aside;
 - uniqueness is required when it says *unique*, *duplicate* (``no duplicates``,
   ``without duplicates``, ``deduplicate``), *distinct*, *exactly once*, *only once* or
   *exactly one*.
@@ -50,12 +52,74 @@ from .numbers import MAX_FILE_BYTES, file_entries, is_prose, named, within_budge
 from .rows import FilesWrittenOver, duplicate_row
 from .workspace import SQLITE_MAGIC, Workspace, mentioned_paths
 
-_ORDER = re.compile(
-    r"\b(?:sort(?:ed|s|ing)?|(?:in|the|same|chronological|reverse|alphabetical)\s+order|"
-    r"order(?:ed)?\s+by|ascending|descending|alphabetic(?:al(?:ly)?)?|chronological(?:ly)?|"
-    r"ranked|(?:oldest|newest|largest|smallest|highest|lowest)\s+first)\b",
-    re.I,
+#: How instructions say that records keep an order (True), or that their order is free or
+#: a word for something else (False): the False phrasings of a text are blanked first, so
+#: "in any order" or "the order of operations" never reads as "in order" / "order of".
+ORDER_PHRASES: tuple[tuple[str, bool], ...] = (
+    (
+        r"(?:in\s+)?(?:any|an?\s+arbitrary|arbitrary|no\s+(?:particular|specific)|random)\s+order",
+        False,
+    ),
+    (
+        r"order\s+(?:does\s*n[o']?t|do\s+not|need\s*n[o']?t|is\s*n[o']?t|will\s*not|won't)\s+"
+        r"(?:matter|important|significant|relevant|checked|count|be\s+(?:checked|preserved|kept))",
+        False,
+    ),
+    (r"(?:regardless|irrespective|independent)\s+of\s+(?:the\s+)?(?:\w+\s+)?order", False),
+    (
+        r"un-?ordered|un-?sorted|order[-\s](?:in)?sensitive|order[-\s](?:in)?dependent|"
+        r"order[-\s]agnostic",
+        False,
+    ),
+    (
+        r"(?:need|does|do|must|should)\s*(?:n[o']?t|not)\s+(?:be\s+)?(?:sorted|ordered|in\s+order)",
+        False,
+    ),
+    (
+        r"order\s+of\s+(?:operations|magnitude|precedence|evaluation|execution|business)|"
+        r"in\s+order\s+(?:to|for)\b|(?:purchase|sales|work|customer|pending|open|restraining)\s+"
+        r"orders?|order\s+(?:id|ids|number|numbers|total|totals|date|status|line|lines|items?)\b",
+        False,
+    ),
+    (r"sort(?:ed|s|ing)?", True),
+    (
+        r"(?:keep|keeps|keeping|preserve[sd]?|preserving|maintain(?:s|ed|ing)?|retain(?:s|ed|ing)?|"
+        r"respect(?:s|ed|ing)?)\s+(?:the\s+|their\s+|its\s+)?(?:\w+\s+){0,2}order(?:ing)?",
+        True,
+    ),
+    (
+        r"(?:the\s+)?(?:same|original|given|input|existing|source|file|row|line|record|current)\s+"
+        r"order",
+        True,
+    ),
+    (r"in\s+(?:the\s+)?order\s+(?:they|it|that|in\s+which|of|given|listed|shown)", True),
+    (r"in\s+(?:\w+\s+)?order\b", True),
+    (
+        r"(?:ascending|descending|increasing|decreasing|reverse|alphabetical|chronological|"
+        r"numerical|lexicographic(?:al)?)\s+order",
+        True,
+    ),
+    (
+        r"ascending(?:ly)?|descending(?:ly)?|alphabetic(?:al(?:ly)?)?|chronological(?:ly)?|"
+        r"lexicographic(?:al(?:ly)?)?",
+        True,
+    ),
+    (r"order(?:ed)?\s+by|ordered|ranked|rank\s+them", True),
+    (
+        r"order\s+(?:must|should|shall|has\s+to|needs?\s+to)\s+(?:not\s+change|stay|remain|be\s+"
+        r"(?:kept|preserved|maintained|the\s+same|unchanged))|order\s+(?:is|are)\s+(?:preserved|"
+        r"kept|significant|important)|order\s+(?:matters|counts)",
+        True,
+    ),
+    (r"(?:not|never|n't)\s+(?:be\s+)?re-?order(?:ed)?|without\s+re-?ordering", True),
+    (
+        r"(?:oldest|newest|largest|smallest|highest|lowest|earliest|latest|biggest|most\s+\w+)\s+"
+        r"first",
+        True,
+    ),
 )
+_ORDER_FREE = re.compile("|".join(rf"\b(?:{p})\b" for p, asks in ORDER_PHRASES if not asks), re.I)
+_ORDER = re.compile("|".join(rf"\b(?:{p})\b" for p, asks in ORDER_PHRASES if asks), re.I)
 _UNIQUE = re.compile(
     r"\b(?:unique(?:ly)?|duplicates?|de-?duplicat\w*|distinct|(?:exactly|only)\s+once|"
     r"exactly\s+one)\b",
@@ -66,8 +130,8 @@ _HEADED = (".csv", ".tsv")
 
 
 def order_required(instruction: str) -> bool:
-    """Whether the instruction asks for an order (module docstring)."""
-    return _ORDER.search(instruction) is not None
+    """Whether the instruction asks for an order (`ORDER_PHRASES`, module docstring)."""
+    return _ORDER.search(_ORDER_FREE.sub(" ", instruction)) is not None
 
 
 def uniqueness_required(instruction: str) -> bool:

@@ -136,6 +136,11 @@ class EnvironmentSpec(Model):
     build: BuildContext
     workdir: str = "/workspace"
     workspace_paths: tuple[str, ...] = ("/workspace",)
+    #: the fields the built image decides (an imported task that names no `[envfactory]
+    #: workdir` / `workspace_paths`): after every build they are set from the image's
+    #: `Config.WorkingDir`, which the base image may have set (`formats.settle_workdir`);
+    #: until then they hold what the Dockerfile's own lines say
+    image_decides: tuple[Literal["workdir", "workspace_paths"], ...] = ()
     verify_scope: VerifyScope = VerifyScope.WORKSPACE
     #: workspace files the task does not grade (a mined fix's documentation and type
     #: stubs: no test reads them): the probes built from the oracle's outputs leave them be
@@ -164,4 +169,6 @@ class BuildResult(Model):
     #: ("ubuntu:24.04 -> envfactory/base:abc: Ubuntu 24.04 (noble) is built as Debian 13 …")
     warnings: tuple[str, ...] = ()
     duration_s: float = 0.0
+    #: the image's `Config.WorkingDir` ("/" when neither it nor its bases set one)
+    workdir: str = "/"
     log_tail: str = ""  # last 64 KiB of the build log; the caller stores the full log (on_log)

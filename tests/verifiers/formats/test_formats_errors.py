@@ -48,12 +48,23 @@ HARBOR_CASES = {
         {"task.toml": "[envfactory]\nworkspace_paths = ['app']\n"},
         ["not an absolute path"],
     ),
-    "no WORKDIR": ({"environment/Dockerfile": "FROM python:3.11-slim\n"}, ["WORKDIR", "'/'"]),
-    "WORKDIR with a variable": (
-        {"environment/Dockerfile": "FROM x\nWORKDIR $HOME/app\n"},
-        ["variable", "[envfactory]"],
+    "a workspace of / named": (
+        {"task.toml": "[envfactory]\nworkspace_paths = ['/app', '/']\n"},
+        ["would be '/'", "workspace_paths"],
+    ),
+    "a workdir of / named, the workspace left to it": (
+        {"task.toml": "[envfactory]\nworkdir = '/'\n"},
+        ["would be '/'"],
     ),
     "extra solution file": ({"solution/patch.diff": "x"}, ["patch.diff", "inline"]),
+    "heredoc never closed": (
+        {"environment/Dockerfile": "FROM x\nWORKDIR /app\nRUN cat > f <<'EOF'\nbody\n"},
+        ["environment/Dockerfile line 3", "<<'EOF' is never closed"],
+    ),
+    "RUN flag the classic builder lacks": (
+        {"environment/Dockerfile": "FROM x\nWORKDIR /app\nRUN --mount=type=ssh git pull\n"},
+        ["environment/Dockerfile line 3", "--mount=type=ssh needs BuildKit"],
+    ),
     "empty step": (
         {"solution/solve.sh": "# step 1\necho a\n# step 2\n\n"},
         ["step 2 (line 3)", "no commands"],
