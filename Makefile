@@ -6,7 +6,7 @@ EXTRAS ?= dev,trainer
 comma  := ,
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)-$(subst $(comma),_,$(EXTRAS))
 
-.PHONY: install test test-compose test-faults demo lint clean
+.PHONY: install test test-compose test-faults test-seeds durations demo lint clean
 
 install: $(STAMP)
 
@@ -26,7 +26,18 @@ test: $(STAMP)
 	  pg="$$(bash scripts/start-postgres.sh)" && eval "$$pg" || { echo "make test: PostgreSQL did not start \
 	(log: $${PG_TEST_DATA:-/tmp/pgdata}.log); set ENVFACTORY_TEST_POSTGRES_URL to a server of yours" >&2; exit 1; }; \
 	fi; \
-	$(BIN)/python -m pytest -m "not gpu and not compose and not faults" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not gpu and not compose and not faults and not seeds" $(PYTEST_ARGS)
+
+# The four example seeds end to end, as `make demo` runs them without the trainer
+# (tests/examples): fails naming each seed that is not published and its failing rows.
+test-seeds: $(STAMP)
+	@bash scripts/host-deps.sh demo
+	$(BIN)/python -m pytest -m seeds $(PYTEST_ARGS)
+
+# The table of the slowest tests in docs/testing.md, from a run of the README's selection
+# (or from a log of one: make durations DURATIONS_LOG=/tmp/ci.log).
+durations: $(STAMP)
+	$(BIN)/python scripts/test_durations.py $(if $(DURATIONS_LOG),--log $(DURATIONS_LOG),-- -m "not gpu and not compose and not faults and not seeds")
 
 # The compose stack end to end (scripts/compose-e2e.sh): images, stack, one seed published.
 test-compose: $(STAMP)

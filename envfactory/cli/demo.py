@@ -32,6 +32,7 @@ from envfactory.core.models import Decision, GateVerdict, Rule, TaskSeed
 from envfactory.core.settings import Settings, load_settings
 
 from .status import render
+from .validate import check_mark
 from .worker import DEFAULT_SCRIPTS, announce_agents, make_services, with_scripts
 
 REVIEWER = "demo"
@@ -154,7 +155,7 @@ def gate_table(services: Any, env_id: str, report_id: str) -> Table:
     for col in ("check", "name", "expected", "observed", "ok", "s"):
         table.add_column(col)
     for c in report.checks:
-        ok = "[green]✓[/]" if c.passed else "[red]✗[/]"
+        ok = check_mark(c)
         table.add_row(
             c.kind.value,
             c.name,

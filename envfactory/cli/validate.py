@@ -212,7 +212,9 @@ def _progress(console: Console, quiet: bool) -> Progress:
     )
 
 
-def _mark(check: GateCheck) -> str:
+def check_mark(check: GateCheck) -> str:
+    """How a table shows a row: ok, n/a (its premise or trace says it cannot judge), a
+    warning (alternatives, tolerances), FLAKY or FAIL."""
     if check.passed:
         return "[green]ok[/]"
     if check.not_applicable:
@@ -242,7 +244,7 @@ def _print_table(out: Console, result: TaskValidation) -> None:
             c.semantics,
             str(c.expected),
             " ".join(map(str, c.observed)),
-            _mark(c),
+            check_mark(c),
             f"{c.duration_s:.1f}",
             evidence,
         )
