@@ -45,6 +45,37 @@ def _tail(text: str) -> str:
     return text if len(text) <= _TAIL else "…" + text[-_TAIL:]
 
 
+#: how many changed files a row's evidence lists, and how much of each text it quotes
+_DIFF_FILES = 12
+_EXCERPT = 160
+
+
+def state_changes(before: dict[str, bytes], after: dict[str, bytes]) -> list[str]:
+    """What a probe changed in the state it was applied to, for a reviewer: each file
+    added, removed or changed (with sizes), and for text a bounded excerpt of the first
+    line that differs, before and after."""
+    paths = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+    lines = [_change(p, before.get(p), after.get(p)) for p in paths[:_DIFF_FILES]]
+    if len(paths) > _DIFF_FILES:
+        lines.append(f"changed: … {len(paths) - _DIFF_FILES} more file(s)")
+    return lines
+
+
+def _change(path: str, old: bytes | None, new: bytes | None) -> str:
+    if old is None:
+        return f"changed: added {path} ({len(new or b'')} bytes)"
+    if new is None:
+        return f"changed: removed {path} ({len(old)} bytes)"
+    head = f"changed: {path} ({len(old)} → {len(new)} bytes)"
+    if b"\0" in old[:1024] or b"\0" in new[:1024]:
+        return head + ", binary"
+    a, b = old.decode("utf-8", "replace").splitlines(), new.decode("utf-8", "replace").splitlines()
+    i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    was = a[i][:_EXCERPT] if i < len(a) else "(end of file)"
+    now = b[i][:_EXCERPT] if i < len(b) else "(end of file)"
+    return f"{head}, line {i + 1}: {was!r} → {now!r}"
+
+
 def check_evidence(
     state: ProducedState,
     results: Sequence[VerifyResult],
@@ -52,12 +83,16 @@ def check_evidence(
     *,
     shared_with: str | None = None,
     expected: int | None = None,
+    changes: Sequence[str] = (),
 ) -> tuple[str, ...]:
+    """Lines a reviewer can act on; `changes`: what the row's state changed against the
+    state it was applied to (`state_changes`)."""
     lines: list[str] = []
     if probe is not None:
         lines.append(f"probe {probe.name}: {probe.summary}")
         if probe.detail:
             lines.append(f"probe {probe.name} plants: {probe.detail}")
+    lines += changes
     if shared_with:
         lines.append(f"verification input identical to {shared_with}: verified once, result shared")
     lines += [f"state: {entry}" for entry in state.log]
@@ -65,8 +100,7 @@ def check_evidence(
     lines.append(
         f"exit codes {codes}" + (" (timed out)" if any(r.timed_out for r in results) else "")
     )
-    for note in dict.fromkeys(n for r in results for n in r.notes):
-        lines.append(f"runner: {note}")
+    lines += _runner_lines(results)
     for change in state.prepared.tamper[:20]:
         lines.append(f"tamper {category_of(change.path) or 'unknown'}: {change.kind} {change.path}")
     if len(state.prepared.tamper) > 20:
@@ -78,6 +112,15 @@ def check_evidence(
         if wrong[0].stderr.strip():
             lines.append("stderr: " + _tail(wrong[0].stderr))
     return tuple(lines)
+
+
+def _runner_lines(results: Sequence[VerifyResult]) -> list[str]:
+    """The runner's notes, and what a probe's planted code recorded of its premise."""
+    lines = [f"runner: {note}" for note in dict.fromkeys(n for r in results for n in r.notes)]
+    premises = [r.premise.strip() for r in results if r.premise]
+    if premises:
+        lines.append("premise held: " + _tail(premises[0]))
+    return lines
 
 
 def _finding_id(env_id: str, rule: str, state: str) -> str:

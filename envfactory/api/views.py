@@ -58,6 +58,8 @@ class ItemView(BaseModel):
     finding: ShortcutFinding | None
     evidence: Evidence | None
     diff: list[DiffRow]
+    #: what a probe changed in the state it was applied to (the evidence's "changed:" lines)
+    changes: list[str]
     excerpt: list[ExcerptStep]
     trajectory_id: str | None
     claimed_by: str | None
@@ -122,6 +124,13 @@ def _excerpt(tx: Tx, evidence: Evidence | None) -> list[ExcerptStep]:
     ]
 
 
+def _changed_lines(evidence: Evidence | None) -> list[str]:
+    """The evidence's lines saying what a probe changed (`verifiers.evidence.state_changes`)."""
+    text = evidence.verifier_output if evidence else ""
+    prefix = "changed: "
+    return [line[len(prefix) :] for line in (text or "").splitlines() if line.startswith(prefix)]
+
+
 def item_view(store: Store, item_id: str) -> ItemView:
     with store.session(readonly=True) as tx:
         item = tx.reviews.get(item_id)
@@ -136,6 +145,7 @@ def item_view(store: Store, item_id: str) -> ItemView:
             finding=finding,
             evidence=evidence,
             diff=diff_rows(evidence.diff if evidence else ()),
+            changes=_changed_lines(evidence),
             excerpt=_excerpt(tx, evidence),
             trajectory_id=evidence.trajectory_id if evidence else None,
             claimed_by=claimed_by,

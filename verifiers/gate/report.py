@@ -24,8 +24,9 @@ from envfactory.core.models import (
 )
 from envfactory.core.models.rows import RowId
 
-from ..evidence import check_evidence
+from ..evidence import check_evidence, state_changes
 from ..probes.applicability import ReadLog, not_applicable
+from ..probes.workspace import file_bytes
 from ..runner import PreparedState, VerifyResult
 from ..states import ProducedState
 from .plan import report_order
@@ -80,12 +81,15 @@ def build_run(
 ) -> GateRun:
     rows, timings, skipped = [], [], list(outcome.skipped)
     failed_bases = _failed_bases(table)
+    by_name = {r.name: r.state for r in table.rows}
     for r in sorted(table.rows, key=lambda r: report_order(r.id, r.kind)):
         res = table.results_of(r)
         if not res:
             skipped.append(SkippedCheck(name=r.name, why=skip_reason(r)))
             continue
-        check = _check(r, res, primary, table.twin_of(r), failed_bases)
+        base = by_name.get(str(r.id.base)) if r.probe is not None else None
+        changes = _changes(base, r.state) if base is not None else []
+        check = _check(r, res, primary, table.twin_of(r), failed_bases, changes)
         rows.append(check.model_copy(update={"not_applicable": not_applicable(r)}))
         timings.append(
             CheckTiming(
@@ -144,12 +148,22 @@ def _failed_bases(table: RowTable) -> set[str]:
     }
 
 
+def _changes(base: ProducedState, state: ProducedState) -> list[str]:
+    """What a probe row's state changed in its base's workspace (none known in full-state
+    scope, whose states are recipes: their tamper lines say what changed outside)."""
+    before, after = base.prepared.workspace, state.prepared.workspace
+    if not before or not after:
+        return []
+    return state_changes(file_bytes(before), file_bytes(after))
+
+
 def _check(
     r: Row,
     res: list[VerifyResult],
     primary: Semantics,
     shared_with: str | None,
     failed_bases: set[str],
+    changes: Sequence[str] = (),
 ) -> GateCheck:
     base = r.id.base
     base_name = str(base.under(r.id.semantics)) if base is not None else None
@@ -161,7 +175,7 @@ def _check(
         observed=tuple(x.reward for x in res),
         duration_s=round(r.state.produce_s + sum(x.duration_s for x in res), 3),
         evidence=check_evidence(
-            r.state, res, r.probe, shared_with=shared_with, expected=r.expected
+            r.state, res, r.probe, shared_with=shared_with, expected=r.expected, changes=changes
         ),
         tamper=r.prepared.tamper,
         semantics=r.id.semantics or primary,
