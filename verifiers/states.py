@@ -96,8 +96,58 @@ def pristine_state(engine: SandboxEngine, image: str, spec: EnvironmentSpec) -> 
     )
 
 
-def step_replay(step: Step, spec: EnvironmentSpec) -> Replay:
-    return Replay(argv=("bash", "-c", step.script), workdir=spec.workdir)
+#: where a chain keeps its shell's variables and functions between steps (`carried`)
+SHELL_STATE_DIR = "/.envfactory-shell"
+
+#: Bash run around each step of a chain of several: what the earlier steps' shell held
+#: (variables, arrays, functions; readonly and bash's own variables aside) is restored
+#: first, and saved again when the step exits, however it exits (`exit`, `set -e`), with
+#: its exit status kept. The last step removes the saved state instead. A step that sets
+#: an EXIT trap of its own replaces this one: its successors then start as before.
+_CARRY_HEAD = r"""__ef_s=%(dir)s/state
+if [ -r "$__ef_s" ]; then . "$__ef_s"; fi
+__ef_save() {
+  __ef_rc=$?; set +e
+  if [ -n "%(last)s" ]; then rm -rf %(dir)s; exit $__ef_rc; fi
+  mkdir -p %(dir)s && {
+    for __ef_v in $(compgen -v); do
+      case $__ef_v in BASH*|EUID|UID|PPID|SHELLOPTS|FUNCNAME|GROUPS|HISTCMD|LINENO|\
+        RANDOM|SECONDS|SRANDOM|EPOCH*|PIPESTATUS|_|OLDPWD|PWD|SHLVL|DIRSTACK|COMP_*|\
+        OPTIND|OPTARG|OPTERR|IFS|PS[0-9]|__ef_*) continue ;; esac
+      __ef_d=$(declare -p "$__ef_v" 2>/dev/null) || continue
+      __ef_f=${__ef_d#declare -}; __ef_f=${__ef_f%%%% *}
+      case $__ef_f in *r*) continue ;; esac
+      printf '%%s\n' "$__ef_d"
+    done
+    for __ef_v in $(compgen -A function); do
+      case $__ef_v in __ef_*) ;; *) declare -f "$__ef_v" ;; esac
+    done
+  } > "$__ef_s.tmp" && mv -f "$__ef_s.tmp" "$__ef_s"
+  exit $__ef_rc
+}
+trap __ef_save EXIT
+"""
+
+
+def step_replay(
+    step: Step, spec: EnvironmentSpec, *, carry: bool = False, last: bool = False
+) -> Replay:
+    """A step as a recipe entry: a bash of its own, in the task's working directory; with
+    `carry`, one of a chain whose shell state it takes from the steps before it and
+    leaves to the ones after (`carried`)."""
+    script = carried(step.script, last=last) if carry else step.script
+    return Replay(argv=("bash", "-c", script), workdir=spec.workdir)
+
+
+def carried(script: str, *, last: bool) -> str:
+    """`script` run as one step of a chain that behaves like one shell: the variables
+    and functions of the steps before it restored, its own saved for the steps after.
+    What a real solve.sh keeps across its `# step` markers (``work=$(mktemp -d)`` in
+    step 1, ``cd $work`` in step 2) survives, and a state's recipe replays the same way
+    in a fresh container, since the saved state is written there by the replayed steps
+    themselves."""
+    head = _CARRY_HEAD % {"dir": SHELL_STATE_DIR, "last": "1" if last else ""}
+    return f"{head}{script}"
 
 
 def probe_replay(probe: Probe, spec: EnvironmentSpec, semantics: str = "envfactory") -> Replay:
@@ -184,8 +234,9 @@ def produce_chain(
         pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot
     box = _start(engine, pristine, spec, Purpose.GATE_STATE)
     try:
+        carry = len(steps) > 1
         for i, step in enumerate(steps):
-            entry = step_replay(step, spec)
+            entry = step_replay(step, spec, carry=carry, last=i == len(steps) - 1)
             recipe += (entry,)
             if stop_on_failure:
                 _run_or_raise(box, spec, entry, i + 1, step.title)

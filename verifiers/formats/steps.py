@@ -16,6 +16,8 @@ Rules (docs/task-formats.md):
   `source`/`.` lines, `umask`, and function definitions. A block made only of such lines
   is set-up, not a step of its own (it would leave the state unchanged). Without this, a
   script without markers ran its later steps without `set -e` and in the wrong directory.
+  What only exists at run time (``work=$(mktemp -d)``, a function's definition) is
+  carried by the chain that runs the steps instead (`verifiers.states.carried`).
 
 A script that yields one step gives no prefix states; the importer records that fact.
 """
