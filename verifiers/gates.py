@@ -38,6 +38,7 @@ from envfactory.core.models import (
     StateRef,
     Step,
     StepFailure,
+    VerifyScope,
 )
 from envfactory.core.models.rows import RowId
 
@@ -60,7 +61,7 @@ from .gate.runtime import harbor_only
 from .gate.table import DROPPED_NOTE, Admission, Row, RowTable
 from .gate.views import HARBOR_LEFT_PROCESSES, Views
 from .probes import Probe, by_name
-from .probes.applicability import ReadLog
+from .probes.applicability import ReadLog, pinned_paths
 from .probes.cluster_rows import cluster_probes
 from .probes.postgres import data_directories, export_script, parse_export
 from .probes.tools import loads_note
@@ -130,6 +131,7 @@ class _Scheduler:
         self.skipped: list[SkippedCheck] = []
         self.noop_ready = Event(self.ex)  # the no-op state exists (or failed to)
         self.reads: ReadLog | None = None  # what the traced verification of the oracle read
+        self.pinned: frozenset[str] = frozenset()  # the verifier's tools it loaded (full-state)
 
     @property
     def primary(self) -> Semantics:
@@ -234,6 +236,7 @@ class _Scheduler:
             self.battery += traced.probes
             # a service beside the environment reads files no trace of ours shows
             self.reads = None if self.spec.services else traced.reads
+            self.pinned = self._toolchain(traced.reads)
             if note := loads_note(self.battery):
                 self._note(note)
         for base in waiting:
@@ -428,7 +431,24 @@ class _Scheduler:
                 self._queue_probes(st)
 
     def _prepared(self, st: ProducedState, secondary: Semantics | None) -> PreparedState:
-        return self.views.prepared(st, secondary, self.found.expected)
+        return self.views.prepared(st, secondary, self.found.expected, self.pinned)
+
+    def _toolchain(self, reads: ReadLog | None) -> frozenset[str]:
+        """The verifier's own tools as the traced oracle verification loaded them, pinned
+        for the rows that follow (full-state scope only: a workspace-scope verification
+        runs on the pristine image's tools whatever the state holds)."""
+        if reads is None or self.spec.verify_scope != VerifyScope.FULL_STATE:
+            return frozenset()
+        verifier = self.inp.verifier
+        outside = (*self.spec.workspace_paths, verifier.mount_path or "", verifier.reward_dir or "")
+        pinned = pinned_paths(reads, outside)
+        if pinned:
+            self._note(
+                f"full-state scope: {len(pinned)} file(s) the verifier loaded from the image "
+                "(interpreters, libraries, configuration) are pinned: a state that changes "
+                "one has tamper evidence (reward 0)"
+            )
+        return pinned
 
     def _verify(self, row: Row) -> None:
         with self.ex.lock:

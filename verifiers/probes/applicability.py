@@ -90,6 +90,32 @@ def _ancestors(path: str) -> list[str]:
     return out
 
 
+#: places whose files are the verification's own, never the state's toolchain
+_NOT_PINNED = ("/proc/", "/sys/", "/dev/", "/tmp/", "/run/", "/var/tmp/")
+
+
+def pinned_paths(log: ReadLog, outside: Sequence[str]) -> frozenset[str]:
+    """The verifier's toolchain as the traced verification of the oracle resolved it:
+    the files it executed, or opened and read before anything wrote them, and the paths
+    it looked up and did not find (a module search path's earlier entries), outside the
+    roots `outside` (the workspace, the verifier's and the reward's directories) and the
+    verification's scratch places. A state that changed one of them, or created one,
+    changed what the verifier's own tools load: in full-state scope that is tamper
+    evidence, not the task's weakness (`gate.views.Views.prepared`)."""
+    roots = tuple(r.rstrip("/") + "/" for r in outside if r)
+    out: set[str] = set()
+    for a in log.accesses:
+        if a.op not in ("open", "exec", "stat") or not a.path.startswith("/"):
+            continue
+        if a.path.startswith(_NOT_PINNED) or (a.path + "/").startswith(roots):
+            continue
+        if not a.ok and a.errno in ("ENOENT", "ENOTDIR"):
+            out.add(a.path)  # looked up, absent: must stay absent
+        elif a.ok and a.op != "stat" and log.first_use(a.path) == "read":
+            out.add(a.path)
+    return frozenset(out)
+
+
 def read_log(accesses: Iterable[Access]) -> ReadLog:
     return ReadLog(tuple(accesses))
 
