@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from envfactory.core.errors import InvalidPack, PublishBlocked
-from envfactory.core.models import MutationScore, SolveRate, SolveRateBand
+from envfactory.core.models import MutationScore, PackMember, SolveRate, SolveRateBand
 from envfactory.packs import export_pack, layout, open_verified, verify_pack
+from envfactory.packs.manifest import pack_id
 
 from .conftest import DictArtifacts, make_item
 
@@ -175,6 +176,7 @@ def test_a_manifest_rewritten_to_match_a_changed_member_breaks_the_provenance_ch
     for m in raw["members"]:
         if m["path"].endswith("meta/spec.json"):
             m["sha256"], m["size"] = new_sha, spec.stat().st_size
+    raw["id"] = pack_id(PackMember.model_validate(m) for m in raw["members"])  # consistent
     (tmp_path / "pack/pack.json").write_text(json.dumps(raw))
     with pytest.raises(InvalidPack, match="provenance hash for envs/env-hello/meta/spec.json"):
         verify_pack(tmp_path / "pack")
