@@ -28,6 +28,7 @@ from .environments import (
     Step,
     TaskOrigin,
     VerifyScope,
+    gated_spec_hash,
 )
 from .evals import EvalAttempt, EvalRun, EvalTotals, FailureCause
 from .packs import (
@@ -144,6 +145,7 @@ __all__ = [
     "Decision",
     "EnvStatus",
     "EnvironmentSpec",
+    "gated_spec_hash",
     "Evidence",
     "ExecResult",
     "FileEntry",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from enum import StrEnum
 from typing import Literal
@@ -123,6 +124,9 @@ class TaskOrigin(Model):
     repository: str | None = None  # the git remote, when the task sits in a checkout
     commit: str | None = None
     files_key: ArtifactKey | None = None  # JSON {relative path: sha256} of every file read
+    #: an environment imported from a pack: who first signed it (a key fingerprint), or
+    #: "unsigned"; carried into every later export's provenance (`ProvenanceChain.signer`)
+    signer: str | None = None
 
 
 class EnvironmentSpec(Model):
@@ -151,6 +155,13 @@ class EnvironmentSpec(Model):
     semantics: tuple[Semantics, ...] = ("envfactory",)
     origin: TaskOrigin | None = None
     created_at: datetime = Field(default_factory=utcnow)
+
+
+def gated_spec_hash(spec: EnvironmentSpec) -> str:
+    """The sha256 of what a gate run judges of `spec`: everything but its built image, its
+    origin and its creation time (which a build or an import changes, not the task)."""
+    blob = spec.model_dump_json(exclude={"image", "origin", "created_at"}).encode()
+    return hashlib.sha256(blob).hexdigest()
 
 
 class BuildResult(Model):
