@@ -86,6 +86,20 @@ class LimitCaps(Model):
     )
 
 
+class TaskFileLimits(Model):
+    """How much an imported task directory may hold: every file counts its full size
+    (a sparse file is stored whole, whatever it takes on the source disk). A task over
+    a limit is refused, naming the file, before any of it is stored."""
+
+    max_files: int = Field(default=20_000, ge=1, description="files one task may hold")
+    max_file_bytes: int = Field(
+        default=256 * 2**20, ge=1, description="the largest file a task may hold, in bytes"
+    )
+    max_total_bytes: int = Field(
+        default=2**30, ge=1, description="a task's files together, at most, in bytes"
+    )
+
+
 class ServiceSpec(Model):
     """A container next to the main one (a database, a cache, a web service).
 
