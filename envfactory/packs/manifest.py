@@ -16,6 +16,7 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -32,6 +33,7 @@ from envfactory.core.models import (
     PackMember,
     utcnow,
 )
+from envfactory.core.unique_json import DuplicateKey, loads_unique
 
 from . import layout
 from .safety import FileDigest, PackLimits, check_member_name, iter_dir, shown
@@ -99,6 +101,12 @@ def parse_manifest(raw: bytes | None, where: str) -> PackManifest:
     """The manifest from pack.json bytes, or InvalidPack naming what is wrong."""
     if raw is None:
         raise InvalidPack(f"{where}: no pack.json", hint="is this an envfactory pack?")
+    try:
+        loads_unique(raw)  # two equal keys: a reader and a reviewer could see different ids
+    except DuplicateKey as e:
+        raise InvalidPack(f"{where}/pack.json: {e}", hint="re-export the pack") from e
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        pass  # said by the model's own parse, just below
     try:
         manifest = PackManifest.model_validate_json(raw)
     except ValidationError as e:

@@ -10,6 +10,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from envfactory.core.settings import Settings
 from envfactory.store import ArtifactStore
 
@@ -172,3 +174,20 @@ def test_a_task_over_the_file_count_or_total_size_is_refused_before_anything_is_
     [failed] = _import(cli, task)["failed"]
     assert "brings the task to" in failed["message"] and "more than 20000" in failed["message"]
     assert as_json(cli("task", "list", "--json")) == [] and _stored_blobs(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("cpus", "says"),
+    [("0.0000001", "must be at least 0.01"), ("true", "not true/false"), ("0", "at least 0.01")],
+)
+def test_cpus_below_a_hundredth_or_a_boolean_is_refused_naming_the_field(
+    cli: Cli, tmp_path: Path, cpus: str, says: str
+) -> None:
+    task = tmp_path / "suite" / "tiny-cpu"
+    shutil.copytree(TASKS / "csv-report", task)
+    toml = task / "task.toml"
+    toml.write_text(toml.read_text().replace("cpus = 1\n", f"cpus = {cpus}\n"))
+    report = _import(cli, task)
+    assert report["exit"] == 1 and report["imported"] == []
+    [failed] = report["failed"]
+    assert "cpus" in failed["message"] and says in failed["message"], failed

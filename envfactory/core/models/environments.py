@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, BeforeValidator, Field
 
 from .base import ArtifactKey, Model, NonEmpty, utcnow
 
@@ -57,8 +57,33 @@ class PartialSolution(Model):
     steps: tuple[Step, ...]
 
 
+#: the fewest CPUs a sandbox may ask for (Docker's NanoCpus: below it a task only crawls)
+MIN_CPUS = 0.01
+
+
+def _cpus_not_bool(value: object) -> object:
+    if isinstance(value, bool):  # TOML's `cpus = true` would read as 1.0
+        raise ValueError(f"must be a number of CPUs (at least {MIN_CPUS}), not true/false")
+    return value
+
+
+def _cpus_at_least(value: float) -> float:
+    if not value >= MIN_CPUS:
+        raise ValueError(f"must be at least {MIN_CPUS} (a hundredth of a CPU), got {value}")
+    return value
+
+
+#: a number of CPUs: a finite number >= MIN_CPUS, never a boolean
+Cpus = Annotated[
+    float,
+    BeforeValidator(_cpus_not_bool),
+    Field(allow_inf_nan=False),
+    AfterValidator(_cpus_at_least),
+]
+
+
 class Limits(Model):
-    cpus: float = Field(default=1.0, gt=0)
+    cpus: Cpus = 1.0
     memory_mb: int = Field(default=1024, ge=64)
     pids: int = Field(default=256, ge=16)
     #: what the sandbox may write (its writable layer and volumes), MiB; past it the
