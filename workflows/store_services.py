@@ -53,6 +53,7 @@ from envfactory.core.models import (
     TaskSeed,
     Trajectory,
     Verifier,
+    gated_spec_hash,
 )
 from envfactory.core.settings import Settings
 from envfactory.store import ArtifactStore, Store
@@ -252,6 +253,8 @@ class StoreServices(RepoMiningServices):
         verifier = self.store.verifiers.get(inp.env_id, inp.verifier_version)
         with self._gate_lock:
             report = self._gates(spec, verifier, inp.repeats)
+        # the report names the spec it judged: an export takes it only for that spec
+        report = report.model_copy(update={"spec_hash": gated_spec_hash(spec)})
         report_id = self.store.gate_reports.add(report)
         probes = tuple(
             c.name

@@ -35,7 +35,7 @@ from envfactory.core.models import (
 
 from . import actions, paging, views
 from .context import ApiContext
-from .deps import context, reviewer, viewer
+from .deps import context, reviewer, unique_json_keys, viewer
 from .paging import DEFAULT_LIMIT, Cursor, Limit, ListPage
 
 router = APIRouter(prefix="/api")
@@ -69,8 +69,14 @@ def me(who: Viewer) -> Me:
 
 
 @router.post("/seeds", response_model=SeedCreated, status_code=201, tags=["seeds"])
-async def submit_seed(body: actions.SeedIn, ctx: Ctx, who: ReviewerDep) -> SeedCreated:
-    """A seed without files, as JSON (the fields of a seed.yaml)."""
+async def submit_seed(
+    body: actions.SeedIn,
+    ctx: Ctx,
+    who: ReviewerDep,
+    _unique: Annotated[None, Depends(unique_json_keys)],
+) -> SeedCreated:
+    """A seed without files, as JSON (the fields of a seed.yaml; a key given twice is
+    refused, as in YAML)."""
     seed, started = await actions.submit_seed(ctx, body)
     return SeedCreated(seed=seed, pipeline_started=started)
 

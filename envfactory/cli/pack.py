@@ -59,6 +59,13 @@ UNSIGNED_WARNING = (
 )
 
 
+#: A pack's gate reports were made elsewhere, for a spec this install never gated.
+IMPORTED_NOTE = (
+    "stored as imported, not published: gate them here (envfactory task validate {ids}) "
+    "before pack export --all-published takes them"
+)
+
+
 def _signature(signer: Any) -> str:
     if signer is None:
         return "unsigned"
@@ -126,7 +133,7 @@ def export_cmd(
     """Write a pack of gated environments (refused, with every reason, if any is not)."""
     from envfactory.packs import export_pack
     from envfactory.packs.images import DockerImages
-    from envfactory.packs.registry import items_from_store, published_ids
+    from envfactory.packs.registry import items_from_store
     from envfactory.packs.signing import load_private_key
 
     if fmt not in ("envfactory", "harbor") or images not in ("save", "context"):
@@ -139,8 +146,7 @@ def export_cmd(
     try:
         key = load_private_key(sign) if sign else None
         store, artifacts = _stores(settings)
-        ids = list(env or []) or published_ids(store)
-        items = items_from_store(store, ids)
+        items = items_from_store(store, list(env or []) or _all_published(store))
         saver = DockerImages.from_engine(_engine(settings)) if images == "save" else None
         manifest = export_pack(
             items,
@@ -157,6 +163,16 @@ def export_cmd(
         raise _fail(e) from e
     signed = {"signed_by": _fingerprint(key)} if key else {}
     _print(_summary(manifest) | {"path": str(out)} | signed, as_json, f"wrote pack {manifest.id}")
+
+
+def _all_published(store: Any) -> list[str]:
+    """The published environments gated here for their own spec; the rest are named."""
+    from envfactory.packs.registry import published
+
+    chosen = published(store)
+    for reason in chosen.skipped:
+        typer.secho(f"warning: not exported: {reason}", fg=typer.colors.YELLOW, err=True)
+    return chosen.ids
 
 
 def _fingerprint(key: Any) -> str:
@@ -246,6 +262,7 @@ def import_cmd(
             build=build,
             build_network=build_network,
             trust=keys,
+            caps=settings.sandbox.task_caps,
         )
     except EnvFactoryError as e:
         raise _fail(e) from e
@@ -254,5 +271,9 @@ def import_cmd(
         for e in result.environments
     ]
     warnings = [] if result.signed else [UNSIGNED_WARNING.format(pack=result.manifest.id)]
+    warnings += [w for e in result.environments for w in e.warnings]
+    fresh = [e.env_id for e in result.environments if not e.already_present]
+    if fresh:
+        warnings.append(IMPORTED_NOTE.format(ids=" ".join(fresh)))
     summary = _summary(result.manifest) | {"imported": envs, "warnings": warnings}
     _print(summary, as_json, f"imported {path}")

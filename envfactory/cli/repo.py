@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from envfactory.core.errors import EnvFactoryError, InvalidInput
+from envfactory.core.models import shown
 from envfactory.core.models.repos import CandidateResult
 from envfactory.core.settings import Settings, load_settings
 
@@ -92,6 +93,7 @@ def mine(
 
     if rev_range and commit:
         _fail(InvalidInput("give --range or --commit, not both"), as_json)
+    _check_utf8(as_json, repository=[repository], path=path or [], suite=[suite or ""])
     revisions = (rev_range,) if rev_range else tuple(commit or ())
     from envfactory.repos import check_revisions
 
@@ -113,6 +115,25 @@ def mine(
         _here(settings, inp, out, as_json)
 
 
+def _check_utf8(as_json: bool, **values: list[str]) -> None:
+    """A name the shell passed as bytes that are not UTF-8 (Python holds them as
+    surrogates) is refused, named, before anything reads it."""
+    for what, items in values.items():
+        for value in items:
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                named = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                _fail(
+                    InvalidInput(
+                        f"{what} {shown(named)!r} is not UTF-8",
+                        hint="rename it with UTF-8 characters (convmv -f latin1 -t utf-8), "
+                        "or give a path that reaches it through UTF-8 names",
+                    ),
+                    as_json,
+                )
+
+
 def _here(settings: Settings, inp: RepoMineInput, out: Console, as_json: bool) -> None:
     """Mine in this process, commit after commit, printing each as it ends."""
     from workflows.composition import make_services
@@ -129,7 +150,9 @@ def _here(settings: Settings, inp: RepoMineInput, out: Console, as_json: bool) -
     except EnvFactoryError as exc:
         _fail(exc, as_json)
     snap = plan.snapshot
-    out.print(f"{snap.source} at {snap.head[:12]}: {len(plan.commits)} commits", markup=False)
+    out.print(
+        f"{shown(snap.source)} at {snap.head[:12]}: {len(plan.commits)} commits", markup=False
+    )
     results = mine_commits(
         services, plan, repeats=inp.config.repeats, pass_to_pass_max=inp.pass_to_pass_max,
         hunk_max=inp.hunk_max,
@@ -182,10 +205,12 @@ def _durable(
 
 
 def _print_row(out: Console, i: int, total: int, r: CandidateResult) -> None:
-    line = f"[{i + 1}/{total}] {r.commit[:12]} {r.subject[:60]}"
+    """One commit's outcome; its subject and reason (the repository's words and build
+    output) with control characters escaped: they never reach the terminal raw."""
+    line = f"[{i + 1}/{total}] {shown(r.commit[:12])} {shown(r.subject[:60])}"
     out.print(line, markup=False, end=" ")
     out.print(f"[{COLOUR[r.outcome]}]{r.outcome}[/]", end="")
-    out.print(f" {r.reason}" if r.reason else "", markup=False)
+    out.print(f" {shown(r.reason)}" if r.reason else "", markup=False)
 
 
 def _report(out: Console, result: RepoMineResult, as_json: bool) -> None:
@@ -211,7 +236,7 @@ def _print_table(out: Console, totals: dict[str, object], results: list[Candidat
         out.print(f"  {n} × {kind}", markup=False)
     for r in results:
         for finding in r.findings:
-            out.print(f"  finding {r.commit[:12]}: {finding}", markup=False)
+            out.print(f"  finding {shown(r.commit[:12])}: {shown(finding)}", markup=False)
     per = totals["cpu_s_per_published"]
     out.print(f"CPU s per published: {per}; wall s per published: "
               f"{totals['wall_s_per_published']}", markup=False)  # fmt: skip
@@ -223,5 +248,5 @@ def _fail(exc: EnvFactoryError, as_json: bool) -> NoReturn:
             json.dumps({"error": type(exc).__name__, "message": exc.message, "hint": exc.hint})
         )
     else:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {shown(str(exc), keep=chr(10))}", err=True)
     raise typer.Exit(1)

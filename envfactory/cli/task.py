@@ -89,7 +89,10 @@ def import_(
     settings = load_settings()
     store, artifacts = _stores(settings)
     with store:
-        report = import_tasks(paths, store, artifacts, suite=suite, caps=settings.sandbox.task_caps)
+        limits = settings.sandbox
+        report = import_tasks(
+            paths, store, artifacts, suite=suite, caps=limits.task_caps, files=limits.task_files
+        )
     _print_import(report, as_json)
     raise typer.Exit(1 if report.failed else 0)
 

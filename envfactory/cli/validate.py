@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from envfactory.core.errors import EnvFactoryError
-from envfactory.core.models import WARNING_KINDS, GateCheck, SkippedCheck, TaskVerdict
+from envfactory.core.models import WARNING_KINDS, GateCheck, SkippedCheck, TaskVerdict, shown
 from envfactory.core.settings import load_settings
 from envfactory.store import ArtifactStore
 
@@ -256,7 +256,7 @@ def _print_table(out: Console, result: TaskValidation) -> None:
         f"  verdict: [{colour}]{report.outcome.value.upper()}[/]  (built in {result.build_s:.1f}s, gated in {result.run.wall_s:.1f}s)"
     )
     for reason in report.reasons:
-        out.print(f"    - {reason}", markup=False)
+        out.print(f"    - {shown(reason)}", markup=False)
     for other in report.semantics[1:] if report.outcome == TaskVerdict.PASSED else ():
         safe = report.safe_under(other)
         word = "[green]safe[/]" if safe else "[red]NOT SAFE[/] (an export to it is refused)"
@@ -265,7 +265,8 @@ def _print_table(out: Console, result: TaskValidation) -> None:
             out.print(f"    - {reason}", markup=False)
     if report.reference_failure is not None and report.reference_failure.output:
         tail = report.reference_failure.output.strip().splitlines()[-12:]
-        out.print("    step output:\n" + "\n".join(f"      {line}" for line in tail), markup=False)
+        lines = "\n".join(f"      {shown(line)}" for line in tail)  # build output: escaped
+        out.print("    step output:\n" + lines, markup=False)
     if result.rejected_as_expected is not None:
         expected = result.task.expected_failure or result.task.expected_failure_kind
         word = "yes" if result.rejected_as_expected else "[red]NO[/]"

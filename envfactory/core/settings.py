@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
-from .models import LimitCaps
+from .models import LimitCaps, TaskFileLimits
 
 
 class _Sub(BaseModel):
@@ -101,6 +101,11 @@ class SandboxSettings(_Sub):
         description="ceilings on the limits an imported task asks for (task.toml "
         "[environment], [agent], [verifier]): a value above one is clamped to it at import, "
         "with a warning",
+    )
+    task_files: TaskFileLimits = Field(
+        default_factory=TaskFileLimits,
+        description="what an imported task directory may hold (files, bytes each and "
+        "together, sparse files at their full size): a task over one is refused at import",
     )
     native_usr: bool = Field(
         default=True,

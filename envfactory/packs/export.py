@@ -188,6 +188,7 @@ def _environment(
         mutation_score=it.gate_report.mutation.score if it.gate_report.mutation else None,
         solve_rate=it.gate_report.solve_rate,
         gated_semantics=it.gate_report.semantics,
+        signer=it.spec.origin.signer if it.spec.origin else None,
     )
     return PackEnvironment(
         env_id=it.spec.id,

@@ -9,12 +9,14 @@ claiming `envfactory/verify:…`, a base image or another environment's tag woul
 it. So an archive is read before it is loaded (`read_archive`: its headers and its two
 small JSON members, never its layers), and loading:
 - refuses an archive that holds other than one image, has no `manifest.json` (a legacy
-  archive, whose `repositories` file docker would obey) or names any tag outside the
-  pack's own namespace (`pack_repository`), naming the tag;
+  archive, whose `repositories` file docker would obey) or names any tag at all (a
+  pack chooses no names: envfactory's exports are saved by id), naming the tag;
 - refuses an image whose id (the sha256 of its config) is not the one the pack's
-  manifest recorded at export, before anything is loaded;
-- writes one tag, derived from the pack id and the environment id (`pack_tag`), after
-  checking the engine loaded the image the archive described.
+  manifest recorded, before anything is loaded;
+- writes one tag, in a namespace envfactory derives: the pack's content id (checked
+  against its members when pack.json is read, `manifest.parse_manifest`) and a hash of
+  the environment id (`pack_tag`); a tag that already names another image is never
+  moved: the import is refused before anything is loaded (`check_tag_free`).
 Exported archives carry no tags at all (saved by id), so a pack's content, and hence its
 id, does not depend on the exporter's local names.
 """
@@ -35,7 +37,9 @@ MAX_JSON_BYTES = 4 * 1024 * 1024  # manifest.json and an image config are a few 
 
 
 def pack_repository(pack_id: str) -> str:
-    """The repository a pack's images are tagged in: `envfactory/<pack id>`."""
+    """The repository a pack's images are tagged in: `envfactory/<pack id>` (the content
+    id: `manifest.parse_manifest` refuses a pack.json whose id is not derived from its
+    members)."""
     return f"{NAMESPACE}{pack_id}"
 
 
@@ -122,15 +126,13 @@ def read_archive(src: Path) -> ArchiveImage:
 
 
 def check_archive(found: ArchiveImage, *, pack_id: str, image_id: str | None) -> None:
-    """Refuse an archive that would write a tag outside the pack's namespace, or whose
-    image is not the one the pack's manifest recorded."""
-    prefix = f"{pack_repository(pack_id)}:"
-    outside = [t for t in found.tags if not t.startswith(prefix)]
-    if outside:
+    """Refuse an archive that would write any tag (envfactory names a pack's images, the
+    pack does not), or whose image is not the one the pack's manifest recorded."""
+    if found.tags:
         raise InvalidPack(
-            f"the image archive would tag {', '.join(sorted(outside))}: a pack may only name "
-            f"tags under {prefix}",
-            hint="a pack's image must not repoint local images; re-export it with "
+            f"the image archive would tag {', '.join(sorted(found.tags))}: a pack's image "
+            f"names no tags (envfactory tags it {pack_repository(pack_id)}:…)",
+            hint="a pack's image must not name or repoint local images; re-export it with "
             "envfactory pack export --images save",
         )
     if image_id is None or not image_id.startswith("sha256:"):
@@ -141,6 +143,17 @@ def check_archive(found: ArchiveImage, *, pack_id: str, image_id: str | None) ->
     if found.image_id != image_id:
         raise InvalidPack(
             f"the image archive holds {found.image_id}, but the pack's manifest recorded {image_id}"
+        )
+
+
+def check_tag_free(tag: str, current: str | None, image_id: str) -> None:
+    """Refuse to move `tag`, which names the image `current` (None: no image), to
+    `image_id`: an import never repoints a tag."""
+    if current is not None and current != image_id:
+        raise InvalidPack(
+            f"tag {tag} already names image {current}, not this pack's {image_id}: an "
+            "import never moves a tag",
+            hint=f"remove the local tag if it is stale (docker rmi {tag}) and import again",
         )
 
 
@@ -193,6 +206,8 @@ class DockerImages:
 
         found = read_archive(src)
         check_archive(found, pack_id=pack_id, image_id=image_id)
+        target = pack_tag(pack_id, env_id)
+        check_tag_free(target, self._image_of(target), found.image_id)
         try:
             with open(src, "rb") as f:
                 loaded = self.client.images.load(f)
@@ -201,6 +216,17 @@ class DockerImages:
         ids = {str(img.id) for img in loaded}
         if ids != {found.image_id}:
             raise InvalidPack(f"{src}: docker loaded {sorted(ids)}, not {found.image_id}")
-        repository, tag = pack_tag(pack_id, env_id).split(":", 1)
+        repository, tag = target.split(":", 1)
         loaded[0].tag(repository, tag)
         return found.image_id
+
+    def _image_of(self, tag: str) -> str | None:
+        """The id of the image `tag` names, or None when it names none."""
+        import docker.errors
+
+        try:
+            return str(self.client.images.get(tag).id)
+        except docker.errors.ImageNotFound:
+            return None
+        except docker.errors.APIError as e:
+            raise SandboxError(f"docker could not look up {tag}: {e}") from e

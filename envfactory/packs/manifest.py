@@ -6,6 +6,8 @@ Invariants:
   tampering as a changed one (an added `conftest.py` would change the reward without
   touching a listed file);
 - the pack id is derived from the member list, so two packs with equal content share it;
+  a read pack.json whose id is not that content id (a pack naming itself) is refused,
+  as is an id that is no plain name (`check_pack_id`): the id names the pack's images;
 - reading never trusts the manifest's member paths: each is checked like a tar name, no
   path is both a file and a folder of another, and the counts and sizes it declares are
   within `PackLimits` (`check_bounds`) before anything is extracted by them.
@@ -14,6 +16,8 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -29,9 +33,22 @@ from envfactory.core.models import (
     PackMember,
     utcnow,
 )
+from envfactory.core.unique_json import DuplicateKey, loads_unique
 
 from . import layout
-from .safety import FileDigest, PackLimits, check_member_name, iter_dir
+from .safety import FileDigest, PackLimits, check_member_name, iter_dir, shown
+
+_PACK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_pack_id(value: str, where: str) -> None:
+    """InvalidPack unless `value` is a plain name (it becomes part of image tags)."""
+    if not _PACK_ID.match(value):
+        raise InvalidPack(
+            f"{where}/pack.json: id {shown(value)} is not a pack id",
+            hint="a pack id is letters, digits, '.', '_' and '-', at most 128 characters; "
+            "re-export the pack with envfactory pack export",
+        )
 
 
 def pack_id(members: Iterable[PackMember]) -> str:
@@ -85,6 +102,12 @@ def parse_manifest(raw: bytes | None, where: str) -> PackManifest:
     if raw is None:
         raise InvalidPack(f"{where}: no pack.json", hint="is this an envfactory pack?")
     try:
+        loads_unique(raw)  # two equal keys: a reader and a reviewer could see different ids
+    except DuplicateKey as e:
+        raise InvalidPack(f"{where}/pack.json: {e}", hint="re-export the pack") from e
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        pass  # said by the model's own parse, just below
+    try:
         manifest = PackManifest.model_validate_json(raw)
     except ValidationError as e:
         first = e.errors()[0]
@@ -97,7 +120,20 @@ def parse_manifest(raw: bytes | None, where: str) -> PackManifest:
             hint="upgrade envfactory",
         )
     _check_members_listed_once(manifest, where)
+    _check_own_id(manifest, where)
     return manifest
+
+
+def _check_own_id(manifest: PackManifest, where: str) -> None:
+    """The id must be the one derived from the members: a pack does not name itself."""
+    check_pack_id(manifest.id, where)
+    own = pack_id(manifest.members)
+    if manifest.id != own:
+        raise InvalidPack(
+            f"{where}/pack.json: id {manifest.id!r} is not this pack's content id ({own})",
+            hint="a pack's id is derived from its members; re-export the pack with "
+            "envfactory pack export",
+        )
 
 
 def _check_members_listed_once(manifest: PackManifest, where: str) -> None:

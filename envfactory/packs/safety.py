@@ -63,10 +63,10 @@ def check_member_name(name: str) -> str:
     if not name or name in (".", "./"):
         raise InvalidPack(f"pack member {name!r}: empty name")
     if "\x00" in name or "\\" in name:
-        raise InvalidPack(f"pack member {_shown(name)}: NUL or backslash in the name")
+        raise InvalidPack(f"pack member {shown(name)}: NUL or backslash in the name")
     if _CONTROL.search(name):
         raise InvalidPack(
-            f"pack member {_shown(name)}: control character in the name",
+            f"pack member {shown(name)}: control character in the name",
             hint="pack members are plain file names",
         )
     _check_name_length(name)
@@ -87,7 +87,7 @@ def check_member_name(name: str) -> str:
     return clean
 
 
-def _shown(name: str) -> str:
+def shown(name: str) -> str:
     """A name for a message: quoted, at most about 80 characters."""
     return repr(name if len(name) <= 80 else name[:60] + "…" + name[-16:])
 
@@ -105,7 +105,7 @@ def _check_name_length(name: str) -> None:
     else:
         return
     raise InvalidPack(
-        f"pack member {_shown(name)}: name too long, {what}",
+        f"pack member {shown(name)}: name too long, {what}",
         hint="file systems cannot hold such a name; shorten it",
     )
 

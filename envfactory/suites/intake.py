@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from envfactory.core.errors import Conflict, EnvFactoryError
-from envfactory.core.models import EnvironmentSpec, EnvStatus, LimitCaps, TaskOrigin
+from envfactory.core.models import (
+    EnvironmentSpec,
+    EnvStatus,
+    LimitCaps,
+    TaskFileLimits,
+    TaskOrigin,
+)
 from envfactory.store import ArtifactStore, Store
 from verifiers.formats import CLAMPED, ImportedTask, load_task
 
@@ -54,9 +60,11 @@ def import_tasks(
     *,
     suite: str | None = None,
     caps: LimitCaps | None = None,
+    files: TaskFileLimits | None = None,
 ) -> ImportReport:
     """Import every task at or under each path (see `find_tasks`), its limits clamped to
-    `caps` (the operator's ceilings)."""
+    `caps` (the operator's ceilings); a task holding more than `files` allow is refused
+    before any of it is stored."""
     report = ImportReport()
     for path in paths:
         try:
@@ -68,7 +76,7 @@ def import_tasks(
         for task_dir in tasks:
             try:
                 report.imported.append(
-                    import_one(task_dir, store, artifacts, suite=name, caps=caps)
+                    import_one(task_dir, store, artifacts, suite=name, caps=caps, files=files)
                 )
             except EnvFactoryError as exc:
                 report.failed.append(ImportFailure(task_dir, exc))
@@ -82,9 +90,10 @@ def import_one(
     *,
     suite: str,
     caps: LimitCaps | None = None,
+    files: TaskFileLimits | None = None,
 ) -> ImportedEntry:
     """Read, then store spec and verifier together (or find them stored already)."""
-    task = load_task(task_dir, artifacts, caps)
+    task = load_task(task_dir, artifacts, caps, files)
     spec = task.spec.model_copy(update={"origin": origin_of(task_dir, artifacts, suite)})
     new = _store(store, spec, task)
     stored = spec if new else store.environments.get(spec.id)

@@ -37,6 +37,24 @@ def test_a_bad_or_duplicate_seed_is_422_naming_the_problem(api: Api):
     assert res.status_code == 422 and "duplicate" in res.json()["detail"]
 
 
+def test_a_seed_body_with_a_key_given_twice_is_422_naming_the_key_and_nothing_is_stored(
+    api: Api,
+):
+    body = (
+        '{"title": "Fix the ETL job", "description": "Rows are dropped.", '
+        '"domain": "data-engineering", "title": "Something else"}'
+    )
+    headers = api.auth("ana") | {"content-type": "application/json"}
+    res = api.client.post("/api/seeds", content=body, headers=headers)
+    assert res.status_code == 422, res.text
+    assert "'title' appears twice" in res.text
+    assert api.client.get("/api/seeds", headers=api.auth("vic")).json()["items"] == []
+    anonymous = api.client.post(
+        "/api/seeds", content=body, headers={"content-type": "application/json"}
+    )
+    assert anonymous.status_code == 401  # who asks is checked first
+
+
 def test_an_environment_shows_its_gate_report_and_judge_solve_rate(api: Api, tmp_path):
     item = make_item(api.client.app.state.ctx.artifacts, "env-a")
     api.store.environments.add(item.spec, EnvStatus.PUBLISHED)

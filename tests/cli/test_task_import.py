@@ -10,6 +10,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from envfactory.core.settings import Settings
 from envfactory.store import ArtifactStore
 
@@ -129,3 +131,63 @@ def test_validate_needs_a_suite_or_env_ids_and_checks_they_are_stored(cli: Cli) 
     assert unknown.exit_code == 1 and "suite 'nope' has no stored tasks" in unknown.output
     missing = cli("task", "validate", "env-000000000000")
     assert missing.exit_code == 1 and "env-000000000000" in missing.output
+
+
+#: the red team's file: 3 GiB that take nothing on the source disk
+SPARSE_BYTES = 3 * 2**30
+
+
+def _stored_blobs(tmp_path: Path) -> list[str]:
+    arts = ArtifactStore.from_settings(Settings(home=tmp_path / "home", database_url=None))
+    return list(arts.keys())
+
+
+def test_a_task_with_a_sparse_file_over_the_file_limit_is_refused_naming_it_and_nothing_stored(
+    cli: Cli, tmp_path: Path
+) -> None:
+    task = tmp_path / "suite" / "sparse"
+    shutil.copytree(TASKS / "csv-report", task)
+    big = task / "environment" / "blob.bin"
+    with open(big, "wb") as f:
+        f.truncate(SPARSE_BYTES)
+    report = _import(cli, task)
+    assert report["exit"] == 1 and report["imported"] == []
+    [failed] = report["failed"]
+    assert failed["error"] == "InvalidTask"
+    assert f"{big}: {SPARSE_BYTES} bytes (a sparse file" in failed["message"]
+    assert "MAX_FILE_BYTES" in failed["hint"]
+    assert as_json(cli("task", "list", "--json")) == [] and _stored_blobs(tmp_path) == []
+
+
+def test_a_task_over_the_file_count_or_total_size_is_refused_before_anything_is_stored(
+    cli: Cli, tmp_path: Path, monkeypatch
+) -> None:
+    task = tmp_path / "suite" / "many"
+    shutil.copytree(TASKS / "csv-report", task)
+    for i in range(40):
+        (task / "environment" / f"part-{i:02}.txt").write_text("x" * 1000)
+    monkeypatch.setenv("ENVFACTORY_SANDBOX__TASK_FILES__MAX_FILES", "30")
+    [failed] = _import(cli, task)["failed"]
+    assert f"{task}: holds more than 30 files" in failed["message"]
+    monkeypatch.setenv("ENVFACTORY_SANDBOX__TASK_FILES__MAX_FILES", "1000")
+    monkeypatch.setenv("ENVFACTORY_SANDBOX__TASK_FILES__MAX_TOTAL_BYTES", "20000")
+    [failed] = _import(cli, task)["failed"]
+    assert "brings the task to" in failed["message"] and "more than 20000" in failed["message"]
+    assert as_json(cli("task", "list", "--json")) == [] and _stored_blobs(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("cpus", "says"),
+    [("0.0000001", "must be at least 0.01"), ("true", "not true/false"), ("0", "at least 0.01")],
+)
+def test_cpus_below_a_hundredth_or_a_boolean_is_refused_naming_the_field(
+    cli: Cli, tmp_path: Path, cpus: str, says: str
+) -> None:
+    task = tmp_path / "suite" / "tiny-cpu"
+    shutil.copytree(TASKS / "csv-report", task)
+    toml = task / "task.toml"
+    toml.write_text(toml.read_text().replace("cpus = 1\n", f"cpus = {cpus}\n"))
+    report = _import(cli, task)
+    assert report["exit"] == 1 and report["imported"] == []
+    [failed] = report["failed"]
+    assert "cpus" in failed["message"] and says in failed["message"], failed

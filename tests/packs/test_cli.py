@@ -32,7 +32,7 @@ def test_pack_verify_names_the_tampered_member_and_exits_two(tmp_path, artifacts
 
 
 def _home_with_published(tmp_path):
-    from envfactory.core.models import EnvStatus
+    from envfactory.core.models import EnvStatus, gated_spec_hash
     from envfactory.core.settings import Settings
     from envfactory.store import ArtifactStore, Store
 
@@ -41,7 +41,9 @@ def _home_with_published(tmp_path):
     item = make_item(arts, "env-a")
     store.environments.add(item.spec, EnvStatus.PUBLISHED)
     store.verifiers.add(item.verifier)
-    store.gate_reports.add(item.gate_report)
+    store.gate_reports.add(
+        item.gate_report.model_copy(update={"spec_hash": gated_spec_hash(item.spec)})
+    )
     return settings.home, store
 
 

@@ -161,7 +161,7 @@ def test_export_verify_import_and_revalidate_gives_the_same_verdicts(tmp_path, e
     result = import_pack(tmp_path / "p.tar", store=dst, artifacts=dst_art, engine=engine)
     assert [(e.env_id, e.already_present) for e in result.environments] == [(spec.id, False)]
     imported = dst.environments.get(spec.id)
-    assert dst.environments.record(spec.id).status == EnvStatus.PUBLISHED
+    assert dst.environments.record(spec.id).status == EnvStatus.IMPORTED  # gated elsewhere
     again = _gate(engine, imported, dst.verifiers.get(spec.id), dst_art.get, imported.image)
     assert _verdicts(again) == _verdicts(report) == _verdicts(dst.gate_reports.latest(spec.id))
     # importing the same pack twice changes nothing

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from envfactory.core.errors import InvalidPack, PublishBlocked
-from envfactory.core.models import MutationScore, SolveRate, SolveRateBand
+from envfactory.core.models import MutationScore, PackMember, SolveRate, SolveRateBand
 from envfactory.packs import export_pack, layout, open_verified, verify_pack
+from envfactory.packs.manifest import pack_id
 
 from .conftest import DictArtifacts, make_item
 
@@ -175,6 +176,7 @@ def test_a_manifest_rewritten_to_match_a_changed_member_breaks_the_provenance_ch
     for m in raw["members"]:
         if m["path"].endswith("meta/spec.json"):
             m["sha256"], m["size"] = new_sha, spec.stat().st_size
+    raw["id"] = pack_id(PackMember.model_validate(m) for m in raw["members"])  # consistent
     (tmp_path / "pack/pack.json").write_text(json.dumps(raw))
     with pytest.raises(InvalidPack, match="provenance hash for envs/env-hello/meta/spec.json"):
         verify_pack(tmp_path / "pack")
@@ -199,3 +201,14 @@ def test_opening_a_tar_extracts_exactly_the_verified_members(tmp_path, artifacts
     assert files == {m.path for m in manifest.members} | {"pack.json"}
     assert opened.root == tmp_path / "x"
     assert (tmp_path / "x/envs/env-hello/verifier/files/test.sh").stat().st_mode & 0o111
+
+
+def test_a_pack_json_with_a_key_given_twice_is_refused_naming_the_key(tmp_path, artifacts):
+    """The last of two ids would win in a plain JSON reader: the YAML path refuses that."""
+    manifest = _export(artifacts, tmp_path / "pack")
+    raw = (tmp_path / "pack/pack.json").read_text()
+    doubled = raw.replace('"id":', f'"id": "{manifest.id}", "id":', 1)
+    assert doubled != raw
+    (tmp_path / "pack/pack.json").write_text(doubled)
+    with pytest.raises(InvalidPack, match="the key 'id' appears twice in one object"):
+        verify_pack(tmp_path / "pack")

@@ -150,13 +150,14 @@ def test_an_imported_image_is_tagged_only_in_the_packs_namespace(
     docker_engine.client.images.remove(pack_tag(manifest_id, "env-hello"))
 
 
-def test_only_the_packs_own_namespace_passes_the_archive_check() -> None:
+def test_an_archive_naming_any_tag_even_in_the_packs_own_namespace_is_refused() -> None:
+    """envfactory names a pack's images; the pack names none (exports are saved by id)."""
     from envfactory.packs.images import ArchiveImage
 
     pid, image = "pack-0123456789abcdef", "sha256:" + "a" * 64
-    own = ArchiveImage(image, (pack_tag(pid, "e"),))
-    check_archive(own, pack_id=pid, image_id=image)
+    check_archive(ArchiveImage(image, ()), pack_id=pid, image_id=image)
     for tag in (
+        pack_tag(pid, "e"),  # the pack's own namespace: still a name the pack chose
         "envfactory/verify:latest",
         "envfactory/pack-ffffffffffffffff:x",  # another pack's namespace
         f"envfactory/{pid}x:y",
@@ -166,6 +167,71 @@ def test_only_the_packs_own_namespace_passes_the_archive_check() -> None:
             check_archive(ArchiveImage(image, (tag,)), pack_id=pid, image_id=image)
     with pytest.raises(InvalidPack, match="records no image id"):
         check_archive(ArchiveImage(image, ()), pack_id=pid, image_id="envfactory/env:abc")
+
+
+def _rename(pack: Path, new_id: str) -> None:
+    """The attacker's edit of pack.json: the same members under an id of its choosing."""
+    manifest = PackManifest.model_validate_json((pack / "pack.json").read_bytes())
+    (pack / "pack.json").write_text(manifest.model_copy(update={"id": new_id}).model_dump_json())
+
+
+@pytest.mark.docker
+def test_a_pack_naming_itself_after_a_local_repository_cannot_move_its_tag(
+    tmp_path, artifacts, docker_engine, base_image
+):
+    """The red team's `redteamvictim`: id and archive tag chosen to land on a local tag."""
+    name = f"redteamvictim{uuid.uuid4().hex[:8]}"
+    victim = docker_engine.client.images.get(base_image)
+    victim.tag(f"envfactory/{name}", "latest")
+    try:
+        pack, _ = _exported(tmp_path, artifacts, docker_engine)
+        _rewrite_archive(_archive(pack), tags=[f"envfactory/{name}:latest"])
+        _relist(pack)
+        _rename(pack, name)
+        store, art = _store(tmp_path)
+        with pytest.raises(InvalidPack, match="not this pack's content id"):
+            import_pack(pack, store=store, artifacts=art, engine=docker_engine, build=False)
+        assert docker_engine.client.images.get(f"envfactory/{name}:latest").id == victim.id
+        assert store.environments.list() == []
+    finally:
+        docker_engine.client.images.remove(f"envfactory/{name}:latest")
+
+
+@pytest.mark.docker
+def test_an_import_never_moves_a_tag_that_already_names_another_image(
+    tmp_path, artifacts, docker_engine, base_image
+):
+    pack, image_id = _exported(tmp_path, artifacts, docker_engine)
+    manifest = PackManifest.model_validate_json((pack / "pack.json").read_bytes())
+    tag = pack_tag(manifest.id, "env-hello")
+    other = docker_engine.client.images.get(base_image)
+    other.tag(*tag.split(":", 1))
+    try:
+        store, art = _store(tmp_path)
+        with pytest.raises(InvalidPack, match="never moves a tag"):
+            import_pack(pack, store=store, artifacts=art, engine=docker_engine, build=False)
+        assert docker_engine.client.images.get(tag).id == other.id
+        assert store.environments.list() == []
+    finally:
+        docker_engine.client.images.remove(tag)
+
+
+@pytest.mark.docker
+def test_pack_import_of_an_id_with_a_colon_exits_two_naming_the_id(
+    tmp_path, artifacts, docker_engine
+):
+    from typer.testing import CliRunner
+
+    from envfactory.cli import app
+
+    pack, _ = _exported(tmp_path, artifacts, docker_engine)
+    _rename(pack, "evil:latest")
+    res = CliRunner().invoke(
+        app, ["pack", "import", str(pack)], env={"ENVFACTORY_HOME": str(tmp_path / "home")}
+    )
+    assert res.exit_code == 2, res.output
+    assert isinstance(res.exception, SystemExit)  # a message, not a traceback
+    assert "id 'evil:latest' is not a pack id" in res.output
 
 
 PROBE = (

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from envfactory.core.errors import Conflict, InvalidPack, PublishBlocked
-from envfactory.core.models import EnvStatus
+from envfactory.core.models import EnvStatus, gated_spec_hash
 from envfactory.packs import export_pack
 from envfactory.packs.registry import import_pack, items_from_store, published_ids
 from envfactory.store import ArtifactStore, Store
@@ -37,7 +37,10 @@ def _published(store: Store, artifacts: ArtifactStore, env_id: str, **report: in
     item = make_item(artifacts, env_id, **report)  # ArtifactStore: same put_bytes/get contract
     store.environments.add(item.spec, EnvStatus.PUBLISHED)
     store.verifiers.add(item.verifier)
-    store.gate_reports.add(item.gate_report)
+    # as the gates here stamp it (workflows' run_gates): made for this very spec
+    store.gate_reports.add(
+        item.gate_report.model_copy(update={"spec_hash": gated_spec_hash(item.spec)})
+    )
     return item
 
 
@@ -63,10 +66,11 @@ def test_export_from_one_store_and_import_into_another_keeps_every_record(tmp_pa
         ("env-b", "env-image", False),
     ]
     got = dst.environments.get("env-a")
-    assert got.model_copy(update={"image": None}) == item.spec and got.image == "env-image"
-    assert dst.environments.record("env-a").status == EnvStatus.PUBLISHED
+    assert got.model_copy(update={"image": None, "origin": None}) == item.spec
+    assert got.image == "env-image" and got.origin and got.origin.signer == "unsigned"
+    assert dst.environments.record("env-a").status == EnvStatus.IMPORTED  # gated elsewhere
     assert dst.verifiers.get("env-a") == item.verifier
-    assert dst.gate_reports.latest("env-a") == item.gate_report
+    assert dst.gate_reports.latest("env-a") == item.gate_report  # its spec hash not kept
     assert all(
         dst_art.get(f.key) == src_art.get(f.key)
         for f in item.verifier.files + item.spec.build.files

@@ -16,7 +16,9 @@ from typer.testing import CliRunner
 
 from envfactory.cli import app
 from envfactory.core.errors import ConfigError, InvalidInput, InvalidPack
+from envfactory.core.models import PackMember
 from envfactory.packs import export_pack, open_verified, verify_pack
+from envfactory.packs.manifest import pack_id
 from envfactory.packs.signing import (
     TrustedKeys,
     generate_keypair,
@@ -48,12 +50,13 @@ def _signed(tmp_path: Path, artifacts, keys, name: str = "p") -> Path:
 
 
 def _forge(pack: Path, member: str, data: bytes) -> None:
-    """What a forger does: change a member and rehash it in pack.json."""
+    """What a forger does: change a member and rehash it (and the pack id) in pack.json."""
     (pack / member).write_bytes(data)
     raw = json.loads((pack / "pack.json").read_text())
     for m in raw["members"]:
         if m["path"] == member:
             m["sha256"], m["size"] = hashlib.sha256(data).hexdigest(), len(data)
+    raw["id"] = pack_id(PackMember.model_validate(m) for m in raw["members"])
     (pack / "pack.json").write_text(json.dumps(raw, indent=2) + "\n")
 
 

@@ -58,3 +58,43 @@ def test_a_limit_below_one_is_a_usage_error_not_a_traceback(tmp_path: Path) -> N
     res = CliRunner().invoke(app, ["repo", "mine", str(tmp_path), "--limit", "0"])
     assert res.exit_code == 2, res.output  # a traceback would exit 1
     assert "--limit" in res.output
+
+
+def test_a_non_utf8_repository_path_is_refused_with_a_message_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    raw = os.fsencode(tmp_path) + b"/caf\xe9"
+    os.mkdir(raw)
+    env = {**os.environ, "ENVFACTORY_HOME": str(tmp_path / "home")}
+    done = subprocess.run(
+        [sys.executable, "-m", "envfactory.cli", "repo", "mine", raw, "--limit", "1"],
+        capture_output=True, env=env, timeout=120,
+    )  # fmt: skip
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 1, err
+    assert "Traceback" not in err
+    assert "repository" in err and "caf\ufffd' is not UTF-8" in err
+    assert not (tmp_path / "home" / "artifacts").exists()
+
+
+def test_a_commits_subject_and_build_output_are_printed_with_control_characters_escaped() -> None:
+    import io
+
+    from rich.console import Console
+
+    from envfactory.cli.repo import _print_row
+    from envfactory.core.models.repos import CandidateResult
+
+    r = CandidateResult(
+        commit="a" * 40, subject="fix \x1b[31mred", outcome="dropped", stage="buildable",
+        reason="build failed: \x1b]0;title\x07 at step 3",
+    )  # fmt: skip
+    buf = io.StringIO()
+    _print_row(Console(file=buf, force_terminal=True, highlight=False), 0, 1, r)
+    printed = buf.getvalue().replace("\x1b[33m", "").replace("\x1b[0m", "")  # our colour
+    assert "\x1b" not in printed and "\x07" not in printed
+    assert "fix \\x1b[31mred" in printed and "\\x1b]0;title\\x07" in printed

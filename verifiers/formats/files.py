@@ -11,7 +11,10 @@ Invariants:
 - a path is UTF-8 and does not begin or end with whitespace (a stored path is trimmed, so
   ' a.txt' would turn into another file's name);
 - a walk goes at most `MAX_DEPTH` directories down, without recursion, and names a path
-  it cannot read (say one past PATH_MAX) instead of failing on it.
+  it cannot read (say one past PATH_MAX) instead of failing on it;
+- a task directory holds at most `TaskFileLimits` files and bytes, each file counted at
+  its full size (a sparse file is stored whole): `check_task_files` refuses one over a
+  limit, naming the file, before anything of the task is stored.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from envfactory.core.errors import InvalidTask
-from envfactory.core.models import BuildContext, EnvironmentSpec, FileEntry
+from envfactory.core.models import BuildContext, EnvironmentSpec, FileEntry, TaskFileLimits
 
 from .model import BlobWriter
 
@@ -110,6 +113,41 @@ def walk_files(root: Path, *, exclude: Iterable[str] = ()) -> list[tuple[str, Pa
             hint="shorten the names on that path",
         ) from None
     return found
+
+
+def check_task_files(root: Path, limits: TaskFileLimits) -> None:
+    """InvalidTask naming the file (or the count) if the task under `root` holds more than
+    `limits` allow; links and junk are not counted (the loaders refuse or skip them)."""
+    count = total = 0
+    try:
+        for path in sorted(_tree(root)):
+            st = path.lstat()
+            if not stat.S_ISREG(st.st_mode) or path.name.endswith(IGNORED_SUFFIXES):
+                continue
+            count, total = count + 1, total + st.st_size
+            if count > limits.max_files:
+                _over(root, f"holds more than {limits.max_files} files", "MAX_FILES")
+            if st.st_size > limits.max_file_bytes:
+                what = f"{st.st_size} bytes{_sparse(st)}, more than {limits.max_file_bytes}"
+                _over(path, what, "MAX_FILE_BYTES")
+            if total > limits.max_total_bytes:
+                what = f"brings the task to {total} bytes, more than {limits.max_total_bytes}"
+                _over(path, what, "MAX_TOTAL_BYTES")
+    except OSError as exc:
+        raise InvalidTask(f"{exc.filename or root}: cannot be read ({exc.strerror})") from None
+
+
+def _sparse(st: os.stat_result) -> str:
+    on_disk = st.st_blocks * 512
+    return f" (a sparse file: {on_disk} on disk, stored whole)" if on_disk < st.st_size else ""
+
+
+def _over(where: Path, what: str, setting: str) -> None:
+    raise InvalidTask(
+        f"{where}: {what}; nothing of the task was stored",
+        hint="ship less data with the task (or one archive it unpacks), or raise "
+        f"ENVFACTORY_SANDBOX__TASK_FILES__{setting}",
+    )
 
 
 def _tree(root: Path) -> list[Path]:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envfactory.core.errors import InvalidTask
 from envfactory.core.models import (
+    Cpus,
     LimitCaps,
     Limits,
     PartialSolution,
@@ -68,7 +69,7 @@ class _Agent(_Loose):
 
 
 class _Environment(_Loose):
-    cpus: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    cpus: Cpus = 1.0
     memory_mb: int | None = Field(default=None, ge=64)
     memory: str | None = None  # Harbor's deprecated "2G" form
     storage_mb: int | None = Field(default=None, ge=16)  # → limits.disk_mb

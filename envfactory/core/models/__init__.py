@@ -17,6 +17,7 @@ from .environments import (
     BuildContext,
     BuildResult,
     CapabilityProfile,
+    Cpus,
     EnvironmentSpec,
     EnvStatus,
     FileEntry,
@@ -26,8 +27,10 @@ from .environments import (
     Semantics,
     ServiceSpec,
     Step,
+    TaskFileLimits,
     TaskOrigin,
     VerifyScope,
+    gated_spec_hash,
 )
 from .evals import EvalAttempt, EvalRun, EvalTotals, FailureCause
 from .packs import (
@@ -120,9 +123,11 @@ __all__ = [
     "SkippedCheck",
     "MutationScore",
     "Mutant",
+    "TaskFileLimits",
     "TaskOrigin",
     "Semantics",
     "CapabilityProfile",
+    "Cpus",
     "PACK_SCHEMA_VERSION",
     "AgentRole",
     "PIPELINE_ROLES",
@@ -144,6 +149,7 @@ __all__ = [
     "Decision",
     "EnvStatus",
     "EnvironmentSpec",
+    "gated_spec_hash",
     "Evidence",
     "ExecResult",
     "FileEntry",

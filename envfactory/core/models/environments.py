@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, BeforeValidator, Field
 
 from .base import ArtifactKey, Model, NonEmpty, utcnow
 
@@ -56,8 +57,33 @@ class PartialSolution(Model):
     steps: tuple[Step, ...]
 
 
+#: the fewest CPUs a sandbox may ask for (Docker's NanoCpus: below it a task only crawls)
+MIN_CPUS = 0.01
+
+
+def _cpus_not_bool(value: object) -> object:
+    if isinstance(value, bool):  # TOML's `cpus = true` would read as 1.0
+        raise ValueError(f"must be a number of CPUs (at least {MIN_CPUS}), not true/false")
+    return value
+
+
+def _cpus_at_least(value: float) -> float:
+    if not value >= MIN_CPUS:
+        raise ValueError(f"must be at least {MIN_CPUS} (a hundredth of a CPU), got {value}")
+    return value
+
+
+#: a number of CPUs: a finite number >= MIN_CPUS, never a boolean
+Cpus = Annotated[
+    float,
+    BeforeValidator(_cpus_not_bool),
+    Field(allow_inf_nan=False),
+    AfterValidator(_cpus_at_least),
+]
+
+
 class Limits(Model):
-    cpus: float = Field(default=1.0, gt=0)
+    cpus: Cpus = 1.0
     memory_mb: int = Field(default=1024, ge=64)
     pids: int = Field(default=256, ge=16)
     #: what the sandbox may write (its writable layer and volumes), MiB; past it the
@@ -82,6 +108,20 @@ class LimitCaps(Model):
     )
     verifier_timeout_s: int = Field(
         default=3600, ge=1, description="seconds a task's verifier may run"
+    )
+
+
+class TaskFileLimits(Model):
+    """How much an imported task directory may hold: every file counts its full size
+    (a sparse file is stored whole, whatever it takes on the source disk). A task over
+    a limit is refused, naming the file, before any of it is stored."""
+
+    max_files: int = Field(default=20_000, ge=1, description="files one task may hold")
+    max_file_bytes: int = Field(
+        default=256 * 2**20, ge=1, description="the largest file a task may hold, in bytes"
+    )
+    max_total_bytes: int = Field(
+        default=2**30, ge=1, description="a task's files together, at most, in bytes"
     )
 
 
@@ -123,6 +163,9 @@ class TaskOrigin(Model):
     repository: str | None = None  # the git remote, when the task sits in a checkout
     commit: str | None = None
     files_key: ArtifactKey | None = None  # JSON {relative path: sha256} of every file read
+    #: an environment imported from a pack: who first signed it (a key fingerprint), or
+    #: "unsigned"; carried into every later export's provenance (`ProvenanceChain.signer`)
+    signer: str | None = None
 
 
 class EnvironmentSpec(Model):
@@ -156,6 +199,13 @@ class EnvironmentSpec(Model):
     semantics: tuple[Semantics, ...] = ("envfactory",)
     origin: TaskOrigin | None = None
     created_at: datetime = Field(default_factory=utcnow)
+
+
+def gated_spec_hash(spec: EnvironmentSpec) -> str:
+    """The sha256 of what a gate run judges of `spec`: everything but its built image, its
+    origin and its creation time (which a build or an import changes, not the task)."""
+    blob = spec.model_dump_json(exclude={"image", "origin", "created_at"}).encode()
+    return hashlib.sha256(blob).hexdigest()
 
 
 class BuildResult(Model):

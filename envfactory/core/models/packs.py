@@ -44,6 +44,9 @@ class ProvenanceChain(Model):
     mutation_score: float | None = None
     #: the judges' measured solve rate and the accepted band, from the gate report
     solve_rate: SolveRate | None = None
+    #: who first signed this environment into a pack: a key fingerprint, or "unsigned"
+    #: (it came here in a pack no one signed); None: made by the exporting install
+    signer: str | None = None
 
 
 class PackEnvironment(Model):

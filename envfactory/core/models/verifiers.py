@@ -232,6 +232,10 @@ class GateReport(Model):
     #: the judges' solve rate under this verifier and the band it was held against
     #: (filled in by scoring, after the gates; outside the band the task is not published)
     solve_rate: SolveRate | None = None
+    #: `gated_spec_hash` of the spec these gates ran on, written by the install that ran
+    #: them; None on a report that came in a pack (its gates ran elsewhere, on a spec we
+    #: cannot see): `pack export --all-published` takes only a report of its own spec
+    spec_hash: str | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
