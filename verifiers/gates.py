@@ -280,7 +280,12 @@ class _Scheduler:
         tolerances (expected 0)."""
         if self._settled_badly():
             return
-        self._batch(base, probes, kind)
+        if self.plan.batch_probes:
+            self._batch(base, probes, kind)
+            return
+        expected: Reward = 1 if kind == CheckKind.ALTERNATIVE else 0
+        for p in probes:
+            self.ex.spawn(self._produce_probe, base, p, kind, expected)
 
     def _batch(self, base: ProducedState, probes: tuple[Probe, ...], kind: CheckKind) -> None:
         """The probes' states made in one sandbox; each a row expecting 1 when it is a
@@ -291,33 +296,36 @@ class _Scheduler:
             assert st.row.probe is not None
             self._on_state(st, kind, expected, by[st.row.probe])
 
-    def _produce_probe(self, base: ProducedState, probe: Probe) -> None:
+    def _produce_probe(
+        self,
+        base: ProducedState,
+        probe: Probe,
+        kind: CheckKind = CheckKind.PROBE,
+        expected: Reward = 0,
+    ) -> None:
         if self._settled_badly():
             return
         st = self.backend.probe(base, probe, self.primary)
-        self._on_state(st, CheckKind.PROBE, 0, probe)
+        self._on_state(st, kind, expected, probe)
         self._note_harness_limit(probe, self.primary)
 
     def _oracle_rows(self) -> None:
         """States built from what the reference solution produced: the reference with one
-        step left out and probes applied to the oracle (workspace scope, envfactory), or
-        the probes on the database clusters it wrote (full-state scope)."""
+        step left out (workspace scope), the probes built from the oracle's outputs (every
+        scope: full-state states keep their workspace files for them), and the probes on
+        the database clusters it wrote (full-state scope)."""
         oracle, noop = self.found.oracle, self.found.noop
         if oracle is None or noop is None:
             return
         if self.plan.live_databases:
             self.ex.spawn(self._produce_cluster_probes)
-        if self.plan.batch_probes:
-            self._workspace_oracle_rows(oracle, noop)
-
-    def _workspace_oracle_rows(self, oracle: ProducedState, noop: ProducedState) -> None:
         for row, steps in self.plan.omissions:
             self.ex.spawn(self._produce_omission, row, steps)
-        if not self.plan.derived:
-            return
-        made = oracle_probes(
-            oracle.prepared.workspace, noop.prepared.workspace, self.spec, self.battery
-        )
+        if self.plan.derived:
+            self._derived_rows(oracle, noop)
+
+    def _derived_rows(self, oracle: ProducedState, noop: ProducedState) -> None:
+        made = oracle_probes(oracle.workspace, noop.workspace, self.spec, self.battery)
         if made.on_oracle:
             self.ex.spawn(self._produce_probes, oracle, made.on_oracle)
         if made.on_noop:  # the programs and outputs the oracle wrote, flooded on the no-op
@@ -326,7 +334,7 @@ class _Scheduler:
             self.ex.spawn(self._produce_warnings, oracle, made.alternatives, CheckKind.ALTERNATIVE)
         if made.tolerances:  # changes the instruction does not rule out: expected 0
             self.ex.spawn(self._produce_warnings, oracle, made.tolerances, CheckKind.TOLERANCE)
-        if made.recompute:
+        if made.recompute and self.plan.batch_probes:  # compares workspace states
             self.ex.spawn(self._produce_recomputed)
 
     def _produce_cluster_probes(self) -> None:

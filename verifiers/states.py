@@ -69,10 +69,18 @@ class ProducedState:
     ref: StateRef | None = None  # set when the state exists as an image
     produce_s: float = 0.0  # wall time to produce and capture it
     log: tuple[str, ...] = field(default=())  # failed steps, probe errors
+    #: the workspace paths' tars of a full-state oracle or no-op (a full-state state is
+    #: verified from its recipe; the probes built from the oracle's outputs read these)
+    files: tuple[tuple[str, bytes | None], ...] = field(default=())
 
     @property
     def name(self) -> str:
         return str(self.row)
+
+    @property
+    def workspace(self) -> tuple[tuple[str, bytes | None], ...]:
+        """The workspace paths' tars, whichever the scope (empty where none was kept)."""
+        return self.prepared.workspace or self.files
 
 
 class ReferenceStepFailed(Exception):
@@ -88,11 +96,13 @@ def pristine_state(engine: SandboxEngine, image: str, spec: EnvironmentSpec) -> 
     probe that leaves the workspace as it was is recognised as the same verification."""
     t0 = time.monotonic()
     prepared = prepare_state(engine, state_image=image, pristine_image=image, spec=spec)
+    files = tuple(extract_workspace(engine, image, spec))
     if spec.verify_scope == VerifyScope.WORKSPACE:
-        prepared = replace(prepared, workspace=tuple(extract_workspace(engine, image, spec)))
+        prepared = replace(prepared, workspace=files)
     ref = StateRef(image=image, kind=StateKind.PRISTINE, label="no-op", env_id=spec.id)
+    kept = files if spec.verify_scope == VerifyScope.FULL_STATE else ()
     return ProducedState(
-        RowId.noop(), StateKind.PRISTINE, prepared, (), (), ref, time.monotonic() - t0
+        RowId.noop(), StateKind.PRISTINE, prepared, (), (), ref, time.monotonic() - t0, (), kept
     )
 
 
@@ -251,13 +261,23 @@ def produce_chain(
                 engine, box, spec, pristine=pristine, recipe=recipe, want_diff=want_diff
             )
             now = time.monotonic()
+            files = _full_state_files(box, spec) if kinds[i] == StateKind.ORACLE else ()
             out.append(
-                ProducedState(row, kinds[i], prepared, recipe, diff, None, now - t0, tuple(log))
+                ProducedState(
+                    row, kinds[i], prepared, recipe, diff, None, now - t0, tuple(log), files
+                )
             )
             t0 = now
     finally:
         box.remove()
     return out
+
+
+def _full_state_files(box: Sandbox, spec: EnvironmentSpec) -> tuple[tuple[str, bytes | None], ...]:
+    """A full-state state's workspace tars (a workspace-scope state has them already)."""
+    if spec.verify_scope != VerifyScope.FULL_STATE:
+        return ()
+    return tuple(workspace_from(box, spec.workspace_paths))
 
 
 def _run_or_raise(

@@ -56,10 +56,14 @@ def test_harbor_rows_follow_only_when_envfactory_is_the_reward_runtime() -> None
     assert not harbor_first.batch_probes and harbor_first.omissions == ()
 
 
-def test_full_state_tasks_verify_from_standby_and_derive_no_probes() -> None:
+def test_full_state_tasks_verify_from_standby_and_derive_probes_one_sandbox_each() -> None:
+    """The whole battery in every scope: full-state tasks get the probes built from the
+    oracle's outputs too (one sandbox per probe, no batch); what does not run there (the
+    omissions, inputs-minimal) is named in the plan's notes."""
     task = spec(["a", "b"]).model_copy(update={"verify_scope": VerifyScope.FULL_STATE})
     plan = plan_gates(task, (EMPTY,))
-    assert plan.standby and not plan.batch_probes and not plan.derived
+    assert plan.standby and not plan.batch_probes and plan.derived and plan.omissions == ()
+    assert any(n.startswith("not run: the omissions") for n in plan.notes)
 
 
 def test_the_total_counts_every_row_known_before_the_oracle() -> None:

@@ -99,4 +99,9 @@ def test_a_weak_full_state_verifier_is_still_caught_by_a_row_without_tamper(
     report = gate_shell(docker_engine, image, spec, WEAK.encode(), traced=True)
     caught = [c for c in report.checks if c.kind.value == "probe" and not c.passed and counts(c)]
     assert caught and all(not c.tamper for c in caught), [(c.name, c.tamper) for c in caught]
+    # the probes built from the oracle's outputs run in full-state scope too
+    assert {"probe:truncated-outputs@oracle", "probe:fields-dropped@oracle"} & {
+        c.name for c in caught
+    }, [c.name for c in caught]
+    assert not any("probes built from the oracle's outputs" in n for n in report.notes)
     assert report.outcome == TaskVerdict.REJECTED

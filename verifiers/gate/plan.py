@@ -81,7 +81,7 @@ class GatePlan:
     secondary: Semantics | None  # the runtime whose rows run after every primary row
     batch_probes: bool  # a base's probes are produced in one sandbox (workspace scope)
     standby: bool  # verified by exec in containers started ahead (full-state recipes)
-    derived: bool  # probes built from what the oracle wrote
+    derived: bool  # probes built from what the oracle wrote (its workspace files, any scope)
     live_databases: bool  # probes on the rows of database clusters the oracle wrote
     traced: bool  # a traced-probe builder was given (it runs under envfactory only)
     total: int  # rows, as far as they can be known before the oracle ran
@@ -121,7 +121,7 @@ def plan_gates(
         secondary=HARBOR if envfactory and HARBOR in spec.semantics else None,
         batch_probes=workspace and envfactory,
         standby=primary != HARBOR and spec.verify_scope == VerifyScope.FULL_STATE,
-        derived=options.derived_probes and envfactory and workspace,
+        derived=options.derived_probes and envfactory,
         live_databases=options.derived_probes and envfactory and not workspace,
         traced=options.traced_probes,
         total=0,
@@ -152,9 +152,9 @@ def _families_not_run(
         return (f"not run: the probes built from the oracle's outputs ({DERIVED_FAMILIES}) "
                 "and the omissions: they run under envfactory's runtime only",)  # fmt: skip
     if not workspace:
-        return (f"not run: the probes built from the oracle's outputs ({DERIVED_FAMILIES}) "
-                "and the omissions: full-state scope (only the database-cluster probes "
-                "run there)",)  # fmt: skip
+        return ("not run: the omissions (the reference with one step left out) and "
+                "inputs-minimal: they compare workspace states, and full-state states are "
+                "verified from their recipes",)  # fmt: skip
     return ()
 
 

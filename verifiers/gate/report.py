@@ -151,7 +151,7 @@ def _failed_bases(table: RowTable) -> set[str]:
 def _changes(base: ProducedState, state: ProducedState) -> list[str]:
     """What a probe row's state changed in its base's workspace (none known in full-state
     scope, whose states are recipes: their tamper lines say what changed outside)."""
-    before, after = base.prepared.workspace, state.prepared.workspace
+    before, after = base.workspace, state.workspace
     if not before or not after:
         return []
     return state_changes(file_bytes(before), file_bytes(after))
