@@ -24,7 +24,8 @@ from envfactory.store import Store
 pytestmark = [pytest.mark.seeds, pytest.mark.docker, pytest.mark.temporal, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-SEEDS = REPO / "examples" / "seeds"
+#: the seeds the stage runs: the examples, or a directory of seeds of yours
+SEEDS = Path(os.environ.get("ENVFACTORY_EXAMPLE_SEEDS") or REPO / "examples" / "seeds")
 #: the demo's own bound for a loaded 2-core machine: the four pipelines run side by side
 TIMEOUT_S = 3600
 
