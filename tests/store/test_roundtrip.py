@@ -73,6 +73,7 @@ NOT_STORED = {
     "PackSignature": "lives in a pack's signature file beside pack.json, never in the store",
     "EvalTotals": "derived from a stored eval run's attempts on every read, never stored",
     "LimitCaps": "an operator's setting (settings.sandbox.task_caps), applied at import, never stored",
+    "TaskFileLimits": "an operator's setting (settings.sandbox.task_files), checked at import, never stored",
     **{
         name: "read from a stored row's columns for a list page (tests/store/test_pages.py)"
         for name in ("SeedSummary", "EnvSummary", "ReviewSummary", "PackSummary")
