@@ -33,7 +33,15 @@ TIMEOUT_S = 3600
 def _demo(home: Path, seeds_dir: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENVFACTORY_")}
     env.update(ENVFACTORY_HOME=str(home), COLUMNS="200", NO_COLOR="1")
-    argv = [sys.executable, "-m", "envfactory.cli", "demo", "--no-train", "--seeds-dir", str(seeds_dir)]
+    argv = [
+        sys.executable,
+        "-m",
+        "envfactory.cli",
+        "demo",
+        "--no-train",
+        "--seeds-dir",
+        str(seeds_dir),
+    ]
     return subprocess.run(
         argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
     )
