@@ -48,7 +48,11 @@ def test_the_compose_stack_publishes_a_new_seed_from_its_model_variables():
             str(STRANGER / "scripts"),
         ],
         cwd=REPO,
-        env={**_env(), "PYTHON": sys.executable, "E2E_TIMEOUT_S": "1500"},
+        env={
+            **_env(),
+            "PYTHON": sys.executable,
+            "E2E_TIMEOUT_S": os.environ.get("E2E_TIMEOUT_S", "2700"),
+        },
         capture_output=True,
         text=True,
         timeout=3600,
