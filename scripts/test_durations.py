@@ -55,7 +55,9 @@ class _Recorder:
             names = {m.name for m in item.iter_markers()} | set(getattr(item, "fixturenames", ()))
             self.needs[item.nodeid] = list(dict.fromkeys(w for k, w in _NEEDS if k in names))
             doc = getattr(getattr(item, "function", None), "__doc__", None) or ""
-            self.why[item.nodeid] = " ".join(doc.strip().split(". ")[0].split())[:140]
+            if not doc.strip():  # the module's docstring says what its tests share
+                doc = getattr(getattr(item, "module", None), "__doc__", None) or ""
+            self.why[item.nodeid] = " ".join(doc.strip().split(". ")[0].split())[:160]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.seconds[report.nodeid] += report.duration
@@ -74,8 +76,9 @@ def from_log(text: str) -> dict[str, float]:
 def table(seconds: dict[str, float], rec: _Recorder, n: int) -> str:
     rows = sorted(seconds.items(), key=lambda kv: -kv[1])[:n]
     out = [
-        f"The {len(rows)} slowest tests ({sum(s for _, s in rows):.0f} s of "
-        f"{sum(seconds.values()):.0f} s listed), written by `scripts/test_durations.py`.",
+        f"The {len(rows)} slowest tests: {sum(s for _, s in rows):.0f} s in all (setup, "
+        "call and teardown; a module's shared fixture counts on its first test), written "
+        "by `scripts/test_durations.py`.",
         "",
         "| # | seconds | test | needs | why it is slow (its docstring) |",
         "|---|---|---|---|---|",
