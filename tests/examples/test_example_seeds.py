@@ -64,17 +64,17 @@ def test_every_example_seed_ends_published(tmp_path: Path) -> None:
         problems = []
         for name, seed_id, why in missed:
             envs = store.environments.list(seed_id=seed_id)
-            rows = _failing_rows(store, envs[-1].id) if envs else ["no environment stored"]
+            rows = _failing_rows(store, envs[-1].spec.id) if envs else ["no environment stored"]
             problems.append(f"{name}: {why}\n    " + "\n    ".join(rows))
         assert not problems and done.returncode == 0, (
             f"make demo would exit {done.returncode}; not published:\n"
             + ("\n".join(problems) or done.stdout[-4000:] + done.stderr[-4000:])
         )
         published = store.environments.list(status=EnvStatus.PUBLISHED)
-        assert len(published) == len(names), [e.id for e in published]
+        assert len(published) == len(names), [e.spec.id for e in published]
         for env in published:  # what the narrower single-seed pipeline test pinned
-            report = store.gate_reports.list(env.id)[-1]
+            report = store.gate_reports.list(env.spec.id)[-1]
             assert report.verdict.value == "passed"
             assert {"oracle", "no-op"} <= {c.kind.value for c in report.checks}
-            judges = store.trajectories.list(env_id=env.id, role="judge")
+            judges = store.trajectories.list(env_id=env.spec.id, role="judge")
             assert judges and all(j.reward in (0, 1) for j in judges)
