@@ -43,13 +43,12 @@ exec perl -MCheck::Exact -e 'exit(Check::Exact::same("/app/out.json", q({"total"
 """
 
 
-def test_a_planted_system_module_is_tamper_evidence_and_the_sound_task_is_accepted(
-    docker_engine, base_image
-) -> None:  # type: ignore[no-untyped-def]
+def _gate(engine, env_id: str, verifier: str):  # type: ignore[no-untyped-def]
+    """The full-state task (writing `out.json`) gated, traced, with `verifier`."""
     files = {"Dockerfile": DOCKERFILE, "Exact.pm": LIBRARY}
-    image = docker_engine.build(context_tar(files)).image
+    image = engine.build(context_tar(files)).image
     spec = EnvironmentSpec(
-        id="env-pinned-tools",
+        id=env_id,
         name="pinned",
         instruction='Write {"total": 42} to /app/out.json.',
         build=BuildContext(files=()),
@@ -60,7 +59,13 @@ def test_a_planted_system_module_is_tamper_evidence_and_the_sound_task_is_accept
             Step(title="write", script="printf '{\"total\": 42}' > /app/out.json"),
         ),
     )
-    report = gate_shell(docker_engine, image, spec, VERIFIER.encode(), traced=True)
+    return gate_shell(engine, image, spec, verifier.encode(), traced=True)
+
+
+def test_a_planted_system_module_is_tamper_evidence_and_the_sound_task_is_accepted(
+    docker_engine, base_image
+) -> None:  # type: ignore[no-untyped-def]
+    report = _gate(docker_engine, "env-pinned-tools", VERIFIER)
     assert any("pinned" in n for n in report.notes), report.notes
     planted = [
         c
@@ -82,21 +87,7 @@ exec perl -MCheck::Exact -e 'exit(-s "/app/out.json" ? 0 : 1)'
 def test_a_weak_full_state_verifier_is_still_caught_by_a_row_without_tamper(
     docker_engine, base_image
 ) -> None:  # type: ignore[no-untyped-def]
-    files = {"Dockerfile": DOCKERFILE, "Exact.pm": LIBRARY}
-    image = docker_engine.build(context_tar(files)).image
-    spec = EnvironmentSpec(
-        id="env-pinned-tools-weak",
-        name="pinned",
-        instruction='Write {"total": 42} to /app/out.json.',
-        build=BuildContext(files=()),
-        workdir="/app",
-        workspace_paths=("/app",),
-        verify_scope=VerifyScope.FULL_STATE,
-        reference_solution=(
-            Step(title="write", script="printf '{\"total\": 42}' > /app/out.json"),
-        ),
-    )
-    report = gate_shell(docker_engine, image, spec, WEAK.encode(), traced=True)
+    report = _gate(docker_engine, "env-pinned-tools-weak", WEAK)
     caught = [c for c in report.checks if c.kind.value == "probe" and not c.passed and counts(c)]
     assert caught and all(not c.tamper for c in caught), [(c.name, c.tamper) for c in caught]
     # the probes built from the oracle's outputs run in full-state scope too
