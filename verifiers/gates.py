@@ -53,7 +53,9 @@ from .gate.report import (
     GateRun,
     Outcome,
     build_run,
+    may_be_config_only,
     premise_held,
+    row_finding,
     row_not_applicable,
     unrunnable_signs,
 )
@@ -65,6 +67,7 @@ from .probes.applicability import ReadLog, pinned_paths
 from .probes.cluster_rows import cluster_probes
 from .probes.postgres import data_directories, export_script, parse_export
 from .probes.tools import loads_note
+from .probes.workspace import mentioned_paths
 from .runner import PreparedState, VerifyResult, verifier_tar
 from .states import ProducedState, ReferenceStepFailed
 
@@ -131,6 +134,8 @@ class _Scheduler:
         self.skipped: list[SkippedCheck] = []
         self.noop_ready = Event(self.ex)  # the no-op state exists (or failed to)
         self.reads: ReadLog | None = None  # what the traced verification of the oracle read
+        #: the paths the instruction names (configuration it names stays graded)
+        self.named = tuple(mentioned_paths(self.spec.instruction, self.spec.workdir))
         self.pinned: frozenset[str] = frozenset()  # the verifier's tools it loaded (full-state)
 
     @property
@@ -472,7 +477,7 @@ class _Scheduler:
         with self.ex.lock:
             done = self.table.record(row, res)
             if res.reward != row.expected and row.kind not in WARNING_KINDS:
-                if premise_held(row, res):  # else the row is not applicable
+                if premise_held(row, res) and not self._may_be_ungraded(row):
                     self.verdicts.failed(row.id)  # too strict, or a tolerance: a warning
             rewards = [r.reward for r in done] if len(done) == row.repeats else []
             more = self.repeats.escalate(row, rewards, self.table.owners()) if rewards else []
@@ -485,6 +490,13 @@ class _Scheduler:
             self.ex.tick(row.name)
             if row.kind == CheckKind.ORACLE and not row.secondary:
                 self._oracle_verified(done)
+
+    def _may_be_ungraded(self, row: Row) -> bool:
+        """Whether the trace, read after, may make a failing unsolved row not applicable
+        (`gate.report.may_be_config_only`): its failure then settles no runtime early."""
+        if self.inp.traced_probes is None:
+            return False
+        return may_be_config_only(row, self.found.oracle, self.named)
 
     def _note(self, text: str) -> None:
         with self.ex.lock:
@@ -512,7 +524,10 @@ class _Scheduler:
             primary=self.primary,
             outcome=outcome,
             skip_reason=lambda r: self.verdicts.skip_reason(r.id),
-            not_applicable=lambda r: row_not_applicable(r, self.reads, self.table.results_of(r)),
+            not_applicable=lambda r: row_not_applicable(
+                r, self.reads, self.table.results_of(r), self.found.oracle, self.named
+            ),
+            finding=lambda r: row_finding(r, self.reads),
             repeats=self.inp.repeats,
             provided=self.inp.provided,
             wall_s=wall_s,

@@ -12,8 +12,11 @@ from envfactory.core.models.rows import RowId
 
 
 def hunk_findings(result: CandidateResult, report: GateReport) -> tuple[str, ...]:
-    """One line per hunk missing from a partial state that some run rewarded."""
-    rewarded = {c.row for c in report.checks if any(r == 1 for r in c.observed)}
+    """One line per hunk missing from a partial state that some run rewarded (unless the
+    trace showed that state differs only in configuration nobody read: not applicable)."""
+    rewarded = {
+        c.row for c in report.checks if any(r == 1 for r in c.observed) and not c.not_applicable
+    }
     refs = {h.number: h for h in result.hunks}
     missing: set[int] = set()
     for state in result.partials:

@@ -10,7 +10,8 @@ calling its 1 there a shortcut would reject a verifier for a probe it never saw 
 holds for `placeholder-lines` and `superset-lines`, which change names.txt alone). With the
 trace, those rows are listed as not applicable; without it they stay (in doubt the row
 stays) and reject. A verifier that reads names.txt as the solver left it and compares it
-as a set is still caught.
+as a set is still caught. It never runs tool.sh either, the program the task asks for: the
+row that empties tool.sh is not "not applicable" there but a finding of its own.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ NAMES_ONLY = ROWS | {
     "probe:superset-lines@oracle",
     "probe:undone-file-1@oracle",  # names.txt left empty
 }
+#: tool.sh left empty (the program the instruction names)
+UNRUN = "probe:undone-file-2@oracle"
 #: tool.sh reads /app/users.txt itself, never its arguments or standard input: the
 #: lookup-table wrapper judged nothing, its premise never held (whatever the trace says)
 PREMISE_UNMET = "probe:visible-examples-only@no-op"
@@ -105,10 +108,9 @@ def test_without_a_trace_the_rows_stay(docker_engine, image) -> None:  # type: i
 
 def test_a_verifier_that_reads_the_file_as_left_is_still_caught(docker_engine, image) -> None:  # type: ignore[no-untyped-def]
     report = _gate(docker_engine, image, AS_LEFT, trace=True)
-    # only the program left empty, which it never runs
-    assert sorted(line.split(": ")[0] for line in report.not_applicable) == [
-        "probe:undone-file-2@oracle",
-        PREMISE_UNMET,
-    ]
-    assert {f.check for f in report.failures} >= ROWS
+    assert [line.split(": ")[0] for line in report.not_applicable] == [PREMISE_UNMET]
+    reasons = {f.check: f.reason for f in report.failures}
+    assert set(reasons) >= ROWS | {UNRUN}
+    # the program it never runs, left empty: a finding saying so, not a row that cannot judge
+    assert "never runs or reads /app/tool.sh, a program the task asks for" in reasons[UNRUN]
     assert report.outcome == TaskVerdict.REJECTED

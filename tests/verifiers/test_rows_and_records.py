@@ -9,11 +9,12 @@ import sqlite3
 from pathlib import Path
 
 from envfactory.core.models import BuildContext, EnvironmentSpec, Step
-from verifiers.probes.applicability import not_applicable, read_log
+from verifiers.probes.applicability import never_read, not_applicable, read_log
 from verifiers.probes.database import database_changes
 from verifiers.probes.records import order_required, record_probes, uniqueness_required
 from verifiers.probes.rows import row_probes
 from verifiers.probes.traced import Access
+from verifiers.probes.undone import undone_files
 from verifiers.probes.workspace import TruncatedOutputs
 from verifiers.surface import parse_trace
 
@@ -234,3 +235,32 @@ def test_the_trace_tells_an_open_that_reads_from_one_that_starts_the_file_anew()
         "/app/d.txt": "reset",
         "/app/e.log": "append",
     }
+
+
+def test_only_a_program_the_instruction_names_is_a_finding_when_never_read() -> None:
+    """An undone file the verifier never read is a finding only where it is a program the
+    instruction names itself; a data file, or a program inside a named directory, stays
+    not applicable (the trace shows the row cannot judge the verifier)."""
+    pristine = workspace_of({}, root="/app")
+    oracle = workspace_of(
+        {
+            "report.sh": b"#!/bin/sh\necho done\n",
+            "out/total.txt": b"42\n",
+            "lib/helper.py": b"print(1)\n",
+        },
+        root="/app",
+    )
+    instruction = "Write /app/report.sh, run it to write /app/out/total.txt; keep /app/lib."
+    probes = {p.path: p for p in undone_files(oracle, pristine, instruction, "/app")}
+    never = _log(Access("/app/in.txt", "open", True, exe=PY, mode="read"))
+    findings = {path: p.unread_finding for path, p in probes.items()}
+    assert findings == {
+        "/app/report.sh": (
+            "the verifier never runs or reads /app/report.sh, a program the task asks for"
+        ),
+        "/app/out/total.txt": None,
+        "/app/lib/helper.py": None,
+    }
+    assert never_read(("/app/report.sh",), never)
+    ran = _log(Access("/app/report.sh", "exec", True, exe="/bin/sh"))
+    assert not never_read(("/app/report.sh",), ran) and not never_read(("/app/report.sh",), None)

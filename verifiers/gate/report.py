@@ -25,8 +25,14 @@ from envfactory.core.models import (
 from envfactory.core.models.rows import RowId
 
 from ..evidence import check_evidence, state_changes
-from ..probes.applicability import ReadLog, not_applicable
-from ..probes.workspace import file_bytes
+from ..probes.applicability import (
+    ReadLog,
+    config_only,
+    never_read,
+    not_applicable,
+    unread_config,
+)
+from ..probes.workspace import changed_paths, file_bytes, is_output
 from ..runner import PreparedState, VerifyResult
 from ..states import ProducedState
 from .plan import report_order
@@ -75,6 +81,7 @@ def build_run(
     outcome: Outcome,
     skip_reason: Callable[[Row], str],
     not_applicable: Callable[[Row], str | None] = lambda _: None,
+    finding: Callable[[Row], str | None] = lambda _: None,
     repeats: int,
     provided: tuple[str, ...],
     wall_s: float,
@@ -90,7 +97,11 @@ def build_run(
         base = by_name.get(str(r.id.base)) if r.probe is not None else None
         changes = _changes(base, r.state) if base is not None else []
         check = _check(r, res, primary, table.twin_of(r), failed_bases, changes)
-        rows.append(check.model_copy(update={"not_applicable": not_applicable(r)}))
+        update = {
+            "not_applicable": not_applicable(r),
+            "finding": None if check.passed else finding(r),
+        }
+        rows.append(check.model_copy(update=update))
         timings.append(
             CheckTiming(
                 r.name,
@@ -125,17 +136,80 @@ def premise_held(row: Row, result: VerifyResult) -> bool:
 
 
 def row_not_applicable(
-    row: Row, reads: ReadLog | None, results: Sequence[VerifyResult] = ()
+    row: Row,
+    reads: ReadLog | None,
+    results: Sequence[VerifyResult] = (),
+    oracle: ProducedState | None = None,
+    named: Sequence[str] = (),
 ) -> str | None:
-    """Why a probe row cannot judge the verifier: its premise never held in any of its
-    verifications (`Probe.premise_file`), or, on the oracle, its traced run never read
-    what the probe changed (`probes.applicability`); None for every other row."""
+    """Why a row cannot judge the verifier: a probe's premise never held in any of its
+    verifications (`Probe.premise_file`); on the oracle, its traced run never read what
+    the probe changed (`probes.applicability`) and that is no finding (`row_finding`);
+    an unsolved state that differs from the `oracle` only in configuration files the
+    instruction does not name (`named`) and the traced run never read
+    (`config_only_change`). None for every other row."""
     if row.probe is not None and results and not any(premise_held(row, r) for r in results):
         return f"its premise did not hold: {row.probe.premise_unmet}"
-    on_oracle = row.id.base == RowId.oracle() and row.id.semantics is None
-    if row.probe is None or not on_oracle or row.kind not in (CheckKind.PROBE, CheckKind.TOLERANCE):
+    if row.kind == CheckKind.UNSOLVED:
+        config = config_only_change(row, oracle, named, reads)
+        if not config:
+            return None
+        return (
+            "it differs from the reference's state only in configuration files the "
+            f"verifier never read ({', '.join(config[:3])}): they are ungraded"
+        )
+    if not _on_oracle_probe(row) or row_finding(row, reads) is not None:
         return None
+    assert row.probe is not None
     return not_applicable(row.probe.touched, reads)
+
+
+def config_only_change(
+    row: Row, oracle: ProducedState | None, named: Sequence[str], reads: ReadLog | None
+) -> list[str]:
+    """The files an unsolved row's state changed from the oracle's when they are all
+    configuration the traced verification never read (`probes.applicability.unread_config`,
+    by-products such as bytecode aside when it never read those either); else []."""
+    if reads is None:
+        return []
+    graded, by_products = _changes_from(row, oracle)
+    if any(reads.first_use(p) == "read" for p in by_products):
+        return []
+    return unread_config(graded, named, reads)
+
+
+def may_be_config_only(row: Row, oracle: ProducedState | None, named: Sequence[str]) -> bool:
+    """Whether an unsolved row's state differs from the oracle's only in configuration
+    files the instruction does not name: the trace may then make it not applicable."""
+    return config_only(_changes_from(row, oracle)[0], named)
+
+
+def _changes_from(row: Row, oracle: ProducedState | None) -> tuple[list[str], list[str]]:
+    """(outputs, by-products) an unsolved row's state changed from the oracle's; nothing
+    where either has no workspace kept, or the row is another runtime's."""
+    if row.kind != CheckKind.UNSOLVED or row.probe is not None or row.id.semantics is not None:
+        return [], []
+    before, after = (oracle.workspace if oracle else ()), row.state.workspace
+    if not before or not after:
+        return [], []
+    changed = changed_paths(before, after)
+    return [p for p in changed if is_output(p)], [p for p in changed if not is_output(p)]
+
+
+def row_finding(row: Row, reads: ReadLog | None) -> str | None:
+    """The finding a probe row on the oracle states when the traced run never read what
+    it changed and that is part of what the task asks for (`Probe.unread_finding`): the
+    verifier never runs the program the instruction names."""
+    if not _on_oracle_probe(row) or row.probe is None or row.probe.unread_finding is None:
+        return None
+    return row.probe.unread_finding if never_read(row.probe.touched, reads) else None
+
+
+def _on_oracle_probe(row: Row) -> bool:
+    on_oracle = row.id.base == RowId.oracle() and row.id.semantics is None
+    return (
+        row.probe is not None and on_oracle and row.kind in (CheckKind.PROBE, CheckKind.TOLERANCE)
+    )
 
 
 def _failed_bases(table: RowTable) -> set[str]:

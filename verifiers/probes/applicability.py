@@ -132,6 +132,25 @@ class Traced:
 def not_applicable(touched: Sequence[str] | None, log: ReadLog | None) -> str | None:
     """Why a probe changing `touched` cannot judge the verifier whose traced run is `log`
     (module docstring); None when it can, or when in doubt."""
+    reset = _unused(touched, log)
+    if reset is None or not touched:
+        return None
+    if reset:
+        return (
+            "the verifier overwrote what it changed before reading it "
+            f"({', '.join(reset[:3])}) on the reference's state"
+        )
+    return f"the verifier never read what it changed ({', '.join(touched[:3])}) on the reference's state"
+
+
+def never_read(touched: Sequence[str] | None, log: ReadLog | None) -> bool:
+    """Whether the traced run surely neither read nor reset any file of `touched`."""
+    return _unused(touched, log) == []
+
+
+def _unused(touched: Sequence[str] | None, log: ReadLog | None) -> list[str] | None:
+    """None when the run read a file of `touched` (or may have: the module's doubts);
+    else the files it reset before reading them (empty: it never touched any)."""
     if log is None or not touched or log.through_proc:
         return None
     listed = log.listed
@@ -144,9 +163,55 @@ def not_applicable(touched: Sequence[str] | None, log: ReadLog | None) -> str | 
             return None
         if use == "reset":
             reset.append(path)
-    if reset:
-        return (
-            "the verifier overwrote what it changed before reading it "
-            f"({', '.join(reset[:3])}) on the reference's state"
-        )
-    return f"the verifier never read what it changed ({', '.join(touched[:3])}) on the reference's state"
+    return reset
+
+
+#: configuration, CI and packaging files: what a repository's tooling reads (linters,
+#: packagers, CI services, documentation builders), by where they live and how they end
+_CONFIG_DIRS = frozenset({".github", ".gitlab", ".circleci", ".buildkite", ".devcontainer"})
+_CONFIG_SUFFIXES = (".yml", ".yaml", ".toml", ".ini", ".cfg", ".conf", ".in", ".lock")
+_CONFIG_NAMES = frozenset(
+    {
+        ".gitignore", ".gitattributes", ".dockerignore", ".editorconfig", ".mailmap",
+        "CODEOWNERS", "Dockerfile", "Jenkinsfile", "Procfile", "Containerfile",
+    }
+)  # fmt: skip
+#: documentation: prose a repository's readers read
+_DOC_SUFFIXES = (".md", ".rst", ".adoc")
+
+
+def config_file(path: str) -> bool:
+    """Whether `path` is a configuration, CI, packaging or documentation file by its
+    place and name. Alone this grades nothing: `unread_config` also asks the trace."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (
+        any(p in _CONFIG_DIRS for p in parts)
+        or name in _CONFIG_NAMES
+        or name.lower().endswith(_CONFIG_SUFFIXES + _DOC_SUFFIXES)
+    )
+
+
+def config_only(changed: Sequence[str], named: Sequence[str]) -> bool:
+    """Whether every path of `changed` (at least one) is a configuration file
+    (`config_file`) that the instruction does not name."""
+    return bool(changed) and all(config_file(p) and p not in named for p in changed)
+
+
+def unread_config(changed: Sequence[str], named: Sequence[str], log: ReadLog | None) -> list[str]:
+    """`changed` when every path of it is a configuration file (`config_file`) that the
+    instruction does not name and that no process of the traced run read; else []. A
+    state that differs from the reference's only there is one the verifier cannot tell
+    from the reference's: those files are ungraded, like documentation, and a row on it
+    cannot judge the verifier.
+
+    Listing a directory above such a file does not count as reading it here, unlike
+    for `not_applicable`: a test runner walks the whole tree to collect its tests, and
+    whatever then reads a file opens it by a path the trace resolves. The other doubts
+    stay: no trace, a read through ``/proc/<pid>/cwd``, anything read under a ``.git``
+    beside or above it."""
+    if log is None or log.through_proc or not config_only(changed, named):
+        return []
+    if any(log.git_read_near(p) or log.first_use(p) == "read" for p in changed):
+        return []
+    return list(changed)

@@ -87,6 +87,14 @@ class Probe(ABC):
         never read them (`verifiers.gate.applicability`)."""
         return None
 
+    @property
+    def unread_finding(self) -> str | None:
+        """What it means when the traced verification of the oracle never read what this
+        probe changed: None, the row cannot judge the verifier (*not applicable*); or a
+        finding's sentence, when what it never read is itself part of what the task asks
+        for (a program the instruction names): the row's failure then stands, with it."""
+        return None
+
     #: The file this probe's planted code writes, in the verification container, when the
     #: probe's premise held during that verification (a wrapper refused an input, a payload
     #: was loaded); None: the probe's premise needs no run-time check. A row whose every

@@ -21,7 +21,16 @@ from __future__ import annotations
 from envfactory.core.models import EnvironmentSpec
 
 from .history import OracleEdit
-from .numbers import MAX_FILE_BYTES, embedded_writes, file_entries, named, within_budget, written
+from .numbers import (
+    MAX_FILE_BYTES,
+    _Entry,
+    embedded_writes,
+    file_entries,
+    named,
+    program_language,
+    within_budget,
+    written,
+)
 from .workspace import SQLITE_MAGIC, Workspace, mentioned_paths
 
 #: at most this many files get a state of their own
@@ -38,9 +47,20 @@ class UndoneFile(OracleEdit):
 
     name = "undone-file"
 
-    def __init__(self, path: str = "", data: bytes = b"", number: int = 1) -> None:
-        self.path, self.data = path, data
+    def __init__(
+        self, path: str = "", data: bytes = b"", number: int = 1, product: bool = False
+    ) -> None:
+        self.path, self.data, self.product = path, data, product
         self.name = f"undone-file-{number}"  # type: ignore[misc]
+
+    @property
+    def unread_finding(self) -> str | None:
+        """A program the instruction names is what the task asks for: a verifier whose
+        traced run never ran or read it checks only what the program left behind, so a
+        solver may write those results by hand (a finding, not a row that cannot judge)."""
+        if not self.product:
+            return None
+        return f"the verifier never runs or reads {self.path}, a program the task asks for"
 
     @property
     def detail(self) -> str:
@@ -62,9 +82,10 @@ def undone_files(
     none for a file it left empty (undone already)."""
     before = file_entries(pristine)
     names = mentioned_paths(instruction, workdir)
+    wrote = written(oracle, pristine)
     undone = {
         p: before[p].data if p in before else b""
-        for p, entry in written(oracle, pristine).items()
+        for p, entry in wrote.items()
         if entry.data
         and named(p, names)
         and not entry.data.startswith(SQLITE_MAGIC)
@@ -73,4 +94,13 @@ def undone_files(
     }
     fits = within_budget(undone)
     chosen = [p for p in undone if p in fits][:MAX_FILES]
-    return tuple(UndoneFile(p, fits[p], i + 1) for i, p in enumerate(chosen))
+    return tuple(
+        UndoneFile(p, fits[p], i + 1, product=_named_program(p, wrote[p], names))
+        for i, p in enumerate(chosen)
+    )
+
+
+def _named_program(path: str, entry: _Entry, names: list[str]) -> bool:
+    """Whether the instruction names `path` itself (not only a directory holding it) and
+    the reference wrote a program there (by extension, shebang or executable bit)."""
+    return path in names and program_language(path, entry) is not None

@@ -642,3 +642,25 @@ class RewardWritingPrograms(Probe):
 def _perl_quoted(text: str) -> str:
     """`text` as a single-quoted Perl string (no interpolation)."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def changed_paths(before: Workspace, after: Workspace) -> list[str]:
+    """Every path whose member differs between two states' workspace tars: created,
+    removed, or changed in type, mode, content or link target."""
+    a, b = _members(before), _members(after)
+    return sorted(p for p in a.keys() | b.keys() if a.get(p) != b.get(p))
+
+
+def _members(workspace: Workspace) -> dict[str, tuple[str, int, bytes, str]]:
+    out: dict[str, tuple[str, int, bytes, str]] = {}
+    for path, raw in workspace:
+        if raw is None:
+            continue
+        parent = posixpath.dirname(path.rstrip("/"))
+        with tarfile.open(fileobj=io.BytesIO(raw)) as tf:
+            for m in tf.getmembers():
+                f = tf.extractfile(m) if m.isreg() else None
+                data = f.read() if f is not None else b""
+                key = posixpath.normpath(posixpath.join(parent, m.name))
+                out[key] = (m.type.decode(errors="replace"), m.mode & 0o7777, data, m.linkname)
+    return out

@@ -142,6 +142,10 @@ class GateCheck(Model):
     #: set on a probe row the verifier's traced run shows it cannot judge (it never read
     #: what the probe changed, or overwrote it first): why. Listed, never a rejection.
     not_applicable: str | None = None
+    #: set on a probe row whose state the verifier's traced run never read where that is
+    #: itself the weakness (a program the task asks for, never run): the sentence saying
+    #: so. The row's failure is a reason, and the reason carries the sentence.
+    finding: str | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -350,6 +354,8 @@ def _row_failure(check: GateCheck, derived_rows: int) -> GateFailure:
     else:
         what = f"expected {check.expected}, got {list(check.observed)}"
     reason = f"{check.kind.value} {check.name}{where}: {what}"
+    if check.finding:
+        reason += f": {check.finding}"
     if derived_rows:
         reason += f" (and {derived_rows} probe rows on it)"
     return GateFailure(
