@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from verifiers.archives import tar_of
-from verifiers.probes import FieldsDropped, TruncatedOutputs
+from verifiers.probes import FieldsDropped, TruncatedOutputs, mentioned_paths
+from verifiers.probes.undone import named_programs
 
 PRISTINE = [("/app", tar_of({"app/data.csv": (b"a,1\n", 0o644), "app/old.json": (b"{}", 0o644)}))]
 ORACLE = [
@@ -97,3 +98,29 @@ def test_a_prose_cut_that_removes_a_number_or_a_named_thing_stays_a_probe() -> N
         after = {"/app/RECOVERY.md": report}
         cut, prose = TruncatedOutputs(("/app/RECOVERY.md",)).without_prose(after, instruction)
         assert cut.paths == ("/app/RECOVERY.md",) and prose.paths == ()
+
+
+def test_what_a_named_program_left_behind_is_a_tolerance_not_a_probe() -> None:
+    """Regression (tests/precision, b-logrotate-ini): the task is a rotation script the
+    instruction names; the reference ran it once, which rotated the sample logs. A
+    verifier running the script on logs of its own rightly ignores those: their cut is a
+    tolerance. Files the instruction names stay cut by the probe, and with no named
+    program nothing moves (any file the reference wrote may be the answer)."""
+    oracle = _oracle_with(
+        {
+            "rotate.py": b"#!/usr/bin/env python3\nimport configparser\nprint('rotated')\n",
+            "rotate.ini": b"[rotate]\nkeep = 3\nmax_bytes = 100\n",
+            "logs/api.log.1": b"line 1\nline 2\nline 3\n",
+        }
+    )
+    instruction = "Make /app/rotate.py read its settings from /app/rotate.ini."
+    named = mentioned_paths(instruction, "/app")
+    programs = named_programs(oracle, PRISTINE, named)
+    assert programs == ["/app/rotate.py"]
+    everything = TruncatedOutputs.for_oracle(oracle, PRISTINE)
+    cut, left = everything.without_by_products(named, programs)
+    assert cut.paths == ("/app/rotate.ini", "/app/rotate.py")
+    assert left.paths == ("/app/logs/api.log.1",) and left.name == "truncated-by-products"
+    data_only = "Write the rotation settings to /app/rotate.ini."
+    cut, left = everything.without_by_products(mentioned_paths(data_only, "/app"), [])
+    assert cut.paths == everything.paths and left.paths == ()

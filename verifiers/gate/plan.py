@@ -51,9 +51,9 @@ from ..probes.other_records import other_records_probes
 from ..probes.records import record_probes
 from ..probes.rows import row_probes
 from ..probes.tools import ToolReplay, loads_of
-from ..probes.undone import undone_files
+from ..probes.undone import named_programs, undone_files
 from ..probes.visible import VisibleExamplesOnly
-from ..probes.workspace import Workspace, file_bytes, without_paths
+from ..probes.workspace import Workspace, file_bytes, mentioned_paths, without_paths
 
 #: the secondary runtime a task may also declare (its rows run after the primary ones)
 HARBOR: Semantics = "harbor"
@@ -217,6 +217,8 @@ def oracle_probes(
     cut, prose = TruncatedOutputs.for_oracle(oracle, pristine).without_prose(
         after, spec.instruction
     )
+    named = mentioned_paths(spec.instruction, spec.workdir)
+    cut, by_products = cut.without_by_products(named, named_programs(oracle, pristine, named))
     dropped = FieldsDropped.for_oracle(oracle, pristine)
     on_oracle: tuple[Probe, ...] = ((cut,) if cut.paths else ()) + (
         (dropped,) if dropped.files else ()
@@ -243,7 +245,7 @@ def oracle_probes(
         on_noop,
         any(p.name == "inputs-minimal" for p in probes),
         alternatives_for(oracle, pristine),
-        tolerated + ((prose,) if prose.paths else ()),
+        tolerated + tuple(t for t in (prose, by_products) if t.paths),
     )
 
 

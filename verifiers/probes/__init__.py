@@ -91,6 +91,7 @@ from .workspace import (
     PlaceholderOutputs,
     RefreshedMtimes,
     RewardWritingPrograms,
+    TruncatedByProducts,
     TruncatedOutputs,
     TruncatedProse,
     mentioned_paths,
@@ -134,6 +135,7 @@ ALTERNATIVES: tuple[type[Probe], ...] = (
 GATE_BUILT: tuple[type[Probe], ...] = (
     TruncatedOutputs,
     TruncatedProse,
+    TruncatedByProducts,
     FieldsDropped,
     *NUMBER_PROBES,
     SupersetLines,
@@ -199,6 +201,7 @@ __all__ = [
     "ScaledNumbers",
     "ZeroedNumbers",
     "FieldsDropped",
+    "TruncatedByProducts",
     "TruncatedOutputs",
     "TruncatedProse",
     "by_name",

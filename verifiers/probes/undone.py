@@ -100,6 +100,11 @@ def undone_files(
     )
 
 
+def named_programs(oracle: Workspace, pristine: Workspace, names: list[str]) -> list[str]:
+    """The programs the oracle wrote that the instruction names by their own path."""
+    return [p for p, e in written(oracle, pristine).items() if _named_program(p, e, names)]
+
+
 def _named_program(path: str, entry: _Entry, names: list[str]) -> bool:
     """Whether the instruction names `path` itself (not only a directory holding it) and
     the reference wrote a program there (by extension, shebang or executable bit)."""

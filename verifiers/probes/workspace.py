@@ -401,6 +401,38 @@ true
         kept = [p for p in self.paths if p not in prose]
         return TruncatedOutputs(kept), TruncatedProse(prose)
 
+    def without_by_products(
+        self, named: Sequence[str], programs: Sequence[str]
+    ) -> tuple[TruncatedOutputs, TruncatedByProducts]:
+        """This probe split in two where the task's product is a program: when the
+        reference wrote a program the instruction names by its path (`programs`), the
+        files it wrote that the instruction names nowhere (not the file, not a directory
+        above it: `named`) are what running that program left behind, not the result
+        asked for; their cut becomes a tolerance (`TruncatedByProducts`). Otherwise (no
+        named program) nothing moves: every file the reference wrote may be its answer."""
+        if not programs:
+            return TruncatedOutputs(self.paths), TruncatedByProducts(())
+        unnamed = [p for p in self.paths if not _named(p, named)]
+        kept = [p for p in self.paths if p not in unnamed]
+        return TruncatedOutputs(kept), TruncatedByProducts(unnamed)
+
+
+def _named(path: str, names: Sequence[str]) -> bool:
+    return any(path == n or path.startswith(n.rstrip("/") + "/") for n in names)
+
+
+class TruncatedByProducts(TruncatedOutputs):
+    """Applied to the oracle state, as a tolerance: the files the reference wrote that
+    the instruction names nowhere, where what it asks for is a program it names (a
+    rotation script, a report generator): the logs, caches and sample outputs its run
+    of that program left, cut as `truncated-outputs` cuts them. A verifier that runs the
+    program on inputs of its own rightly ignores them, so a 1 is a warning for review,
+    never a rejection; whether the verifier runs the program at all is the
+    `undone-file` rows' question. Built per gate run
+    (`TruncatedOutputs.without_by_products`); never in the default battery."""
+
+    name = "truncated-by-products"
+
 
 class TruncatedProse(TruncatedOutputs):
     """Applied to the oracle state, as a tolerance: the prose reports the reference wrote
