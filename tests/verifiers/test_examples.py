@@ -45,6 +45,21 @@ def test_there_are_at_least_eight_examples_with_sound_and_broken_ones() -> None:
     assert len(EXAMPLES) >= 8 and SOUND and BROKEN
 
 
+@pytest.mark.parametrize("task", [p.name for p in EXAMPLES])
+def test_every_example_builds_and_its_oracle_earns_1(validated, task) -> None:  # type: ignore[no-untyped-def]
+    """The examples' smoke test: each builds, its reference runs through, its own verifier
+    rewards the oracle state, and a sound one refuses the untouched environment."""
+    got = validated[task]
+    assert "error" not in got and got["image"], got
+    assert got["report"]["reference_failure"] is None, got["report"]["reference_failure"]
+    rows = got["report"]["checks"]
+    oracle = [r for c in rows if c["kind"] == "oracle" for r in c["observed"]]
+    assert oracle and set(oracle) == {1}, rows
+    if not task.startswith("broken-"):
+        noop = [r for c in rows if c["kind"] == "no-op" for r in c["observed"]]
+        assert noop and set(noop) == {0}, rows
+
+
 @pytest.mark.parametrize("task", [p.name for p in SOUND])
 def test_every_sound_example_passes_every_gate(validated, task) -> None:  # type: ignore[no-untyped-def]
     got = validated[task]

@@ -2,8 +2,11 @@
 with exit 0, and its own verifier accepts the oracle state (sound tasks also reject the
 untouched environment). Uses the real Docker engine through `sandboxes.DockerEngine`.
 
-This is a smoke test of the examples, not the gates: `envfactory validate` (verifiers)
-runs the full oracle / no-op / unsolved / probe gauntlet on them.
+This is a smoke test of the Terminal-Bench examples (examples/tasks-tb), not the gates.
+The envfactory examples (examples/tasks) are not built here again: `tests/verifiers/
+test_examples.py` runs `envfactory validate` on each, which builds it, runs its oracle
+and its no-op through the runner and pins the same facts (oracle 1, and no-op 0 for the
+sound ones) before the whole gauntlet.
 """
 
 from __future__ import annotations
@@ -16,13 +19,13 @@ import pytest
 from envfactory.core.models import BuildContext, Purpose
 from verifiers.formats import ImportedTask, context_tar, load_task
 
-from .formats_helpers import TB_EXAMPLES, example_dirs
+from .formats_helpers import TB_EXAMPLES
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 FIXED_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 VERIFIER_DIR = "/run/envfactory-verifier-examples"
-TASKS = [*example_dirs(), *sorted(p for p in TB_EXAMPLES.iterdir() if p.is_dir())]
+TASKS = sorted(p for p in TB_EXAMPLES.iterdir() if p.is_dir())
 
 
 @pytest.fixture(scope="module")
