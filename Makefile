@@ -17,6 +17,14 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
+# TEST_WORKERS=N runs the tests on N pytest-xdist worker processes, a whole test file per
+# worker at a time (--dist loadfile: a module's shared fixtures are built once); each
+# worker has its own Docker run id, Temporal dev servers, PostgreSQL schemas and homes.
+# The default, 0, runs them in one process: CI's budget has not been measured with
+# workers on this 2-core machine yet (docs/testing.md).
+TEST_WORKERS ?= 0
+XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
+
 # PostgreSQL tests need ENVFACTORY_TEST_POSTGRES_URL; when unset, start a throwaway local
 # cluster (scripts/start-postgres.sh installs Debian's postgresql if it is missing). A
 # cluster that does not start stops here: the store tests would otherwise be skipped.
@@ -26,7 +34,7 @@ test: $(STAMP)
 	  pg="$$(bash scripts/start-postgres.sh)" && eval "$$pg" || { echo "make test: PostgreSQL did not start \
 	(log: $${PG_TEST_DATA:-/tmp/pgdata}.log); set ENVFACTORY_TEST_POSTGRES_URL to a server of yours" >&2; exit 1; }; \
 	fi; \
-	$(BIN)/python -m pytest -m "not gpu and not compose and not faults and not seeds" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not gpu and not compose and not faults and not seeds" $(XDIST) $(PYTEST_ARGS)
 
 # The four example seeds end to end, as `make demo` runs them without the trainer
 # (tests/examples): fails naming each seed that is not published and its failing rows.
