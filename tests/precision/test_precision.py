@@ -10,13 +10,11 @@ the fix belongs in the gates, never in the task.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from envfactory.cli import app
+from tests.validate_cli import validate_json
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -25,20 +23,8 @@ TASKS = sorted(p for p in (Path(__file__).parent / "tasks").iterdir() if p.is_di
 
 @pytest.fixture(scope="module")
 def validated(tmp_path_factory) -> dict[str, dict]:  # type: ignore[type-arg]
-    home = tmp_path_factory.mktemp("home")
-    result = CliRunner().invoke(
-        app,
-        ["validate", *map(str, TASKS), "--repeats", "1", "--json", "-j", "3"],
-        env={"ENVFACTORY_HOME": str(home)},
-    )
-    decoder, text, out, i = json.JSONDecoder(), result.stdout, {}, 0
-    while i < len(text):
-        if text[i].isspace():
-            i += 1
-            continue
-        obj, i = decoder.raw_decode(text, i)
-        out[Path(obj["task"]).name] = obj
-    assert out, result.output
+    _, output, out = validate_json(TASKS, tmp_path_factory.mktemp("home"), 3)
+    assert out, output
     return out
 
 

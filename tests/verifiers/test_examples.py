@@ -3,13 +3,11 @@ rejected for its own reason (the check its task.toml names), through the real CL
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from envfactory.cli import app
+from tests.validate_cli import validate_json
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -22,22 +20,10 @@ BROKEN = [p for p in EXAMPLES if p.name.startswith("broken-")]
 
 @pytest.fixture(scope="module")
 def validated(tmp_path_factory) -> dict[str, dict]:  # type: ignore[type-arg]
-    home = tmp_path_factory.mktemp("home")
-    result = CliRunner().invoke(
-        app,
-        ["validate", *map(str, EXAMPLES), "--repeats", "1", "--json", "-j", "4"],
-        env={"ENVFACTORY_HOME": str(home)},
-    )
+    code, output, out = validate_json(EXAMPLES, tmp_path_factory.mktemp("home"), 4)
     # 0: every sound task passed and every broken one was rejected where its task.toml
     # says (a broken example rejected as expected is not a failure of the command)
-    assert result.exit_code == 0, result.output
-    decoder, text, out, i = json.JSONDecoder(), result.stdout, {}, 0
-    while i < len(text):
-        if text[i].isspace():
-            i += 1
-            continue
-        obj, i = decoder.raw_decode(text, i)
-        out[Path(obj["task"]).name] = obj
+    assert code == 0, output
     return out
 
 
