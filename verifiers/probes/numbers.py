@@ -41,7 +41,7 @@ from envfactory.core.models import EnvironmentSpec
 
 from .base import Probe, qs
 from .history import OracleEdit
-from .workspace import SQLITE_MAGIC, Workspace, is_output, mentioned_paths
+from .workspace import SQLITE_MAGIC, Workspace, is_named, is_output, mentioned_paths
 from .workspace import file_entries as workspace_entries
 
 #: Files whose every line is data (fields and values).
@@ -208,7 +208,7 @@ def written(oracle: Workspace, pristine: Workspace) -> dict[str, _Entry]:
 
 def named(path: str, names: Sequence[str]) -> bool:
     """Whether the instruction names `path` (a named directory covers what is under it)."""
-    return any(path == n or path.startswith(n.rstrip("/") + "/") for n in names)
+    return is_named(path, names)
 
 
 class _NumbersRewritten(OracleEdit):

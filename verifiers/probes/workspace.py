@@ -412,12 +412,13 @@ true
         named program) nothing moves: every file the reference wrote may be its answer."""
         if not programs:
             return TruncatedOutputs(self.paths), TruncatedByProducts(())
-        unnamed = [p for p in self.paths if not _named(p, named)]
+        unnamed = [p for p in self.paths if not is_named(p, named)]
         kept = [p for p in self.paths if p not in unnamed]
         return TruncatedOutputs(kept), TruncatedByProducts(unnamed)
 
 
-def _named(path: str, names: Sequence[str]) -> bool:
+def is_named(path: str, names: Sequence[str]) -> bool:
+    """Whether the instruction names `path` (a named directory covers what is under it)."""
     return any(path == n or path.startswith(n.rstrip("/") + "/") for n in names)
 
 
