@@ -47,6 +47,7 @@ Modules, front door first::
     sandbox.py      DockerSandbox: exec, files, diff, snapshot, restart, remove
     execution.py    exec with a hard timeout and an output cap; a run's end mark
     base_image.py   debootstrap base images; builds.py: contexts, FROM maps, run_build
+    log_tail.py     a build log's bounded tail (its last MiB) and the count of what was dropped
     capabilities.py, disk.py, health.py, native_usr.py, services.py,
     overlay_diff.py, overlay_snapshot.py, labels.py, gc.py, janitor.py, protocol.py
 """

@@ -10,7 +10,10 @@ Invariants:
   the reference names (`BUILTIN_MAP`), and where it is not that release (Ubuntu, another
   Python) it says so in a warning; the user's `from_map` wins over the built-in map;
 - a build past its timeout is abandoned (the connection closes, the daemon cancels it)
-  and reported as `ImageBuildFailed` with the log so far.
+  and reported as `ImageBuildFailed` with the log so far;
+- a build's log is read through one `LogTail`: whatever a `RUN` prints, at most its last
+  MiB is held (in memory, in `ImageBuildFailed.log`, in `BuildOutput.log`), and the text
+  says how many bytes and lines were dropped before it.
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ from docker.models.images import Image
 from envfactory.core.errors import ImageBuildFailed
 
 from . import labels as L
+from .log_tail import LogTail
 
 ENV_REPO = "envfactory/env"
+#: how much of a build's log is stored with its `BuildResult` (`log_tail`)
 LOG_TAIL_BYTES = 64 * 1024
 T = TypeVar("T")
 _FROM_RE = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.IGNORECASE)
@@ -223,7 +228,7 @@ class Context:
 @dataclass
 class BuildOutput:
     image_id: str
-    log: str
+    log: LogTail  # the last MiB of the build's output, and how much was dropped
 
 
 def run_build(
@@ -237,8 +242,9 @@ def run_build(
     timeout_s: float,
     on_log: Callable[[str], None] | None = None,
 ) -> BuildOutput:
-    """Stream one `docker build`; raise ImageBuildFailed (with the log) on error or timeout."""
-    log: list[str] = []
+    """Stream one `docker build`; raise ImageBuildFailed (with the log's tail) on error or
+    timeout. Every chunk of output goes to `on_log` as it comes; only a bounded tail stays."""
+    log = LogTail()
     expired = threading.Event()
     # One LABEL instruction: the `labels=` parameter costs a build step (a container and a
     # commit, seconds on fuse-overlayfs) per label.
@@ -271,12 +277,12 @@ def run_build(
     except (OSError, ValueError, urllib3.exceptions.HTTPError, docker.errors.APIError) as exc:
         if expired.is_set():
             raise _timeout(tag, timeout_s, log) from exc
-        raise ImageBuildFailed(f"build of {tag} failed: {exc}", log="".join(log)) from exc
+        raise ImageBuildFailed(f"build of {tag} failed: {exc}", log=log.text()) from exc
     finally:
         watchdog.cancel()
     if expired.is_set():
         raise _timeout(tag, timeout_s, log)
-    return BuildOutput(image_id=image_id or id_of(client.images.get(tag), tag), log="".join(log))
+    return BuildOutput(image_id=image_id or id_of(client.images.get(tag), tag), log=log)
 
 
 def id_of(image: Image, ref: str) -> str:
@@ -287,8 +293,8 @@ def id_of(image: Image, ref: str) -> str:
     return image.id
 
 
-def _pump(stream: Any, tag: str, log: list[str], on_log: Callable[[str], None] | None) -> str:
-    """Collect the build's log lines; return the image id it reports."""
+def _pump(stream: Any, tag: str, log: LogTail, on_log: Callable[[str], None] | None) -> str:
+    """Keep the tail of the build's log; return the image id it reports."""
     image_id = ""
     for chunk in stream:
         text = chunk.get("stream") or chunk.get("status") or ""
@@ -300,7 +306,7 @@ def _pump(stream: Any, tag: str, log: list[str], on_log: Callable[[str], None] |
                 on_log(text)
         if "error" in chunk:
             raise ImageBuildFailed(
-                f"build of {tag} failed: {chunk['error'].strip()}", log="".join(log)
+                f"build of {tag} failed: {chunk['error'].strip()}", log=log.text()
             )
         image_id = chunk.get("aux", {}).get("ID", image_id)
     return image_id
@@ -327,11 +333,11 @@ def _hang_up(stream: object, expired: threading.Event) -> None:
             response.close()
 
 
-def _timeout(tag: str, timeout_s: float, log: list[str]) -> ImageBuildFailed:
+def _timeout(tag: str, timeout_s: float, log: LogTail) -> ImageBuildFailed:
     return ImageBuildFailed(
         f"build of {tag} exceeded its timeout of {timeout_s:.0f}s",
         hint="raise ENVFACTORY_SANDBOX__BUILD_TIMEOUT_S or make the build faster",
-        log="".join(log),
+        log=log.text(),
     )
 
 

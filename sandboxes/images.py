@@ -33,6 +33,7 @@ from envfactory.core.settings import SandboxSettings
 from . import base_image as B
 from . import builds as BL
 from .dockerfile_classic import to_classic
+from .log_tail import LogTail
 
 Log = Callable[[str], None]
 
@@ -139,8 +140,10 @@ class Images:
         chash = ctx.content_hash(dockerfile)
         env_tag = f"{BL.ENV_REPO}:{chash[:24]}"
         cached = B.image_exists(self.client, env_tag)
-        log = f"cached: {env_tag}\n" if cached else ""
-        if not cached:
+        log = LogTail()
+        if cached:
+            log.append(f"cached: {env_tag}\n")
+        else:
             out = BL.run_build(
                 self.client,
                 ctx.to_tar(),
@@ -165,7 +168,9 @@ class Images:
             warnings=tuple(warnings),
             duration_s=round(time.monotonic() - started, 3),
             workdir=(image.attrs.get("Config") or {}).get("WorkingDir") or "/",
-            log_tail=log[-BL.LOG_TAIL_BYTES :],
+            log_tail=log.text(BL.LOG_TAIL_BYTES),
+            log_bytes=log.total_bytes,
+            log_lines=log.total_lines,
         )
 
     def _for_classic_builder(

@@ -118,8 +118,10 @@ class SandboxEngine(Protocol):
 
         The caller materialises a `BuildContext` (artifact keys) into the tar: this layer
         does not know the artifact store. The full build log streams to `on_log` (store it
-        as an artifact and set `log_key`); `BuildResult.log_tail` holds its last 64 KiB.
-        A failed or timed-out build raises `ImageBuildFailed` whose `.log` holds the log."""
+        as an artifact and set `log_key`); only a bounded tail is held (`sandboxes.log_tail`):
+        `BuildResult.log_tail` is its last 64 KiB, `log_bytes` / `log_lines` count it all.
+        A failed or timed-out build raises `ImageBuildFailed` whose `.log` is its last MiB,
+        opened by a note of how much was dropped."""
         ...
 
     def build_dir(

@@ -12,7 +12,7 @@
     ├── PublishBlocked          guard() refused to publish; carries every reason
     ├── StoreError              database or artifact store failure
     ├── SandboxError            Docker failure (retryable unless subclassed terminal)
-    │   ├── ImageBuildFailed    an environment image did not build (terminal; carries the log)
+    │   ├── ImageBuildFailed    an environment image did not build (terminal; its log's tail)
     │   ├── SandboxFileNotFound a path asked for does not exist in the sandbox (terminal)
     │   └── SandboxBroken       the sandbox can no longer run commands (`reason` says why)
     ├── AgentError              LLM endpoint or agent loop failure
@@ -109,7 +109,8 @@ class SandboxError(EnvFactoryError):
 
 
 class ImageBuildFailed(SandboxError):
-    """An environment image failed to build; the build log says why."""
+    """An environment image failed to build; the build log says why. `log` is the log's
+    last MiB at most, opened by a note of what was dropped (`sandboxes.log_tail`)."""
 
     retryable = False
 

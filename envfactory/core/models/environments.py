@@ -221,4 +221,8 @@ class BuildResult(Model):
     duration_s: float = 0.0
     #: the image's `Config.WorkingDir` ("/" when neither it nor its bases set one)
     workdir: str = "/"
-    log_tail: str = ""  # last 64 KiB of the build log; the caller stores the full log (on_log)
+    #: the end of the build log, at most 64 KiB, opened by a note of how many bytes and lines
+    #: before it were dropped (`sandboxes.log_tail`); the whole log streams to `on_log`
+    log_tail: str = ""
+    log_bytes: int = Field(default=0, ge=0)  # what the build printed in all
+    log_lines: int = Field(default=0, ge=0)
