@@ -2,6 +2,7 @@
 
     draft = load_seed("examples/seeds/etl-dropped-rows", settings.seeds)   # no side effects
     draft = draft_from_upload(seed_yaml_bytes, uploads, settings.seeds)    # the API's form
+    draft = draft_from_json(body_bytes)                                     # the API's JSON
     seed = submit_seed(path, store=store, artifacts=artifacts, limits=settings.seeds)
 
 Independent of Temporal: the workflows layer starts the pipeline after ``submit_seed``.
@@ -9,6 +10,7 @@ Independent of Temporal: the workflows layer starts the pipeline after ``submit_
 
 from .format import SeedFile
 from .intake import SeedDraft, content_hash, load_seed, store_draft, submit_seed
+from .json_body import draft_from_json
 from .upload import Upload, draft_from_upload
 
 __all__ = [
@@ -16,6 +18,7 @@ __all__ = [
     "SeedFile",
     "Upload",
     "content_hash",
+    "draft_from_json",
     "draft_from_upload",
     "load_seed",
     "store_draft",

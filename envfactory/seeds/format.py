@@ -27,7 +27,7 @@ from pydantic import (
 from envfactory.core import bounded_yaml
 from envfactory.core.models import Constraints, refuse_control, refuse_nul
 
-from .problems import FIELD_HINTS, Problem, from_validation_error
+from .problems import FIELD_HINTS, Problem, from_validation_error, split_unknown_keys
 
 _NoNul = AfterValidator(refuse_nul)
 _OneLine = AfterValidator(refuse_control)  # a title ESC-sequenced rewrites a reviewer's terminal
@@ -188,7 +188,9 @@ def validate_fields(data: dict[str, Any], label: str) -> tuple[SeedFile | None, 
         return None, [
             Problem(label, f"keys must be text, got {bad_keys[0]!r}", FIELD_HINTS["title"])
         ]
+    known, unknown = split_unknown_keys(data, label, ALLOWED_KEYS)
     try:
-        return SeedFile.model_validate(data, strict=True), []
+        fields = SeedFile.model_validate(known, strict=True)
     except ValidationError as exc:
-        return None, from_validation_error(exc, label, ALLOWED_KEYS)
+        return None, from_validation_error(exc, label, ALLOWED_KEYS) + unknown
+    return (None, unknown) if unknown else (fields, [])

@@ -1,7 +1,9 @@
 """Turning everything wrong with a seed into one ``InvalidSeed`` a user can act on.
 
 Every check appends a ``Problem`` (where, what, how to fix) instead of stopping at the first,
-so a user fixes a seed in one round; ``raise_if_any`` raises them together.
+so a user fixes a seed in one round; ``raise_if_any`` raises them together: the first
+``LISTED`` of them and how many there are in all, so a seed wrong in 60,000 ways gets a
+message of a few KiB, not megabytes (issue 46), and only the listed ones are worded.
 """
 
 from __future__ import annotations
@@ -70,14 +72,25 @@ class Problem:
         return f"{self.where}: {self.problem}" + (f" (fix: {self.hint})" if self.hint else "")
 
 
+#: how many problems a message lists; the rest are counted
+LISTED = 20
+
+
 def raise_if_any(problems: list[Problem], file_label: str) -> None:
     if not problems:
         return
     if len(problems) == 1:
         p = problems[0]
         raise InvalidSeed(p.where, p.problem, hint=p.hint)
-    listed = "\n".join(f"  - {p.line()}" for p in problems)
-    raise InvalidSeed(file_label, f"{len(problems)} problems:\n{listed}")
+    listed = "\n".join(f"  - {p.line()}" for p in problems[:LISTED])
+    if len(problems) <= LISTED:
+        raise InvalidSeed(file_label, f"{len(problems)} problems:\n{listed}")
+    more = len(problems) - LISTED
+    raise InvalidSeed(
+        file_label,
+        f"{len(problems):,} problems, the first {LISTED} listed:\n{listed}\n"
+        f"  … and {more:,} more (fix these and send it again to see them)",
+    )
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -107,9 +120,12 @@ def from_validation_error(
     ``allowed`` maps a section ("" for the top level) to its keys, for unknown-key hints.
     """
     problems = []
-    for err in exc.errors(include_url=False):
+    for n, err in enumerate(exc.errors(include_url=False)):
         field = _loc(err["loc"])
         where = f"{file_label} field '{field}'"
+        if n >= LISTED:  # counted, never listed (`raise_if_any`): not worth wording
+            problems.append(Problem(where, err["type"]))
+            continue
         hint = FIELD_HINTS.get(field)
         kind, value = err["type"], err.get("input")
         if kind == "missing":
@@ -143,6 +159,36 @@ def from_validation_error(
             msg = err["msg"].removeprefix("Value error, ")
             problems.append(Problem(where, f"{msg}, got {_shown(value)}", hint))
     return problems
+
+
+def split_unknown_keys(
+    data: dict[str, Any], file_label: str, allowed: dict[str, list[str]]
+) -> tuple[dict[str, Any], list[Problem]]:
+    """`data` without the keys `allowed` does not name (top level "" and each mapping
+    section), and one Problem per key left out. Found by set difference, not by the
+    model: 60,000 unknown keys cost a pass over them, not 60,000 validation errors; only
+    the first `LISTED` are worded with a guess (`raise_if_any` lists no more)."""
+    problems: list[Problem] = []
+    known = _known(data, (), file_label, allowed, problems)
+    for section in (s for s in allowed if s and isinstance(known.get(s), dict)):
+        known[section] = _known(known[section], (section,), file_label, allowed, problems)
+    return known, problems
+
+
+def _known(
+    mapping: dict[str, Any],
+    loc: tuple[str, ...],
+    file_label: str,
+    allowed: dict[str, list[str]],
+    problems: list[Problem],
+) -> dict[str, Any]:
+    keys = set(allowed.get(".".join(loc), []))
+    unknown = [k for k in mapping if k not in keys]
+    worded = unknown[: max(0, LISTED - len(problems))]
+    problems += [_unknown_key(file_label, (*loc, k), allowed) for k in worded]
+    # the rest are only counted: one shared, never-listed Problem per key
+    problems += [Problem(f"{file_label} field", "unknown key")] * (len(unknown) - len(worded))
+    return {k: v for k, v in mapping.items() if k in keys}
 
 
 def _unknown_key(file_label: str, loc: tuple[Any, ...], allowed: dict[str, list[str]]) -> Problem:
