@@ -4,7 +4,8 @@ Seeds come as JSON (`POST /api/seeds`) or, with their files, as multipart
 (`POST /api/seeds/upload`); both go through the CLI's validation and limits.
 
 Every list is one page of summaries (`limit`, `cursor` → `items`, `next_cursor`:
-`paging.py`); the full model is the one-item route's (`GET /api/seeds/{id}`, …).
+`paging.py`); the full model is the one-item route's (`GET /api/seeds/{id}`, …). A seed's
+files and a long description are links from its detail, each its own streamed answer.
 
 Blocking store calls run in FastAPI's thread pool (plain `def` routes, or
 `run_in_threadpool` in the async ones that also await a sink).
@@ -12,10 +13,11 @@ Blocking store calls run in FastAPI's thread pool (plain `def` routes, or
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, File, HTTPException, Query, UploadFile
-from fastapi.responses import FileResponse
+from fastapi import APIRouter, Depends, File, HTTPException, Query, Response, UploadFile
+from fastapi.responses import FileResponse, PlainTextResponse
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
@@ -119,9 +121,34 @@ def list_seeds(
     )
 
 
-@router.get("/seeds/{seed_id}", response_model=TaskSeed, tags=["seeds"])
-def show_seed(seed_id: str, ctx: Ctx, who: Viewer) -> TaskSeed:
-    return ctx.store.seeds.get(seed_id)
+@router.get("/seeds/{seed_id}", response_model=views.SeedDetail, tags=["seeds"])
+def show_seed(seed_id: str, ctx: Ctx, who: Viewer) -> views.SeedDetail:
+    """The seed's fields; its files, and a description longer than 64 Ki characters, by
+    reference: download links (`attachments[].url`, `description_url`)."""
+    return views.seed_detail(ctx.store, seed_id)
+
+
+@router.get(
+    "/seeds/{seed_id}/description",
+    tags=["seeds"],
+    response_class=PlainTextResponse,
+    responses={200: {"content": {"text/markdown": {}}}},
+)
+def seed_description(seed_id: str, ctx: Ctx, who: Viewer) -> Response:
+    """The seed's description, as markdown text (not JSON)."""
+    text = ctx.store.seeds.description(seed_id)
+    return Response(text.encode(), media_type="text/markdown; charset=utf-8")
+
+
+@router.get("/seeds/{seed_id}/files/{path:path}", tags=["seeds"], response_class=FileResponse)
+def seed_file(seed_id: str, path: str, ctx: Ctx, who: Viewer) -> FileResponse:
+    """One of the seed's files, streamed from the artifact store."""
+    link = views.seed_file(ctx.store, seed_id, path)
+    return FileResponse(
+        ctx.artifacts.path(link.key),
+        media_type="application/octet-stream",
+        filename=PurePosixPath(link.path).name,
+    )
 
 
 @router.get("/environments", response_model=ListPage[EnvSummary], tags=["environments"])

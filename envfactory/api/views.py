@@ -4,18 +4,22 @@ Invariants: read-only (one read transaction per view); the reference solution an
 verifier's files are never part of a view (the API serves reviewers, but a page is easy
 to share, and neither is needed to judge a shortcut); a list the API or a page serves is
 one bounded page of summaries (`paging.py`). Only `queue_view`, the CLI's `review list`,
-reads the whole queue.
+reads the whole queue. A seed's detail holds what can be megabytes by reference: its
+files as download links, its description inline only up to `DESCRIPTION_INLINE_CHARS`
+(a link always), so no detail answer is larger than a few KiB plus that.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 
 from envfactory.core.errors import NotFound
 from envfactory.core.models import (
     AgentRole,
+    Constraints,
     EnvStatus,
     EnvSummary,
     Evidence,
@@ -26,6 +30,7 @@ from envfactory.core.models import (
     ReviewItem,
     ReviewState,
     ReviewSummary,
+    SeedHistory,
     ShortcutFinding,
 )
 from envfactory.store import Store, Tx
@@ -34,6 +39,8 @@ from . import paging
 from .paging import ListPage
 
 EXCERPT_CONTEXT = 2  # steps shown either side of each suspicious step
+#: a longer description is not inlined in a seed's detail, only linked
+DESCRIPTION_INLINE_CHARS = 64 * 1024
 
 
 class DiffRow(BaseModel):
@@ -90,6 +97,68 @@ class EnvView(BaseModel):
     judge_runs: int
     judge_solved: int
     judge_solve_rate: float | None = Field(description="solved / runs over judge trajectories")
+
+
+class AttachmentLink(BaseModel):
+    """A seed's file, by reference: GET `url` (same bearer token) streams its bytes."""
+
+    path: str
+    key: str
+    size: int
+    url: str
+
+
+class SeedDetail(BaseModel):
+    """A seed as `GET /api/seeds/{id}` answers it: its fields, and what can be large (the
+    files, a long description) as links to their own streamed downloads."""
+
+    id: str
+    title: str
+    domain: str
+    #: the description itself when it has at most DESCRIPTION_INLINE_CHARS characters,
+    #: else null: read it from `description_url`
+    description: str | None
+    description_chars: int
+    description_url: str
+    attachments: list[AttachmentLink]
+    repository: str | None = None
+    history: SeedHistory | None = None
+    constraints: Constraints
+    source: str | None = None
+    content_hash: str
+    created_at: datetime
+
+
+def seed_url(seed_id: str, tail: str) -> str:
+    return f"/api/seeds/{quote(seed_id, safe='')}/{tail}"
+
+
+def seed_detail(store: Store, seed_id: str) -> SeedDetail:
+    with store.session(readonly=True) as tx:
+        doc, chars = tx.seeds.detail(seed_id)
+        inline = tx.seeds.description(seed_id) if chars <= DESCRIPTION_INLINE_CHARS else None
+    links = [
+        AttachmentLink(**a, url=seed_url(seed_id, "files/" + quote(a["path"])))
+        for a in doc.pop("attachments", [])
+    ]
+    return SeedDetail(
+        **doc,
+        description=inline,
+        description_chars=chars,
+        description_url=seed_url(seed_id, "description"),
+        attachments=links,
+    )
+
+
+def seed_file(store: Store, seed_id: str, path: str) -> AttachmentLink:
+    """The seed's attachment at `path`; NotFound naming the seed's files if none is."""
+    for link in seed_detail(store, seed_id).attachments:
+        if link.path == path:
+            return link
+    raise NotFound(
+        f"seed {seed_id} has no file {path!r}",
+        hint="`GET /api/seeds/{id}` lists its files and their download links",
+    )
 
 
 def diff_rows(changes: tuple[PathChange, ...]) -> list[DiffRow]:

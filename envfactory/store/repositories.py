@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import func, select, update
+from sqlalchemy import JSON, cast, func, select, type_coerce, update
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -52,6 +53,14 @@ M = TypeVar("M", bound=Model)
 VERSION_RETRIES = 5
 #: a spec's ``source`` when its stored document has none
 DEFAULT_SOURCE: str = EnvironmentSpec.model_fields["source"].default
+
+
+def _json_without(column: Any, key: str, dialect: str) -> Any:
+    """``column``'s JSON object less one top-level key, computed by the database (one parse
+    of the document; PostgreSQL's jsonb ``-``, SQLite's ``json_remove``)."""
+    if dialect == "postgresql":
+        return type_coerce(cast(column, JSONB).op("-")(key), JSON)
+    return type_coerce(func.json_remove(column, f"$.{key}"), JSON)
 
 
 def dump(model: Model) -> dict[str, Any]:
@@ -104,6 +113,29 @@ class SeedRepo(_Repo):
         if row is None:
             raise NotFound(f"no seed {seed_id!r}", hint="`envfactory seed list` shows the ids")
         return TaskSeed.model_validate(row.doc)
+
+    def detail(self, seed_id: str) -> tuple[dict[str, Any], int]:
+        """The seed's stored document but its description, and the description's length in
+        characters. The description (megabytes, at most) is left in the database, which
+        removes it from ``doc`` before the row is sent."""
+        dialect = self.s.get_bind().dialect.name
+        row = self.s.execute(
+            select(
+                _json_without(SeedRow.doc, "description", dialect), SeedRow.description_chars
+            ).where(SeedRow.id == seed_id)
+        ).first()
+        if row is None:
+            raise NotFound(f"no seed {seed_id!r}", hint="`envfactory seed list` shows the ids")
+        return dict(row[0]), row[1]
+
+    def description(self, seed_id: str) -> str:
+        """The seed's description alone, read from ``doc`` by the database."""
+        text = self.s.scalar(
+            select(SeedRow.doc["description"].as_string()).where(SeedRow.id == seed_id)
+        )
+        if text is None:
+            raise NotFound(f"no seed {seed_id!r}", hint="`envfactory seed list` shows the ids")
+        return str(text)
 
     def find_by_hash(self, content_hash: str) -> TaskSeed | None:
         row = self.s.scalars(select(SeedRow).where(SeedRow.content_hash == content_hash)).first()

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from envfactory.core.errors import NotFound
 from envfactory.core.models import (
     Attachment,
     EnvStatus,
@@ -103,6 +104,22 @@ def test_a_seed_summary_counts_what_the_seed_holds_without_its_text(store: Store
         created_at=T0,
     )
     assert store.seeds.list_page(domain="other").items == []
+
+
+def test_a_seed_detail_leaves_its_description_in_the_database(store: Store) -> None:
+    """Issue 46: the detail answer links a long description; the database drops it from
+    the document (json_remove / jsonb -), so the row read is small whatever it holds."""
+    seed = _seed(3, T0, description="é" * 300_000)
+    store.seeds.add(seed)
+    doc, chars = store.seeds.detail(seed.id)
+    assert chars == 300_000 and "description" not in doc
+    assert TaskSeed.model_validate(doc | {"description": "x"}) == seed.model_copy(
+        update={"description": "x"}
+    )
+    assert store.seeds.description(seed.id) == seed.description
+    for read in (store.seeds.detail, store.seeds.description):
+        with pytest.raises(NotFound):
+            read("seed-none")
 
 
 def test_environment_pages_show_the_latest_version_by_id_and_filter_imported_tasks(
