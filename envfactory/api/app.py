@@ -18,7 +18,9 @@ Invariants:
   that hand-off fails, the decision stays stored and the answer says it was not delivered;
 - domain errors map to HTTP in one place: NotFound 404, Conflict 409, bad input 422,
   store failure 503. Nothing else is swallowed;
-- no request body larger than `settings.api.max_request_bytes` reaches a route (413).
+- no request body larger than `settings.api.max_request_bytes` reaches a route (413);
+- no token has more than `settings.api.max_concurrent_per_token` requests in flight; the
+  next one gets 429 with Retry-After (`token_limit.py`).
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ from .context import (
     no_pipeline,
     store_only,
 )
+from .deps import SESSION_COOKIE
+from .token_limit import PerTokenLimit
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +97,11 @@ def create_app(
     # `receive` raises inside an ExceptionGroup, which FastAPI would turn into a 400.
     app.add_middleware(
         BodySizeLimit, max_bytes=settings.api.max_request_bytes, by_path=_file_routes(settings)
+    )
+    app.add_middleware(
+        PerTokenLimit,
+        max_in_flight=settings.api.max_concurrent_per_token,
+        session_cookie=SESSION_COOKIE,
     )
     app.middleware("http")(_refuse_nul)
     app.middleware("http")(_security_headers)

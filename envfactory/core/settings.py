@@ -389,6 +389,12 @@ class ApiSettings(_Sub):
         description="the largest request body accepted (JSON or form); larger ones get 413 "
         "unread (the seed upload's cap is ENVFACTORY_SEEDS__MAX_TOTAL_BYTES plus this)",
     )
+    max_concurrent_per_token: int = Field(
+        default=8,
+        ge=1,
+        description="requests one reviewer token (or page session) may have in flight at "
+        "once, per API process; the next one gets 429 with Retry-After",
+    )
 
 
 class PackSettings(_Sub):
