@@ -4,6 +4,7 @@ Layers, lowest first (the `api-layers` contract in .importlinter):
 
 auth.py, body_limit.py   reviewer tokens (hashed), roles viewer < reviewer; the body cap
 token_limit.py  at most N requests in flight per token (429 + Retry-After)
+error_bodies.py error answers of bounded size: the first problems and their count
 context.py  what all share: the app context and the sink types (the pipeline seams)
 paging.py   every list's `limit` and opaque `cursor` → one page of summaries, `next_cursor`
 deps.py     request dependencies: 401 / 403

@@ -17,7 +17,8 @@ Invariants:
   race gets 409), then handed to `on_decision` (the seam to the waiting workflow). If
   that hand-off fails, the decision stays stored and the answer says it was not delivered;
 - domain errors map to HTTP in one place: NotFound 404, Conflict 409, bad input 422,
-  store failure 503. Nothing else is swallowed;
+  store failure 503. Nothing else is swallowed. Every error body is bounded: the first
+  problems and their count (`error_bodies.py`);
 - no request body larger than `settings.api.max_request_bytes` reaches a route (413);
 - no token has more than `settings.api.max_concurrent_per_token` requests in flight; the
   next one gets 429 with Retry-After (`token_limit.py`).
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.templating import Jinja2Templates
 
@@ -56,6 +58,7 @@ from .context import (
     store_only,
 )
 from .deps import SESSION_COOKIE
+from .error_bodies import capped, validation_body
 from .token_limit import PerTokenLimit
 
 log = logging.getLogger(__name__)
@@ -149,10 +152,16 @@ def _error_handlers(app: FastAPI) -> None:
     def handler(status: int) -> Callable[[Request, Exception], Any]:
         async def respond(request: Request, exc: Exception) -> JSONResponse:
             hint = getattr(exc, "hint", None)
-            body = {"detail": getattr(exc, "message", str(exc))} | ({"hint": hint} if hint else {})
-            return JSONResponse(body, status_code=status)
+            body = {"detail": capped(getattr(exc, "message", str(exc)))}
+            return JSONResponse(body | ({"hint": capped(hint)} if hint else {}), status)
 
         return respond
+
+    async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
+        errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+        return JSONResponse(validation_body(errors), status_code=422)
+
+    app.add_exception_handler(RequestValidationError, invalid_request)
 
     app.add_exception_handler(NotFound, handler(404))
     app.add_exception_handler(Conflict, handler(409))
