@@ -13,7 +13,8 @@ actions.py  writes shared by both: decide, claim, submit a seed
 sessions.py the pages' sign-in sessions and CSRF defences
 routes.py   JSON API under /api (OpenAPI at /openapi.json, docs at /docs); tasks.py /api/tasks
 ui.py       server-rendered pages under /ui (templates/)
-app.py      the composition root: `create_app(settings, store=…, on_decision=…, …)`
+app.py      the composition root: `create_app(settings, store=…, on_decision=…, …)`;
+            `freeze_heap()` for a serving process, once the app is built
 pipeline.py `pipeline_app(settings)`: the app with sinks to Temporal (workflows.client)
 """
 

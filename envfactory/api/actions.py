@@ -1,7 +1,8 @@
 """Writes shared by the JSON API and the pages: decide, claim, submit a seed.
 
 A seed (JSON or multipart) is validated by the seed format's own rules, then refused
-(422) when no configured model or recorded script can run it, then stored.
+(422) when no configured model or recorded script can run it, then stored. None of that
+runs on the event loop; a large JSON body is checked in a worker process (`seed_draft`).
 
 Invariant: the store is the record. A decision or a seed is committed before any sink
 hears of it; a sink failure is reported back, never turns a stored decision into an
@@ -13,16 +14,20 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import anyio
+import anyio.to_process
+from anyio import BrokenWorkerProcess
+from fastapi import HTTPException, Request
 from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
-from envfactory.core.errors import ConfigError, InvalidInput, InvalidSeed
+from envfactory.core.errors import ConfigError, InvalidInput
 from envfactory.core.models import AuthMethod, Decision, ReviewItem, TaskSeed, UserText
-from envfactory.seeds.format import validate_fields
-from envfactory.seeds.intake import SeedDraft, content_hash, store_draft
-from envfactory.seeds.problems import Problem, raise_if_any
+from envfactory.seeds.intake import SeedDraft, store_draft
+from envfactory.seeds.json_body import checked, draft_from_json
 
 from .context import ApiContext
+from .deps import context
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +49,12 @@ class DecisionIn(BaseModel):
 
 
 class SeedIn(BaseModel):
-    """The fields of a seed.yaml, as JSON. Files go through `POST /api/seeds/upload`.
+    """The fields of a seed.yaml, as JSON (the body `POST /api/seeds` documents). Files go
+    through `POST /api/seeds/upload`.
 
-    Unknown keys are refused with the seed format's own message (`request body field
-    'titel': unknown key (fix: did you mean 'title'? …)`), not dropped: extras are kept
-    here and judged by `validate_fields`, as a seed.yaml's would be."""
+    The route checks a body by the seed format's own rules (`validate_fields`), as a
+    seed.yaml's: unknown keys are refused with its message (`request body field 'titel':
+    unknown key (fix: did you mean 'title'? …)`), not dropped."""
 
     model_config = ConfigDict(extra="allow", json_schema_extra={"additionalProperties": False})
 
@@ -79,29 +85,38 @@ async def claim(ctx: ApiContext, who: str, lease_s: float) -> ReviewItem | None:
     return await run_in_threadpool(ctx.store.reviews.claim_next, who, lease_s)
 
 
-def _draft(body: SeedIn) -> SeedDraft:
-    data = body.model_dump(exclude_none=True) | (body.model_extra or {})  # extras even if null
-    if not data.get("constraints"):
-        data.pop("constraints", None)
-    if "attachments" in data:  # a JSON body cannot carry files: never drop them silently
-        raise_if_any(
-            [
-                Problem(
-                    "request body field 'attachments'",
-                    "cannot be sent as JSON",
-                    "POST multipart/form-data to /api/seeds/upload: the seed.yaml as "
-                    "`seed`, each file as a `files` part named by its path",
-                )
-            ],
-            "request body",
-        )
-    fields, problems = validate_fields(data, "request body")
-    raise_if_any(problems, "request body")
-    if fields is None:  # validate_fields reports every problem above
-        raise InvalidSeed("request body", "is not a valid seed")
-    return SeedDraft(
-        fields=fields, files=(), content_hash=content_hash(fields, []), label="request body"
-    )
+#: `POST /api/seeds`'s body in the OpenAPI document (the route parses it itself)
+SEED_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": SeedIn.model_json_schema()}},
+    }
+}
+
+
+#: a body larger than this is checked in a worker process: parsing it would hold the
+#: interpreter lock (and stall the event loop) for more than a millisecond or two
+IN_PROCESS_BYTES = 64 * 1024
+
+
+async def seed_draft(request: Request) -> SeedDraft:
+    """A dependency: the JSON seed body as a checked draft (`seeds.draft_from_json`), never
+    on the event loop. A small body is checked in a worker thread; a large one in a worker
+    process, one at a time (`ApiContext.seed_checks`): the JSON parser holds the GIL for a
+    whole 1 MB body, and four of them at once stalled /api/health for seconds (issue 46)."""
+    raw = await request.body()
+    if len(raw) <= IN_PROCESS_BYTES:
+        return await run_in_threadpool(draft_from_json, raw)
+    try:
+        done = await anyio.to_process.run_sync(checked, raw, limiter=context(request).seed_checks)
+    except BrokenWorkerProcess as e:
+        raise HTTPException(
+            503, "the seed checker stopped while checking this body: send it again"
+        ) from e
+    if isinstance(done, SeedDraft):
+        return done
+    message, hint = done
+    raise InvalidInput(message, hint=hint)
 
 
 def require_runnable(ctx: ApiContext, draft: SeedDraft) -> None:
@@ -117,13 +132,9 @@ def require_runnable(ctx: ApiContext, draft: SeedDraft) -> None:
         raise InvalidInput(exc.message, hint=exc.hint) from exc
 
 
-async def submit_seed(ctx: ApiContext, body: SeedIn) -> tuple[TaskSeed, bool]:
-    return await submit_draft(ctx, _draft(body))
-
-
 async def submit_draft(ctx: ApiContext, draft: SeedDraft) -> tuple[TaskSeed, bool]:
     """Check, store, then start the pipeline (a sink failure leaves the seed stored)."""
-    require_runnable(ctx, draft)
+    await run_in_threadpool(require_runnable, ctx, draft)
     seed = await run_in_threadpool(store_draft, draft, store=ctx.store, artifacts=ctx.artifacts)
     try:
         await ctx.on_seed(seed.id)

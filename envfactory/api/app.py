@@ -21,11 +21,13 @@ Invariants:
   problems and their count (`error_bodies.py`);
 - no request body larger than `settings.api.max_request_bytes` reaches a route (413);
 - no token has more than `settings.api.max_concurrent_per_token` requests in flight; the
-  next one gets 429 with Retry-After (`token_limit.py`).
+  next one gets 429 with Retry-After (`token_limit.py`). `/api/health` is never counted
+  and never waits for a worker thread.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -113,6 +115,17 @@ def create_app(
     app.include_router(ui.router)
     app.add_api_route("/", ui.root_redirect, include_in_schema=False)
     return app
+
+
+def freeze_heap() -> None:
+    """For a process that serves the app: once it is built, collect, then move every
+    object allocated so far (modules, the app) out of the cyclic collector's reach, so a
+    full collection walks only what requests allocate. Measured under a burst of 4.9 MB
+    seed reads: full collections of 55 to 164 ms (the event loop stopped, /api/health
+    waiting), none over 5 ms after. Once per process, at its edge: a test that builds
+    many apps must not call it (what it freezes is never collected)."""
+    gc.collect()
+    gc.freeze()
 
 
 def _file_routes(settings: Settings) -> dict[str, Cap]:

@@ -12,9 +12,10 @@ stored only and the answer says the pipeline was not told; a validation is refus
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from fastapi.templating import Jinja2Templates
 
 from envfactory.core.errors import ConfigError
@@ -58,3 +59,6 @@ class ApiContext:
     on_seed: SeedSink
     on_validate: ValidateSink
     templates: Jinja2Templates
+    #: large seed bodies are checked one at a time, a JSON one in a worker process, a
+    #: seed.yaml in a worker thread (`actions.seed_draft`, `routes.upload_seed`)
+    seed_checks: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(1))

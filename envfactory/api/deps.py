@@ -8,32 +8,16 @@ session: see `sessions.py`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from fastapi import HTTPException, Request
 
-from envfactory.core.errors import InvalidInput
 from envfactory.core.models import Reviewer, ReviewerRole
-from envfactory.core.unique_json import DuplicateKey, loads_unique
 
 from .context import ApiContext
 
 #: the review pages' session cookie (set by `ui.login`); named here to refuse it on /api
 SESSION_COOKIE = "envfactory_session"
-
-
-async def unique_json_keys(request: Request) -> None:
-    """A dependency: 422 for a JSON body with a key twice in one object (the YAML path
-    refuses that too); a body that is no JSON at all is left to the route's own parse."""
-    try:
-        loads_unique(await request.body())
-    except DuplicateKey as e:
-        raise InvalidInput(
-            f"body: {e}", hint="send each field once; the last one would silently win"
-        ) from e
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return
 
 
 def context(request: Request) -> ApiContext:

@@ -8,7 +8,9 @@ Every list is one page of summaries (`limit`, `cursor` → `items`, `next_cursor
 files and a long description are links from its detail, each its own streamed answer.
 
 Blocking store calls run in FastAPI's thread pool (plain `def` routes, or
-`run_in_threadpool` in the async ones that also await a sink).
+`run_in_threadpool` in the async ones that also await a sink). Seed bodies (JSON or a
+seed.yaml) are parsed and checked in a worker thread one at a time
+(`ApiContext.seed_checks`), so none of them holds the event loop; `/api/health` runs on it.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Annotated
 
+import anyio
 from fastapi import APIRouter, Depends, File, HTTPException, Query, Response, UploadFile
 from fastapi.responses import FileResponse, PlainTextResponse
 from pydantic import BaseModel
-from starlette.concurrency import run_in_threadpool
 
 from envfactory.core.models import (
     AuthMethod,
@@ -34,10 +36,11 @@ from envfactory.core.models import (
     SeedSummary,
     TaskSeed,
 )
+from envfactory.seeds.intake import SeedDraft
 
 from . import actions, paging, views
 from .context import ApiContext
-from .deps import context, reviewer, unique_json_keys, viewer
+from .deps import context, reviewer, viewer
 from .paging import DEFAULT_LIMIT, Cursor, Limit, ListPage
 
 router = APIRouter(prefix="/api")
@@ -61,7 +64,8 @@ class SeedCreated(BaseModel):
 
 
 @router.get("/health", response_model=Health, tags=["meta"])
-def health() -> Health:
+async def health() -> Health:
+    """On the event loop, never a worker thread: it answers while every thread is busy."""
     return Health(ok=True)
 
 
@@ -70,16 +74,21 @@ def me(who: Viewer) -> Me:
     return Me(name=who.name, role=who.role.value)
 
 
-@router.post("/seeds", response_model=SeedCreated, status_code=201, tags=["seeds"])
+@router.post(
+    "/seeds",
+    response_model=SeedCreated,
+    status_code=201,
+    tags=["seeds"],
+    openapi_extra=actions.SEED_BODY,
+)
 async def submit_seed(
-    body: actions.SeedIn,
     ctx: Ctx,
-    who: ReviewerDep,
-    _unique: Annotated[None, Depends(unique_json_keys)],
+    who: ReviewerDep,  # before the body: no token, no parse
+    draft: Annotated[SeedDraft, Depends(actions.seed_draft)],
 ) -> SeedCreated:
     """A seed without files, as JSON (the fields of a seed.yaml; a key given twice is
-    refused, as in YAML)."""
-    seed, started = await actions.submit_seed(ctx, body)
+    refused, as in YAML). Its problems are listed first 20 and counted."""
+    seed, started = await actions.submit_draft(ctx, draft)
     return SeedCreated(seed=seed, pipeline_started=started)
 
 
@@ -103,7 +112,9 @@ async def upload_seed(
     limits = ctx.settings.seeds
     text = await seed.read(limits.max_attachment_bytes + 1)
     uploads = await actions.read_uploads(list(files or []), limits)
-    draft = await run_in_threadpool(draft_from_upload, text, uploads, limits)
+    draft = await anyio.to_thread.run_sync(
+        draft_from_upload, text, uploads, limits, limiter=ctx.seed_checks
+    )
     created, started = await actions.submit_draft(ctx, draft)
     return SeedCreated(seed=created, pipeline_started=started)
 

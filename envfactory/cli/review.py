@@ -185,8 +185,10 @@ def serve(
     """Run the HTTP API and the review pages (OpenAPI at /docs)."""
     import uvicorn
 
+    from envfactory.api.app import freeze_heap
     from envfactory.api.pipeline import pipeline_app
 
     settings = load_settings()
     app_ = pipeline_app(settings)
+    freeze_heap()
     uvicorn.run(app_, host=host or settings.api.host, port=port or settings.api.port)

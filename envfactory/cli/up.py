@@ -58,9 +58,11 @@ def start_api(settings: Settings, stack: contextlib.ExitStack, console: Console)
     only on the main thread, so Ctrl-C stays ours)."""
     import uvicorn
 
+    from envfactory.api.app import freeze_heap
     from envfactory.api.pipeline import pipeline_app
 
     app = pipeline_app(settings)
+    freeze_heap()
     server = uvicorn.Server(
         uvicorn.Config(app, host=settings.api.host, port=settings.api.port, log_level="warning")
     )

@@ -9,8 +9,11 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from envfactory.api import create_app
+from envfactory.api.app import freeze_heap
 from envfactory.core.settings import load_settings
 
 
 def app() -> FastAPI:
-    return create_app(load_settings())
+    built = create_app(load_settings())
+    freeze_heap()  # as `envfactory review serve` does
+    return built
