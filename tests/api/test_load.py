@@ -48,6 +48,7 @@ UNKNOWN_KEYS = 60_000
 @dataclass(frozen=True)
 class Server:
     port: int
+    pid: int
     tokens: dict[str, str]
     big: str  # a seed with a 4.9 MB description and a 2 MiB file
     small: str
@@ -106,7 +107,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         )
     try:
         _wait(lambda: _up(proc, port, log), 60, log.read_text)
-        yield Server(port, tokens, big, small)
+        yield Server(port, proc.pid, tokens, big, small)
     finally:
         proc.terminate()
         proc.wait(30)
@@ -149,6 +150,55 @@ def test_a_seed_detail_links_its_files_and_a_long_description_instead_of_inlinin
         small = c.get(f"/api/seeds/{server.small}").json()
         assert small["description"] == "Rows are dropped." and small["attachments"] == []
         assert c.get("/api/seeds/seed-none").status_code == 404
+
+
+def _burst(server: Server, path: str, who: str, calls: int) -> list[int]:
+    """`calls` GETs leaving together, each on its own connection; their statuses."""
+    barrier = threading.Barrier(calls)
+    codes = [0] * calls
+
+    def call(i: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        try:
+            conn.connect()
+            barrier.wait()
+            conn.request("GET", path, headers=server.auth(who))
+            res = conn.getresponse()
+            res.read()
+            codes[i] = res.status
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(calls)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return codes
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the API's RSS")
+def test_200_concurrent_reads_of_a_large_seed_by_one_viewer_keep_the_api_small(
+    server: Server,
+) -> None:
+    """The red team's burst: 200 at once for the 4.9 MB seed took the API from 297 MB to
+    1,878 MB. Now each answer is a few KiB, and past the token's limit a 429."""
+    pid = server.pid
+    Path(f"/proc/{pid}/clear_refs").write_text("5")  # VmHWM from here
+    before = _status_kb(pid, "VmRSS")
+    codes = _burst(server, f"/api/seeds/{server.big}", "vic", 200)
+    growth_mb = (_status_kb(pid, "VmHWM") - before) / 1024
+    print(f"200 concurrent seed details: {codes.count(200)} answered, {codes.count(429)} 429,"
+          f" peak RSS +{growth_mb:.0f} MB")  # fmt: skip
+    assert set(codes) <= {200, 429} and codes.count(200) >= MAX_PER_TOKEN
+    assert growth_mb < 100
+
+
+def _status_kb(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise AssertionError(f"/proc/{pid}/status has no {field}")
 
 
 def _held(server: Server, who: str) -> http.client.HTTPConnection:
