@@ -20,9 +20,8 @@ $(STAMP): pyproject.toml
 # TEST_WORKERS=N runs the tests on N pytest-xdist worker processes, a whole test file per
 # worker at a time (--dist loadfile: a module's shared fixtures are built once); each
 # worker has its own Docker run id, Temporal dev servers, PostgreSQL schemas and homes.
-# The default, 0, runs them in one process: CI's budget has not been measured with
-# workers on this 2-core machine yet (docs/testing.md).
-TEST_WORKERS ?= 0
+# The default, 2, is what CI runs (docs/testing.md); 0 runs them in one process.
+TEST_WORKERS ?= 2
 XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
 
 # PostgreSQL tests need ENVFACTORY_TEST_POSTGRES_URL; when unset, start a throwaway local

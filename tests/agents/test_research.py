@@ -1,6 +1,7 @@
 """The research role's finish tool: invalid output, a failed build and a failing step all go
 back to the model for repair; only a proven environment comes out. The engine here is a
-small hand-written one over host directories (the real Docker path is in test_e2e_docker)."""
+small hand-written one over host directories (the real Docker path runs in the example-seed
+stage, tests/examples)."""
 
 from __future__ import annotations
 

@@ -78,3 +78,10 @@ def test_every_example_seed_ends_published(tmp_path: Path) -> None:
             assert {"oracle", "no-op"} <= {c.kind.value for c in report.checks}
             judges = store.trajectories.list(env_id=env.spec.id, role="judge")
             assert judges and all(j.reward in (0, 1) for j in judges)
+            # what the scripted end-to-end test pinned: a judge solved it in a fresh
+            # container, and the red team's shortcut earned nothing from the verifier
+            assert any(j.reward == 1 for j in judges), [j.reward for j in judges]
+            shortcuts = store.trajectories.list(env_id=env.spec.id, role="red_team")
+            assert shortcuts and all(t.reward == 0 for t in shortcuts), [
+                t.reward for t in shortcuts
+            ]
