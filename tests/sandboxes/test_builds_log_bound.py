@@ -8,9 +8,7 @@ mining and the worker all build through `run_build`, so its tail is the one boun
 
 from __future__ import annotations
 
-import io
 import re
-import tarfile
 import tracemalloc
 import uuid
 
@@ -20,6 +18,7 @@ from envfactory.core.errors import ImageBuildFailed
 from sandboxes import DockerEngine
 from sandboxes.builds import LOG_TAIL_BYTES, env_labels, run_build
 from sandboxes.log_tail import LOG_LIMIT_BYTES
+from tests.verifiers.gate_tasks import context_tar
 
 pytestmark = pytest.mark.docker
 
@@ -30,13 +29,7 @@ NOTE = re.compile(r"^\[envfactory: ([\d,]+) bytes \(([\d,]+) lines\) of this log
 
 
 def context(dockerfile: str) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        data = dockerfile.encode()
-        info = tarfile.TarInfo("Dockerfile")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+    return context_tar({"Dockerfile": dockerfile})
 
 
 def dropped(text: str) -> tuple[int, int]:
