@@ -7,7 +7,9 @@ Harbor's runtime through what the gate report names as a harness limit there: th
 root in the verifier's container), false rejections (a sound verifier rejected), oracle-only
 rejections (rejected only because the reference state earned 0: no verdict on the bug),
 errors (the reference failed or the verifier was unrunnable), and for each caught task the failing
-check(s) that are root causes, in report order (first failure first).
+check(s) that are root causes, in report order (first failure first), marked when every one
+of them is a privileged row (its attack used what a solver does not have: the verifier's
+own file names; `GateReport.privileged_only`).
 
 Tasks run in round-robin order over classes, so a run cut short still covers every class;
 SIGTERM or Ctrl-C prints the table of the tasks finished so far. Always exits 0: this is a
@@ -57,6 +59,9 @@ class TaskResult:
     #: probes whose harness limit under harbor semantics the gate report notes (the part of
     #: the attack no verifier can resist in Harbor's runtime, left out of the harbor rows)
     harbor_limits: list[str] = field(default_factory=list)
+    #: every reason of the rejection is a row whose attack used what a solver does not
+    #: have (`GateReport.privileged_only`): caught only by "a solver who knew the tests"
+    privileged_only: bool = False
 
     @property
     def oracle_only(self) -> bool:
@@ -152,6 +157,7 @@ def run_one(
         if report.reference_failure is not None:
             res.failing.insert(0, f"reference step {report.reference_failure.step}")
         res.failing += [f"unrunnable: {u}" for u in report.unrunnable]
+        res.privileged_only = report.privileged_only
         res.harbor_limits = [
             p.name for p in PROBES if p.harness_limits.get("harbor") in report.notes
         ]
@@ -188,7 +194,14 @@ def table(results: list[TaskResult]) -> str:
     lines += [_row(c, by_class[c]) for c in sorted(by_class, key=lambda c: (c == "sound", c))]
     lines.append(_row("all", results))
     lines.append("\ncaught (first failing checks):")
-    lines += [f"  {r.name}: {', '.join(r.failing[:4])}" for r in results if r.caught]
+    lines += [
+        f"  {r.name}: {', '.join(r.failing[:4])}{' (privileged rows only)' * r.privileged_only}"
+        for r in results
+        if r.caught
+    ]
+    lines.append(
+        f"caught only by privileged rows: {sum(r.caught and r.privileged_only for r in results)}"
+    )
     lines.append("\nmissed (broken verifier, every gate passed):")
     lines += [f"  {r.name} [{r.runtime}]" for r in results if r.missed]
     limited = [r for r in results if r.harness_limit]

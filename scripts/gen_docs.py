@@ -83,6 +83,8 @@ def probe_row(probe: type[Probe]) -> tuple[str, str]:
         raise DocsError(f"probe {probe.name} ({probe.__qualname__}) has no docstring: write one")
     if probe.noop_only:
         text = text.removesuffix(".") + " (no-op state only)."
+    if probe.privileged:
+        text += f" Privileged: uses {markdown(probe.privileged)}."
     return f"`{probe.name}`", text
 
 

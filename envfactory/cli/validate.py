@@ -257,6 +257,8 @@ def _print_table(out: Console, result: TaskValidation) -> None:
     )
     for reason in report.reasons:
         out.print(f"    - {shown(reason)}", markup=False)
+    if report.privileged_only:
+        out.print(f"    {PRIVILEGED_ONLY}", markup=False)
     for other in report.semantics[1:] if report.outcome == TaskVerdict.PASSED else ():
         safe = report.safe_under(other)
         word = "[green]safe[/]" if safe else "[red]NOT SAFE[/] (an export to it is refused)"
@@ -271,6 +273,12 @@ def _print_table(out: Console, result: TaskValidation) -> None:
         expected = result.task.expected_failure or result.task.expected_failure_kind
         word = "yes" if result.rejected_as_expected else "[red]NO[/]"
         out.print(f"  broken on purpose, expected to fail at {expected}: {word}")
+
+
+PRIVILEGED_ONLY = (
+    "every reason above is a privileged row: it shows what a solver who knew the tests "
+    "could do, not what any solver can"
+)
 
 
 def _facts(result: TaskValidation) -> list[str]:
@@ -313,6 +321,7 @@ def _as_json(result: TaskValidation) -> dict[str, Any]:
         "verdict": result.report.verdict.value,
         "outcome": result.report.outcome.value,
         "reasons": list(result.report.reasons),
+        "privileged_only": result.report.privileged_only,
         "safe_under": {s: result.report.safe_under(s) for s in result.report.semantics},
         "substitutions": list(result.substitutions),
         "warnings": list(result.warnings),

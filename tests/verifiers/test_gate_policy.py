@@ -12,7 +12,14 @@ from collections.abc import Callable
 import pytest
 
 from envfactory.core.errors import SandboxBroken
-from envfactory.core.models import CheckKind, GateReport, StateKind, StateRef, TaskVerdict
+from envfactory.core.models import (
+    CheckKind,
+    GateFailure,
+    GateReport,
+    StateKind,
+    StateRef,
+    TaskVerdict,
+)
 from envfactory.core.models.rows import RowId
 from verifiers.gates import run_gates, run_gates_detailed
 
@@ -234,3 +241,28 @@ def test_the_progress_count_ends_at_its_total() -> None:
     run_gates(gate_input(backend, repeats=R, progress=lambda d, t, what: seen.append((d, t))))
     assert seen and seen[-1][0] == seen[-1][1]
     assert all(d <= t for d, t in seen)
+
+
+def test_a_rejection_resting_only_on_privileged_rows_says_so() -> None:
+    """A probe that uses what a solver does not have (`Probe.privileged`) labels its rows;
+    the report says when every reason is such a row, and not when one reason is not."""
+    knowing = FakeProbe("knowing", _writes("out.txt", "42\n"))
+    knowing.privileged = "the verifier's own file names"  # type: ignore[misc]
+    report = run_gates(gate_input(_backend(probes=(EMPTY, knowing)), repeats=R))
+    assert report.outcome == TaskVerdict.REJECTED
+    assert report.failures and all(f.check and "knowing" in f.check for f in report.failures)
+    assert all(
+        c.privileged == "the verifier's own file names"
+        for c in report.checks
+        if c.name.startswith("probe:knowing")
+    )
+    assert not any(c.privileged for c in report.checks if c.name.startswith("probe:empty"))
+    assert report.privileged_only
+    reason = report.reasons[0]
+    assert reason.endswith("(privileged: uses the verifier's own file names)"), reason
+    assert GateFailure.from_reason(reason).privileged == "the verifier's own file names"
+    assert report.model_dump(mode="json")["privileged_only"] is True
+
+    both = run_gates(gate_input(_backend(probes=(EMPTY, knowing, FORGE)), repeats=R))
+    assert both.outcome == TaskVerdict.REJECTED and not both.privileged_only
+    assert any(not f.privileged for f in both.failures)

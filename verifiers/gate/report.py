@@ -254,6 +254,7 @@ def _check(
         tamper=r.prepared.tamper,
         semantics=r.id.semantics or primary,
         derived_from=base_name if base_name in failed_bases else None,
+        privileged=r.probe.privileged if r.probe is not None else None,
     )
 
 

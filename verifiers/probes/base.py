@@ -95,6 +95,12 @@ class Probe(ABC):
         for (a program the instruction names): the row's failure then stands, with it."""
         return None
 
+    #: What this probe knows that a solver does not (None: nothing a solver lacks), e.g.
+    #: "the verifier's own file names, read from its trace". A row of such a probe says so,
+    #: and a report whose every rejection rests on such rows says that too
+    #: (`GateReport.privileged_only`): "a solver who knew the tests could", not "a solver can".
+    privileged: ClassVar[str | None] = None
+
     #: The file this probe's planted code writes, in the verification container, when the
     #: probe's premise held during that verification (a wrapper refused an input, a payload
     #: was loaded); None: the probe's premise needs no run-time check. A row whose every

@@ -381,9 +381,13 @@ class TracedLink(Probe):
     read nearest to it (its expected answer), named ``/proc/self/cwd/expected.txt`` (the
     reading process's working directory is the verifier's) or by a fixed mount path
     (``/tests/expected.txt``). Fools a verifier that compares an output it follows
-    symlinks to with an expected file a solver can name."""
+    symlinks to with an expected file a solver can name.
+
+    Privileged: the link's target is the verifier's own file, named from the verifier's
+    trace; a solver never sees the verifier, so it would have to guess that name."""
 
     name = "traced-link"
+    privileged = "the verifier's own file names, read from its trace"
 
     def __init__(self, targets: Mapping[str, str]) -> None:
         self.targets = dict(targets)
@@ -400,6 +404,9 @@ class TracedReplay(PlantingProbe):
     """Replayed writes: every file the verifier itself wrote in a solver-writable place on
     the oracle's state (a junit report, a results file, a marker) is left there beforehand
     with the content the verifier wrote. Fools a verifier that trusts a file it was supposed
-    to write itself: when its checker crashes on an unsolved state, the stale file decides."""
+    to write itself: when its checker crashes on an unsolved state, the stale file decides.
+
+    Privileged: the planted content is what the verifier wrote, read from its trace."""
 
     name = "traced-replay"
+    privileged = "what the verifier itself wrote on the oracle's state, read from its trace"

@@ -146,6 +146,9 @@ class GateCheck(Model):
     #: itself the weakness (a program the task asks for, never run): the sentence saying
     #: so. The row's failure is a reason, and the reason carries the sentence.
     finding: str | None = None
+    #: set on a probe row whose attack uses what a solver does not have (the verifier's
+    #: own file names, read from its trace): what that is (`Probe.privileged`)
+    privileged: str | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -182,6 +185,8 @@ class GateFailure(Model):
     semantics: Semantics = "envfactory"
     flaky: bool = False
     derived_rows: int = 0  # probe rows whose failure follows from this one's
+    #: the failing row's attack used what a solver does not have (`GateCheck.privileged`)
+    privileged: str | None = None
     reason: str
 
     @classmethod
@@ -194,12 +199,14 @@ class GateFailure(Model):
         if word in _CHECK_KINDS:
             name, _, where = rest.partition(" [")
             sem: Semantics = "harbor" if where == "harbor]" else "envfactory"
+            _, marked, privileged = reason.partition(_PRIVILEGED)
             return cls(
                 kind=FailureKind.CHECK,
                 check_kind=_CHECK_KINDS[word],
                 check=name,
                 semantics=sem,
                 flaky=": flaky, " in reason,
+                privileged=privileged.removesuffix(")") if marked else None,
                 reason=reason,
             )
         missing = reason.removeprefix("no ").removesuffix(" check was run")
@@ -215,6 +222,7 @@ class GateFailure(Model):
 
 
 _CHECK_KINDS = {k.value: k for k in CheckKind}
+_PRIVILEGED = " (privileged: uses "
 
 
 class GateReport(Model):
@@ -313,6 +321,15 @@ class GateReport(Model):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def privileged_only(self) -> bool:
+        """Every reason is a failing row whose attack used what a solver does not have:
+        the rejection shows what a solver who knew the tests could do, not what any
+        solver can (a reviewer weighs it so; the verdict stays a rejection)."""
+        failures = self.failures
+        return bool(failures) and all(f.privileged for f in failures)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def other_runtime_reasons(self) -> tuple[str, ...]:
         """Failing rows under the task's other semantics (e.g. a verifier safe in
         envfactory's runtime but not in Harbor's): they block an export to that format."""
@@ -358,6 +375,8 @@ def _row_failure(check: GateCheck, derived_rows: int) -> GateFailure:
         reason += f": {check.finding}"
     if derived_rows:
         reason += f" (and {derived_rows} probe rows on it)"
+    if check.privileged:
+        reason += f"{_PRIVILEGED}{check.privileged})"
     return GateFailure(
         kind=FailureKind.CHECK,
         check_kind=check.kind,
@@ -365,6 +384,7 @@ def _row_failure(check: GateCheck, derived_rows: int) -> GateFailure:
         semantics=check.semantics,
         flaky=check.flaky,
         derived_rows=derived_rows,
+        privileged=check.privileged,
         reason=reason,
     )
 
