@@ -135,3 +135,45 @@ def test_the_gates_name_the_probe_for_such_a_verifier_and_pass_the_sound_one(
             assert report.reasons == (
                 "probe probe:reward-writing-programs@no-op: expected 0, got [1]",
             ), report.reasons
+
+
+#: The same check of a program the task asks the solver to write, which the task does not
+#: start with: the probe creates it at the path the instruction names.
+NEW_PROGRAM = "/workspace/bin/summarize.py"
+SPEC_NEW = SPEC.model_copy(
+    update={
+        "instruction": SPEC.instruction.replace(
+            "Finish /workspace/report.py", f"Write {NEW_PROGRAM}"
+        )
+    }
+)
+NEW_CHECKS = {
+    "python-subprocess": ("/usr/local/bin/python3 -I check.py", True),
+    "sound-as-nobody": (SOUND_SH.replace("/workspace/report.py", NEW_PROGRAM), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_CHECKS))
+def test_a_program_the_instruction_asks_for_is_planted_where_it_does_not_exist_yet(
+    docker_engine, report_image, files, name
+):  # type: ignore[no-untyped-def]
+    entry, fooled = NEW_CHECKS[name]
+    check = CHECK_PY.replace(b"/workspace/report.py", NEW_PROGRAM.encode())
+    v = make_verifier(files, entry, {"expected.csv": EXPECTED, "check.py": check})
+    v = v.model_copy(update={"reward_dir": REWARD_DIR})
+    vfiles = verifier_tar(v, files)
+    noop = pristine_state(docker_engine, report_image, SPEC_NEW)
+    res = verify_prepared(
+        docker_engine, noop.prepared, spec=SPEC_NEW, verifier=v, verifier_files=vfiles
+    )
+    assert res.reward == 0, res  # no program there: nothing to run, nothing rewritten
+    state = produce_probe(
+        docker_engine, report_image, SPEC_NEW, noop, by_name("reward-writing-programs")
+    )
+    rewards = [
+        verify_prepared(
+            docker_engine, state.prepared, spec=SPEC_NEW, verifier=v, verifier_files=vfiles
+        ).reward
+        for _ in range(3)
+    ]
+    assert sum(rewards) >= 2 if fooled else rewards == [0, 0, 0], rewards

@@ -212,16 +212,54 @@ class ForgedPassLines(Probe):
         )
 
 
+#: file names a program has, by language (what a named program is written in)
+PROGRAM_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".rb", ".pl")
+
+
+def named_program_paths(spec: EnvironmentSpec) -> list[str]:
+    """The programs the instruction asks for by path, inside the workspace: a path it
+    names with a program's suffix (``/app/bin/report.py``) or in a ``bin`` directory
+    (``/app/bin/reconcile``, no suffix). They may not exist yet: the solver is asked to write them."""
+    roots = tuple(w.rstrip("/") + "/" for w in spec.workspace_paths)
+    return [
+        p
+        for p in mentioned_paths(spec.instruction, spec.workdir)
+        if p.startswith(roots)
+        and not p.endswith("/")
+        and (p.endswith(PROGRAM_SUFFIXES) or ("/bin/" in p and not posixpath.splitext(p)[1]))
+    ]
+
+
 def programs_replaced_by(spec: EnvironmentSpec, by_pattern: dict[str, str], other: str) -> str:
     """Shell that overwrites every workspace file matching a `case` pattern of `by_pattern`
     with that pattern's program, and every other executable file with `other` (a shell
-    script); ``.git`` aside, at most 500 files."""
+    script); ``.git`` aside, at most 500 files. Every program the instruction names that
+    does not exist yet (`named_program_paths`: the one the solver is asked to write) is
+    then created the same way, by its suffix, executable: a verifier that runs the
+    solver's program meets the payload whether or not the task started with a stub."""
     cases = "".join(
         f"      {pattern}) cat > \"$f\" <<'PROGRAM'\n{body}\nPROGRAM\n      ;;\n"
         for pattern, body in {
             **by_pattern,
             "*.sh|*.bash": by_pattern.get("*.sh|*.bash", other),
         }.items()
+    )
+    named = named_program_paths(spec)
+    create = (
+        f"""
+for f in {qs(named)}; do
+  [ -e "$f" ] || [ -L "$f" ] && continue
+  mkdir -p "$(dirname "$f")" || continue
+  case "$f" in
+{cases}      *) cat > "$f" <<'PROGRAM'
+{other}
+PROGRAM
+      ;;
+  esac
+  chmod 755 "$f"
+done"""
+        if named
+        else ""
     )
     return f"""
 for ws in {qs(spec.workspace_paths)}; do
@@ -235,7 +273,7 @@ PROGRAM
       ;;
     esac
   done
-done
+done{create}
 true
 """
 
