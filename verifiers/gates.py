@@ -63,6 +63,7 @@ from .gate.runtime import harbor_only
 from .gate.table import DROPPED_NOTE, Admission, Row, RowTable
 from .gate.views import HARBOR_LEFT_PROCESSES, Views
 from .probes import Probe, by_name
+from .probes.answer_keys import answer_probe, answers, parse_found, search_script
 from .probes.applicability import ReadLog, pinned_paths
 from .probes.cluster_rows import cluster_probes
 from .probes.postgres import data_directories, export_script, parse_export
@@ -328,6 +329,23 @@ class _Scheduler:
             self.ex.spawn(self._produce_omission, row, steps)
         if self.plan.derived:
             self._derived_rows(oracle, noop)
+            self.ex.spawn(self._produce_answer_probe)
+
+    def _produce_answer_probe(self) -> None:
+        """The reference's answers searched for in what a solver can read of the pristine
+        environment (`probes.answer_keys`): a probe row on the no-op where one is found."""
+        oracle, noop = self.found.oracle, self.found.noop
+        assert oracle is not None and noop is not None
+        found = answers(oracle.workspace, noop.workspace, self.spec)
+        if not found or not self.battery or self._settled_badly():
+            return
+        text = self.backend.read(noop, search_script(found, self.spec))
+        if text is None:
+            self._note("the environment could not be searched for the reference's answers")
+            return
+        probe = answer_probe(found, parse_found(text), self.spec)
+        if probe is not None:
+            self._produce_probe(noop, probe)
 
     def _derived_rows(self, oracle: ProducedState, noop: ProducedState) -> None:
         made = oracle_probes(oracle.workspace, noop.workspace, self.spec, self.battery)

@@ -32,6 +32,7 @@ from .alternatives import (
     ReserialisedYaml,
     VacuumedSqlite,
 )
+from .answer_keys import AnswerInReach
 from .base import Probe
 from .cluster_rows import (
     ClusterColumnsReverted,
@@ -164,6 +165,7 @@ GATE_BUILT: tuple[type[Probe], ...] = (
     CandidateFlood,
     GitHookReplay,
     VisibleExamplesOnly,
+    AnswerInReach,
     TracedShadow,
     TracedOverwrite,
     TracedSilenced,
