@@ -65,9 +65,9 @@ def _gate(engine, image: str, spec: EnvironmentSpec):  # type: ignore[no-untyped
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_an_answer_baked_into_a_helper_script_is_a_rejection_naming_it(
+def test_an_answer_baked_into_a_helper_script_is_a_rejection_naming_it(  # type: ignore[no-untyped-def]
     docker_engine, images
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     report = _gate(docker_engine, images["leaky"], _spec())
     rows = {c.name: c for c in report.checks}
     row = rows["probe:answer-in-reach@no-op"]
@@ -80,9 +80,9 @@ def test_an_answer_baked_into_a_helper_script_is_a_rejection_naming_it(
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["helper-named", "no-helper"])
-def test_no_row_where_the_instruction_points_to_the_file_or_nothing_holds_the_answer(
+def test_no_row_where_the_instruction_points_to_the_file_or_nothing_holds_the_answer(  # type: ignore[no-untyped-def]
     docker_engine, images, case
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     if case == "helper-named":
         image = images["leaky"]
         spec = _spec(INSTRUCTION + " /usr/local/bin/orders-helper prints the expected lines.")
