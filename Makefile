@@ -18,11 +18,13 @@ $(STAMP): pyproject.toml
 	touch $@
 
 # TEST_WORKERS=N runs the tests on N pytest-xdist worker processes, a whole test file per
-# worker at a time (--dist loadfile: a module's shared fixtures are built once); each
-# worker has its own Docker run id, Temporal dev servers, PostgreSQL schemas and homes.
+# worker at a time (--dist loadfile: a module's shared fixtures are built once), the
+# longest files first (tests/durations.json, tests/file_order.py; --no-loadscope-reorder
+# keeps that order); each worker has its own Docker run id, Temporal dev servers,
+# PostgreSQL schemas and homes.
 # The default, 2, is what CI runs (docs/testing.md); 0 runs them in one process.
 TEST_WORKERS ?= 2
-XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
+XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 # PostgreSQL tests need ENVFACTORY_TEST_POSTGRES_URL; when unset, start a throwaway local
 # cluster (scripts/start-postgres.sh installs Debian's postgresql if it is missing). A
@@ -41,10 +43,11 @@ test-seeds: $(STAMP)
 	@bash scripts/host-deps.sh demo
 	$(BIN)/python -m pytest -m seeds $(PYTEST_ARGS)
 
-# The table of the slowest tests in docs/testing.md, from a run of the README's selection
-# (or from a log of one: make durations DURATIONS_LOG=/tmp/ci.log).
+# The table of the slowest tests in docs/testing.md and the files' weights that order
+# them for the workers (tests/durations.json), from a run of the README's selection (or
+# from a log of one: make durations DURATIONS_LOG=/tmp/ci.log).
 durations: $(STAMP)
-	$(BIN)/python scripts/test_durations.py $(if $(DURATIONS_LOG),--log $(DURATIONS_LOG),-- -m "not gpu and not compose and not faults and not seeds")
+	$(BIN)/python scripts/test_durations.py --weights tests/durations.json $(if $(DURATIONS_LOG),--log $(DURATIONS_LOG),-- -m "not gpu and not compose and not faults and not seeds")
 
 # The compose stack end to end (scripts/compose-e2e.sh): images, stack, one seed published.
 test-compose: $(STAMP)

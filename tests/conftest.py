@@ -17,6 +17,13 @@ import pytest
 from envfactory.core.settings import Settings
 from envfactory.store import ArtifactStore, Store
 from envfactory.store.migrate import upgrade
+from tests.file_order import load_weights, longest_first
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest test files first (tests/file_order.py), so that two xdist workers end
+    together; every worker collects the same order, as xdist requires."""
+    items[:] = longest_first(items, load_weights())
 
 
 @pytest.fixture(scope="session")
