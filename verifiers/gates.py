@@ -68,6 +68,7 @@ from .probes.applicability import ReadLog, pinned_paths
 from .probes.cluster_rows import cluster_probes
 from .probes.postgres import data_directories, export_script, parse_export
 from .probes.tools import loads_note
+from .probes.trusted import trusted_probe
 from .probes.workspace import mentioned_paths
 from .runner import PreparedState, VerifyResult, verifier_tar
 from .states import ProducedState, ReferenceStepFailed
@@ -330,6 +331,8 @@ class _Scheduler:
         if self.plan.derived:
             self._derived_rows(oracle, noop)
             self.ex.spawn(self._produce_answer_probe)
+            if self.plan.batch_probes:  # compares workspace states
+                self.ex.spawn(self._produce_trusted)
 
     def _produce_answer_probe(self) -> None:
         """The reference's answers searched for in what a solver can read of the pristine
@@ -397,6 +400,19 @@ class _Scheduler:
         self._note(note)
         if st is not None:
             self._on_state(st, CheckKind.PROBE, 0, by_name("inputs-minimal"))
+
+    def _produce_trusted(self) -> None:
+        """The reference run with the settings the verifier reads, and the reference leaves
+        as they are, changed (`probes.trusted`): a probe row when its outputs differ."""
+        oracle, noop = self.found.oracle, self.found.noop
+        assert oracle is not None and noop is not None
+        probe = trusted_probe(self.reads, oracle.workspace, noop.workspace)
+        if probe is None or not self.battery or self._settled_badly():
+            return
+        st, note = variants.trusted(self.backend, self.spec, probe, oracle, noop)
+        self._note(note)
+        if st is not None:
+            self._on_state(st, CheckKind.PROBE, 0, probe)
 
     def _produce_omission(self, row: RowId, steps: Sequence[Step]) -> None:
         """The reference with one step left out, checked (expected 0, no probes on top) when

@@ -1,5 +1,6 @@
 """States made another way than the plan's chain: the reference on minimal inputs (an
-input attack done right for its own data), the reference with one step left out, and
+input attack done right for its own data), the reference with the settings the verifier
+reads changed (the same, for the question asked), the reference with one step left out, and
 the states of a secondary runtime (replayed in the verifier's own container).
 
 Each function produces its state through the backend and says whether it is a row: the
@@ -18,6 +19,7 @@ from envfactory.core.models.rows import RowId
 from ..omissions import decisive_changes, incidental_note
 from ..probes import Probe
 from ..probes.inputs import RECOMPUTED, changed_outputs, recomputed_note, recomputed_steps
+from ..probes.trusted import TRUSTED, TrustedInputsChanged, trusted_steps
 from ..states import ProducedState, probe_replay
 from .backend import GateBackend
 from .plan import secondary_rows
@@ -36,6 +38,33 @@ def recomputed(
         st.prepared.workspace, oracle.prepared.workspace, noop.prepared.workspace
     )
     return (st if changed else None), recomputed_note(changed)
+
+
+def trusted(
+    backend: GateBackend,
+    spec: EnvironmentSpec,
+    probe: TrustedInputsChanged,
+    oracle: ProducedState,
+    noop: ProducedState,
+) -> tuple[ProducedState | None, str]:
+    """The reference solution run with the settings the verifier reads changed
+    (`probes.trusted`): the state when its outputs differ from the oracle's, and the note."""
+    steps = trusted_steps(probe, spec)
+    rows: list[RowId | None] = [None] * (len(steps) - 1) + [TRUSTED]
+    (st,) = backend.chain(steps, rows, [StateKind.PROBE] * len(steps))
+    changed = changed_outputs(
+        st.prepared.workspace, oracle.prepared.workspace, noop.prepared.workspace
+    )
+    inputs = ", ".join(sorted(probe.files))
+    if not changed:
+        return (
+            None,
+            f"{TRUSTED} not checked: with {inputs} changed the reference wrote the oracle's outputs",
+        )
+    return (
+        st,
+        f"{TRUSTED} checked: with {inputs} changed the reference wrote other bytes to {', '.join(changed[:5])}",
+    )
 
 
 def omission(

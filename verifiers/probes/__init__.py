@@ -78,6 +78,7 @@ from .rows import (
 from .superset import SupersetLines, superset_lines
 from .tools import ToolReplay, TracedSilenced
 from .traced import TracedLink, TracedOverwrite, TracedReplay, TracedShadow
+from .trusted import TrustedInputsChanged
 from .undone import UndoneFile
 from .visible import VisibleExamplesOnly
 from .workspace import (
@@ -166,6 +167,7 @@ GATE_BUILT: tuple[type[Probe], ...] = (
     GitHookReplay,
     VisibleExamplesOnly,
     AnswerInReach,
+    TrustedInputsChanged,
     TracedShadow,
     TracedOverwrite,
     TracedSilenced,
