@@ -49,9 +49,9 @@ KNOWING = b'#!/bin/sh\n[ "$(cat /app/out/total.txt)" = 30 ]\n'
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_a_verifier_that_takes_the_period_from_the_workspace_is_rejected_for_it(
+def test_a_verifier_that_takes_the_period_from_the_workspace_is_rejected_for_it(  # type: ignore[no-untyped-def]
     docker_engine, base_image
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     if strace_bundle() is None:
         pytest.skip("no strace on this host")
     files = {"Dockerfile": DOCKERFILE, "sales.csv": SALES, "config.ini": "period = 2024-03\n"}
