@@ -1,10 +1,11 @@
 """Answer keys within reach (`verifiers/probes/answer_keys.py`): the reference's answers
 found in what a solver can read of the environment become a probe row on the no-op.
 
-On real Docker, one task three ways: its image holds a helper script with the expected
+On real Docker, one task two ways: its image holds a helper script with the expected
 totals baked in (rejected: the row earns 1 and names the helper); the same image with an
-instruction that points to the helper (no row: it is the intended source); an image
-without the helper (no row, accepted). Then the search's pieces without Docker.
+instruction that points to the helper (no row: it is the intended source; accepted).
+Tasks whose image holds no answer are the precision set and the examples (no row there).
+Then the search's pieces without Docker.
 """
 
 from __future__ import annotations
@@ -51,12 +52,10 @@ def _spec(instruction: str = INSTRUCTION) -> EnvironmentSpec:
 
 
 @pytest.fixture(scope="module")
-def images(docker_engine, base_image) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    files = {"orders.csv": ORDERS, "helper.sh": HELPER}
-    return {
-        name: docker_engine.build(context_tar({**files, "Dockerfile": df})).image
-        for name, df in (("leaky", LEAKY), ("clean", DOCKERFILE))
-    }
+def leaky_image(docker_engine, base_image) -> str:  # type: ignore[no-untyped-def]
+    files = {"orders.csv": ORDERS, "helper.sh": HELPER, "Dockerfile": LEAKY}
+    image: str = docker_engine.build(context_tar(files)).image
+    return image
 
 
 def _gate(engine, image: str, spec: EnvironmentSpec):  # type: ignore[no-untyped-def]
@@ -66,9 +65,9 @@ def _gate(engine, image: str, spec: EnvironmentSpec):  # type: ignore[no-untyped
 @pytest.mark.docker
 @pytest.mark.slow
 def test_an_answer_baked_into_a_helper_script_is_a_rejection_naming_it(  # type: ignore[no-untyped-def]
-    docker_engine, images
+    docker_engine, leaky_image
 ) -> None:
-    report = _gate(docker_engine, images["leaky"], _spec())
+    report = _gate(docker_engine, leaky_image, _spec())
     rows = {c.name: c for c in report.checks}
     row = rows["probe:answer-in-reach@no-op"]
     assert row.observed == (1,), row
@@ -79,16 +78,11 @@ def test_an_answer_baked_into_a_helper_script_is_a_rejection_naming_it(  # type:
 
 @pytest.mark.docker
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["helper-named", "no-helper"])
-def test_no_row_where_the_instruction_points_to_the_file_or_nothing_holds_the_answer(  # type: ignore[no-untyped-def]
-    docker_engine, images, case
+def test_no_row_where_the_instruction_points_to_the_file_holding_the_answer(  # type: ignore[no-untyped-def]
+    docker_engine, leaky_image
 ) -> None:
-    if case == "helper-named":
-        image = images["leaky"]
-        spec = _spec(INSTRUCTION + " /usr/local/bin/orders-helper prints the expected lines.")
-    else:
-        image, spec = images["clean"], _spec()
-    report = _gate(docker_engine, image, spec)
+    spec = _spec(INSTRUCTION + " /usr/local/bin/orders-helper prints the expected lines.")
+    report = _gate(docker_engine, leaky_image, spec)
     assert not [c for c in report.checks if "answer-in-reach" in c.name], report.checks
     assert report.outcome == TaskVerdict.PASSED, report.reasons
 
