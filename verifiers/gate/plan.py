@@ -46,7 +46,7 @@ from ..probes import (
 )
 from ..probes.alternatives import alternatives_for
 from ..probes.database import database_changes
-from ..probes.numbers import CandidateFlood, perturbed_numbers
+from ..probes.numbers import CandidateFlood, CentsOff, asks_for_cents, perturbed_numbers
 from ..probes.other_records import other_records_probes
 from ..probes.records import record_probes
 from ..probes.rows import row_probes
@@ -223,7 +223,10 @@ def oracle_probes(
     on_oracle: tuple[Probe, ...] = ((cut,) if cut.paths else ()) + (
         (dropped,) if dropped.files else ()
     )
-    on_oracle += perturbed_numbers(oracle, pristine, spec.instruction, spec.workdir)
+    numbers = perturbed_numbers(oracle, pristine, spec.instruction, spec.workdir)
+    cents = tuple(p for p in numbers if isinstance(p, CentsOff))
+    exact = asks_for_cents(spec.instruction)
+    on_oracle += tuple(p for p in numbers if exact or not isinstance(p, CentsOff))
     on_oracle += superset_lines(oracle, pristine, spec.instruction, spec.workdir)
     flood = CandidateFlood.for_oracle(oracle, pristine, spec.instruction, spec.workdir)
     on_noop: tuple[Probe, ...] = (flood,) if flood.applies else ()
@@ -245,7 +248,7 @@ def oracle_probes(
         on_noop,
         any(p.name == "inputs-minimal" for p in probes),
         alternatives_for(oracle, pristine),
-        tolerated + tuple(t for t in (prose, by_products) if t.paths),
+        tolerated + tuple(t for t in (prose, by_products) if t.paths) + (() if exact else cents),
     )
 
 

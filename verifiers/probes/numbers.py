@@ -365,6 +365,38 @@ def named_texts(
 
 
 #: the variants `perturbed_numbers` builds, in the order the report lists them
+class CentsOff(_NumbersRewritten):
+    """Applied to the oracle state: every amount with two decimals the reference solution
+    wrote into a data file the instruction names is ten cents more, in its own format
+    (``645.00`` → ``645.10``), every other number kept. Fools a verifier whose tolerance on
+    money is wider than the cent (``abs(got - want) <= 1.00``), which the zeroed, one,
+    scaled and doubled variants are all too far off to show. A probe row where the
+    instruction asks for cents or decimal places (`asks_for_cents`), a tolerance row
+    elsewhere (a loose tolerance can be the task's design). Built per gate run
+    (`perturbed_numbers`); never in the default battery."""
+
+    name = "perturbed-numbers-cents"
+
+    @staticmethod
+    def rewrite(number: str) -> str:
+        mantissa, exponent = _parts(number)
+        if exponent or len(mantissa.partition(".")[2]) != 2:
+            return number
+        return _formatted(Decimal(mantissa) + Decimal("0.10"), number)
+
+
+_CENTS_WORDS = re.compile(
+    r"\b(?:cents?|penn(?:y|ies)|(?:two|2) decimals?|decimal places?|to the cent)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_cents(instruction: str) -> bool:
+    """Whether the instruction asks for amounts right to the cent or to decimal places
+    (then `CentsOff` is a probe row, not a tolerance)."""
+    return bool(_CENTS_WORDS.search(instruction))
+
+
 NUMBER_PROBES: tuple[type[_NumbersRewritten], ...] = (
     ZeroedNumbers,
     OneNumbers,
@@ -372,6 +404,7 @@ NUMBER_PROBES: tuple[type[_NumbersRewritten], ...] = (
     DoubledNumbers,
     NanNumbers,
     PlaceholderLines,
+    CentsOff,
 )
 
 
