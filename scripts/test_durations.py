@@ -13,9 +13,8 @@ build, the Temporal dev server, a PostgreSQL store). The table, with the first l
 test's docstring as the reason it is slow, replaces what lies between the two marker
 comments of docs/testing.md.
 
-With ``--weights FILE`` it also writes each test file's seconds (every test of it summed)
-as JSON: tests/durations.json, which orders the files for the xdist workers, longest first
-(tests/file_order.py).
+With ``--weights FILE`` it also writes each test's seconds as JSON: tests/durations.json,
+which orders the test files for the xdist workers, longest first (tests/file_order.py).
 
     python scripts/test_durations.py --log /tmp/ci.log --weights tests/durations.json
     python scripts/test_durations.py -- -m "not gpu and not compose and not faults"
@@ -95,17 +94,11 @@ def table(seconds: dict[str, float], rec: _Recorder, n: int) -> str:
     return "\n".join(out)
 
 
-def file_weights(seconds: dict[str, float]) -> dict[str, float]:
-    """{test file: seconds of all its tests}, heaviest first, to a tenth of a second."""
-    files: dict[str, float] = defaultdict(float)
-    for test, secs in seconds.items():
-        files[test.split("::", 1)[0]] += secs
-    return {f: round(s, 1) for f, s in sorted(files.items(), key=lambda kv: -kv[1])}
-
-
 def write_weights(path: Path, seconds: dict[str, float], source: str) -> None:
-    body = {"source": source, "files": file_weights(seconds)}
-    path.write_text(json.dumps(body, indent=1) + "\n")
+    """Each test's seconds (a second or more, heaviest first) as JSON, what orders the test
+    files for the xdist workers (tests/file_order.py)."""
+    tests = {t: round(s, 1) for t, s in sorted(seconds.items(), key=lambda kv: -kv[1]) if s >= 1}
+    path.write_text(json.dumps({"source": source, "tests": tests}, indent=1) + "\n")
 
 
 def write(doc: Path, body: str) -> None:
@@ -122,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--log", type=Path, help="read pytest --durations lines from this log")
     ap.add_argument("--top", type=int, default=50, help="how many tests the table lists")
     ap.add_argument("--doc", type=Path, default=DOC)
-    ap.add_argument("--weights", type=Path, help="also write each file's seconds here (JSON)")
+    ap.add_argument("--weights", type=Path, help="also write each test's seconds here (JSON)")
     ap.add_argument("pytest_args", nargs="*", help="after --: what pytest runs (no --log)")
     args = ap.parse_args(argv)
     rec = _Recorder()
@@ -140,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.weights:
         source = f"--durations lines of {args.log.name}" if args.log else "a run of this script"
         write_weights(args.weights, seconds, source)
-        print(f"{args.weights}: the seconds of {len(file_weights(seconds))} test files")
+        print(f"{args.weights}: the seconds of the tests that took a second or more")
     print(f"{args.doc}: the {min(args.top, len(seconds))} slowest of {len(seconds)} tests")
     return 0
 

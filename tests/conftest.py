@@ -17,13 +17,20 @@ import pytest
 from envfactory.core.settings import Settings
 from envfactory.store import ArtifactStore, Store
 from envfactory.store.migrate import upgrade
-from tests.file_order import load_weights, longest_first
+from tests.file_order import DOCKER_S, UNKNOWN_S, load_seconds, longest_first
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The longest test files first (tests/file_order.py), so that two xdist workers end
     together; every worker collects the same order, as xdist requires."""
-    items[:] = longest_first(items, load_weights())
+    recorded = load_seconds()
+
+    def seconds_of(item: pytest.Item) -> float:
+        if item.nodeid in recorded:
+            return recorded[item.nodeid]
+        return DOCKER_S if item.get_closest_marker("docker") else UNKNOWN_S
+
+    items[:] = longest_first(items, seconds_of)
 
 
 @pytest.fixture(scope="session")
