@@ -33,8 +33,11 @@ Cheat-sheet (details in `protocol.py`; upper layers type against `SandboxEngine`
 Disk: `Limits.disk_mb` per sandbox — storage-opt where the driver takes it, and a watchdog
 (`disk.py`) that removes a sandbox past its quota (`r.disk_exceeded`).
 
-Network is off unless `network=True` (or `Limits.network`); builds use the host network
-unless `settings.build_network` is off. Root keeps only `Limits.capabilities`' profile
+Network is off unless `network=True` (or `Limits.network`); builds reach package
+registries on envfactory's own build network, fenced off from the host and its LAN
+(`build_network.py`), unless `settings.build_network` is off. A Dockerfile envfactory did
+not write may make the daemon fetch nothing (`ADD <url>`, `FROM` / `COPY --from=` of a
+non-base image are refused: `dockerfile_policy.py`). Root keeps only `Limits.capabilities`' profile
 (`capabilities.py`: "root-work" by default, "locked" drops every capability). `SandboxFileNotFound` is a FileNotFoundError.
 
 Modules, front door first::

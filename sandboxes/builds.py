@@ -38,6 +38,7 @@ from docker.models.images import Image
 from envfactory.core.errors import ImageBuildFailed
 
 from . import labels as L
+from .build_network import ensure_build_network
 from .log_tail import LogTail
 
 ENV_REPO = "envfactory/env"
@@ -259,10 +260,10 @@ def run_build(
             rm=True,
             forcerm=True,
             decode=True,
-            # A build that may reach registries gets the default bridge, never the host's
-            # network: its steps must not reach the host's loopback (Temporal, the API,
-            # the database).
-            network_mode="bridge" if network else "none",
+            # A build that may reach registries gets envfactory's own bridge, fenced off
+            # from the host and its LAN (`build_network.py`), never the host's network or
+            # the default bridge: its steps must not reach Temporal, the API, the database.
+            network_mode=ensure_build_network(client) if network else "none",
             timeout=int(timeout_s) + 60,
         )
     except docker.errors.APIError as exc:

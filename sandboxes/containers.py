@@ -48,6 +48,7 @@ from . import native_usr as NU
 from .disk import DiskWatchdog
 from .layer_quota import LayerQuota
 from .sandbox import DockerSandbox
+from .shutdown import refuse_if_stopping
 from .standby import Kind, Launched
 
 Started = tuple[str, str, NU.Planned | None, Any]  # id, name, overlay volumes, attached stream
@@ -77,7 +78,9 @@ class Containers:
 
     def launch(self, kind: Kind) -> Launched:
         """Create and start a container of `kind` and inspect it (no slot involved): the
-        one path every sandbox's container takes, started on demand or on standby."""
+        one path every sandbox's container takes, started on demand or on standby. None
+        starts once the process is ending (`shutdown.begin`)."""
+        refuse_if_stopping()
         cid, name, usr, stream = self._create_and_start(kind)
         try:
             info = self.client.api.inspect_container(cid)

@@ -114,6 +114,16 @@ def to_classic(
     return ClassicDockerfile("".join(tr.out), tuple(tr.files))
 
 
+def instructions(text: str, *, where: str = "Dockerfile") -> Iterator[tuple[int, str]]:
+    """(first line number, logical line) of each instruction, continuations joined and
+    heredoc bodies skipped, as the translation reads them."""
+    tr = _Translation(where, frozenset())
+    lines = text.splitlines(keepends=True)
+    start, escape = _directives(lines, tr)
+    for first, _raw, logical, _bodies in _instructions(lines[start:], start, escape, tr):
+        yield first, logical
+
+
 def _directives(lines: list[str], tr: _Translation) -> tuple[int, str]:
     """Parser directives at the top: `syntax` dropped, the others kept; the escape char."""
     escape = "\\"

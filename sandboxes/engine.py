@@ -119,8 +119,10 @@ class DockerEngine:
         tag: str | None = None,
         on_log: Log | None = None,
         network: bool | None = None,
+        trusted: bool = False,
     ) -> BuildResult:
-        """Build from a tar'd context; cached by content hash (`envfactory/env:<hash>`)."""
+        """Build from a tar'd context; cached by content hash (`envfactory/env:<hash>`);
+        an untrusted Dockerfile may make the daemon fetch nothing (`Images.build`)."""
         return self.images.build(
             context_tar,
             dockerfile=dockerfile,
@@ -128,6 +130,7 @@ class DockerEngine:
             on_log=on_log,
             run_id=self.run_id,
             network=network,
+            trusted=trusted,
         )
 
     def build_dir(

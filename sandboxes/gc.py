@@ -25,11 +25,17 @@ from . import labels as L
 
 
 def _selected(
-    lab: dict[str, str], older_than_s: float, run_id: str | None, home: str | None = None
+    lab: dict[str, str],
+    older_than_s: float,
+    run_id: str | None,
+    home: str | None = None,
+    owner_proc: str | None = None,
 ) -> bool:
     if lab.get(L.OWNER) != L.OWNER_VALUE:
         return False  # defence in depth: never trust the server-side filter alone
     if run_id is not None and lab.get(L.RUN_ID) != run_id:
+        return False
+    if owner_proc is not None and lab.get(L.OWNER_PROC) != owner_proc:
         return False
     if home is not None and lab.get(L.HOME, "") != home:
         return False  # another install's, on the same engine
@@ -54,23 +60,32 @@ def collect(
     images: bool = False,
     foreign_ttl_s: float | None = None,
     home: str | None = None,
+    owner_proc: str | None = None,
 ) -> list[str]:
     """Remove what matches; return the removed ids, prefixed with their type. `home`: only
-    objects of that install (`labels.HOME`; "" matches those without one); None: any."""
+    objects of that install (`labels.HOME`; "" matches those without one); None: any.
+    `owner_proc`: only containers and networks that process created (`labels.OWNER_PROC`);
+    volumes and images are then left alone (they carry no owner process)."""
     removed: list[str] = []
     # Low-level listings carry labels without a per-object inspect, which would race
     # with other processes removing their own containers meanwhile.
     for c in client.api.containers(all=True, filters={"label": L.OWNER_FILTER}):
         lab = c.get("Labels") or {}
         names = [n.lstrip("/") for n in c.get("Names") or []]
-        if lab.get(L.SANDBOX) not in names or not _selected(lab, older_than_s, run_id, home):
+        if lab.get(L.SANDBOX) not in names or not _selected(
+            lab, older_than_s, run_id, home, owner_proc
+        ):
             continue  # inherited labels: someone ran a container from one of our images
         if not include_live and not _orphaned(lab, foreign_ttl_s):
             continue
         with contextlib.suppress(docker.errors.NotFound):
             client.api.remove_container(c["Id"], force=True, v=True)
             removed.append(f"container:{c['Id']}")
-    removed += _collect_networks(client, older_than_s, run_id, include_live, foreign_ttl_s, home)
+    removed += _collect_networks(
+        client, older_than_s, run_id, include_live, foreign_ttl_s, home, owner_proc
+    )
+    if owner_proc is not None:
+        return removed
     volumes = client.api.volumes(filters={"label": L.OWNER_FILTER}).get("Volumes") or []
     for v in volumes:
         if _selected(v.get("Labels") or {}, older_than_s, run_id, home):
@@ -90,12 +105,15 @@ def _collect_networks(
     include_live: bool,
     foreign_ttl_s: float | None,
     home: str | None,
+    owner_proc: str | None = None,
 ) -> list[str]:
     """Services' private networks (`services.py`) whose owner is gone, once empty."""
     removed = []
     for n in client.api.networks(filters={"label": L.OWNER_FILTER}):
         lab = n.get("Labels") or {}
-        if lab.get(L.SANDBOX) != n.get("Name") or not _selected(lab, older_than_s, run_id, home):
+        if lab.get(L.SANDBOX) != n.get("Name") or not _selected(
+            lab, older_than_s, run_id, home, owner_proc
+        ):
             continue
         if not include_live and not _orphaned(lab, foreign_ttl_s):
             continue

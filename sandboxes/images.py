@@ -33,6 +33,7 @@ from envfactory.core.settings import SandboxSettings
 from . import base_image as B
 from . import builds as BL
 from .dockerfile_classic import to_classic
+from .dockerfile_policy import check_untrusted
 from .log_tail import LogTail
 
 Log = Callable[[str], None]
@@ -129,13 +130,16 @@ class Images:
         on_log: Log | None = None,
         run_id: str | None = None,
         network: bool | None = None,
+        trusted: bool = False,
     ) -> BuildResult:
         """Build from a tar'd context; cached by content hash (`envfactory/env:<hash>`),
-        labelled with `run_id`; `network` None: the `build_network` setting."""
+        labelled with `run_id`; `network` None: the `build_network` setting. Unless
+        `trusted` (a Dockerfile envfactory wrote itself), the Dockerfile may make the
+        daemon fetch nothing (`dockerfile_policy.check_untrusted`)."""
         started = time.monotonic()
         warnings: list[str] = []
         ctx, subs = self._for_classic_builder(
-            BL.Context.from_tar(context_tar), dockerfile, warnings
+            BL.Context.from_tar(context_tar), dockerfile, warnings, trusted=trusted
         )
         chash = ctx.content_hash(dockerfile)
         env_tag = f"{BL.ENV_REPO}:{chash[:24]}"
@@ -174,7 +178,7 @@ class Images:
         )
 
     def _for_classic_builder(
-        self, ctx: BL.Context, dockerfile: str, warnings: list[str]
+        self, ctx: BL.Context, dockerfile: str, warnings: list[str], *, trusted: bool = False
     ) -> tuple[BL.Context, tuple[str, ...]]:
         """The context as the classic builder builds it: BuildKit-only syntax translated
         (with the files that adds), public FROM images substituted; the substitutions."""
@@ -185,6 +189,8 @@ class Images:
                 hint="put a Dockerfile at the root of the context or pass dockerfile=",
             )
         source = text.decode()
+        if not trusted:
+            check_untrusted(source, self.is_base_or_standin, where=dockerfile)
         classic = to_classic(source, ctx.names(), where=dockerfile)
         for extra in classic.files:
             ctx = ctx.add(extra.path, extra.data, extra.mode)
@@ -192,6 +198,16 @@ class Images:
         if rewritten != source:
             ctx = ctx.replace(dockerfile, rewritten.encode())
         return ctx, subs
+
+    def is_base_or_standin(self, ref: str) -> bool:
+        """May an untrusted Dockerfile start FROM `ref`? Yes for a public image the FROM
+        substitution maps to a local image, the `base_image` setting, and the local base
+        images (`envfactory/base:<recipe>`, `envfactory/base-python:<digest>`; nothing
+        imported can be tagged there)."""
+        if ref == self.settings.base_image or self.substitute(BL.normalise_ref(ref)):
+            return True
+        local = ref.startswith((f"{B.BASE_REPO}:", f"{B.PYTHON_REPO}:"))
+        return local and B.image_exists(self.client, ref)
 
     def build_dir(
         self,

@@ -111,10 +111,14 @@ class SandboxEngine(Protocol):
         tag: str | None = None,
         on_log: Callable[[str], None] | None = None,
         network: bool | None = None,
+        trusted: bool = False,
     ) -> BuildResult:
         """Build an image from a tar'd build context; cached by the context's content hash.
-        `network`: whether its steps may reach registries (a bridge network, never the
-        host's); None: the engine's setting (`build_network`).
+        `network`: whether its steps may reach registries (the build network, which has
+        no route to the host); None: the engine's setting (`build_network`). Unless
+        `trusted` (a Dockerfile envfactory wrote), `ADD <url>` is refused and `FROM` /
+        `COPY --from=` may name only envfactory's base images and the context's own
+        stages (`sandboxes.dockerfile_policy`), each refusal naming the line.
 
         The caller materialises a `BuildContext` (artifact keys) into the tar: this layer
         does not know the artifact store. The full build log streams to `on_log` (store it

@@ -456,6 +456,8 @@ class DockerSandbox:
         except docker.errors.NotFound:
             pass  # already gone (gc or a crash): removal is idempotent
         except docker.errors.APIError as exc:
+            if exc.status_code == 409 and "already in progress" in str(exc):
+                return  # gc is removing it (a process ending on a signal): the same end
             raise SandboxError(f"removing sandbox {self.id[:12]} failed: {exc}") from exc
         finally:
             if self._on_remove:

@@ -31,6 +31,7 @@ from envfactory.core.models import ServiceSpec
 
 from . import capabilities as C
 from . import labels as L
+from .shutdown import refuse_if_stopping
 
 READY_POLL_S = 0.5
 
@@ -62,7 +63,9 @@ def start_services(
     run_id: str | None,
     home: str = "",
 ) -> ServiceGroup:
-    """A fresh network with every service started on it and ready."""
+    """A fresh network with every service started on it and ready (none once the process
+    is ending: `shutdown.begin`)."""
+    refuse_if_stopping()
     name = f"envfactory-svc-{uuid.uuid4().hex[:10]}"
     labels = L.ownership("services", run_id, home=home, sandbox=name)
     client.api.create_network(name, driver="bridge", internal=True, labels=labels)

@@ -63,8 +63,13 @@ app.add_typer(reviewer.app, name="reviewer")
 
 
 def main() -> None:
+    """The `envfactory` entry point; SIGTERM and SIGINT end any command with its sandboxes
+    removed (`ending.py`)."""
+    from .ending import sandboxes_removed_on_signals
+
     try:
-        app()
+        with sandboxes_removed_on_signals():
+            app()
     except (
         EnvFactoryError
     ) as exc:  # e.g. invalid ENVFACTORY_* settings, met before a command's own handling

@@ -308,6 +308,24 @@ def export_published(
     return out
 
 
+def run_ending_gently(cmd: list[str], *, timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run(cmd, capture_output=True, text=True)`, except that when the wait is
+    interrupted (this process got SIGTERM or SIGINT, or the timeout passed) the child gets
+    SIGTERM first, so it removes its sandboxes (`ending.py`), and is killed only when it
+    has not ended within a minute. `subprocess.run` would SIGKILL it at once."""
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except BaseException:
+            proc.terminate()
+            try:
+                proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def maybe_train(settings: Settings, pack: Path | None, console: Console) -> None:
     """A short SAO run on the published pack, when the trainer extra is installed."""
     if pack is None:
@@ -337,7 +355,7 @@ def maybe_train(settings: Settings, pack: Path | None, console: Console) -> None
     ]
     # a short run: each pack episode is real sandboxed exec plus a fresh-container verification
     console.print(f"trainer: {' '.join(cmd[1:])}")
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    done = run_ending_gently(cmd, timeout_s=3600)
     if done.returncode != 0:
         console.print(
             f"[red]trainer failed[/] (exit {done.returncode}): {done.stderr.strip()[-2000:]}"

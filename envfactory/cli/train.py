@@ -55,10 +55,14 @@ def _open_pack(path: Path) -> Any:
         ) from err
     from envfactory.core.errors import EnvFactoryError
     from envfactory.core.settings import load_settings
+    from sandboxes import DockerEngine
 
     try:
-        trust = TrustedKeys.load((), load_settings().packs.trust_dir)
-        return Pack.open(path, trust=trust)
+        settings = load_settings()
+        trust = TrustedKeys.load((), settings.packs.trust_dir)
+        # The install's sandbox settings: its episode containers carry its home scope, so
+        # `sandbox gc` and the janitor of this install find them after a SIGKILL.
+        return Pack.open(path, trust=trust, engine=DockerEngine(settings.sandbox))
     except EnvFactoryError as err:
         typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from err

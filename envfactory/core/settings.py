@@ -58,8 +58,9 @@ class SandboxSettings(_Sub):
     )
     build_network: bool = Field(
         default=True,
-        description="builds of our own environments may reach package registries (on a bridge "
-        "network, never the host's); pack builds are offline unless `--build-network`",
+        description="builds of our own environments may reach package registries (on "
+        "envfactory's build network, fenced off from the host by iptables rules it installs: "
+        "needs root on the engine's host); pack builds are offline unless `--build-network`",
     )
     build_timeout_s: int = Field(
         default=900, ge=10, description="the longest an image build may take, in seconds"

@@ -380,10 +380,13 @@ class Pack:
         )
         try:
             verified = open_verified(path, scratch or path, limits, trust)
-            if engine is None:  # a caller without settings (a trainer CLI): the local engine
+            if engine is None:  # a caller without settings (a trainer script): the local
+                # engine with the install's settings, so its sandboxes carry the home scope
+                # (`sandbox gc` of this install finds them after a SIGKILL)
+                from envfactory.core.settings import load_settings
                 from sandboxes import DockerEngine
 
-                engine = DockerEngine()
+                engine = DockerEngine(load_settings().sandbox)
             io = images or DockerImages.from_engine(engine)
             envs = tuple(
                 PackEnv(

@@ -62,7 +62,11 @@ def get(box: object) -> str:
 
 def service_objects(client: docker.DockerClient, network: str) -> tuple[list[str], list[str]]:
     """The containers and networks left of one sandbox's services."""
-    containers = [c.name for c in client.containers.list(all=True) if c.name.startswith(network)]
+    # The low-level listing: `containers.list` inspects every container on the engine, and
+    # one removed meanwhile (another process's) raised NotFound.
+    listed = client.api.containers(all=True, filters={"name": network})
+    names = [n.lstrip("/") for c in listed for n in c["Names"]]
+    containers = [n for n in names if n.startswith(network)]
     networks = [n.name for n in client.networks.list(names=[network])]
     return containers, networks
 

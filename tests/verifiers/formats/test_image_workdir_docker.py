@@ -12,6 +12,7 @@ import pytest
 from envfactory.core.models import TaskVerdict
 from envfactory.core.settings import Settings
 from envfactory.suites.intake import import_one
+from sandboxes import DockerEngine
 from verifiers.validate import validate_task
 from workflows import types as t
 from workflows.models_source import ModelSource
@@ -52,21 +53,29 @@ def suite_base(docker_engine, base_image):  # type: ignore[no-untyped-def]
     docker_engine.remove_image(base.tag)
 
 
+@pytest.fixture
+def suite_engine(docker_engine, suite_base):  # type: ignore[no-untyped-def]
+    """The engine with the suite's base in the operator's `from_map`: an imported (untrusted)
+    Dockerfile starts only from a base image envfactory or its operator names."""
+    settings = docker_engine.settings.model_copy(update={"from_map": {suite_base: suite_base}})
+    return DockerEngine(settings, client=docker_engine.client, run_id=docker_engine.run_id)
+
+
 def test_a_task_without_workdir_on_a_base_that_sets_app_validates_with_workspace_app(
-    docker_engine, suite_base, artifacts, tmp_path
+    suite_engine, suite_base, artifacts, tmp_path
 ):
     path = write_tree(tmp_path / "sorted-lines", task_files(suite_base))
-    result = validate_task(docker_engine, path, artifacts, repeats=1, probes=())
+    result = validate_task(suite_engine, path, artifacts, repeats=1, probes=())
     spec, verifier = result.task.spec, result.task.verifier
     assert (spec.workdir, spec.workspace_paths, verifier.cwd) == ("/app", ("/app",), "/app")
     assert result.report.outcome == TaskVerdict.PASSED, result.report.reasons
 
 
 def test_the_durable_build_stores_the_workdir_its_image_gives_with_the_verifier_following(
-    docker_engine, suite_base, tmp_path
+    suite_engine, suite_base, tmp_path
 ):
     settings = Settings(home=tmp_path / "home", database_url=None)
-    services = build_services(settings, docker_engine, ModelSource(settings.agents))
+    services = build_services(settings, suite_engine, ModelSource(settings.agents))
     try:
         path = write_tree(tmp_path / "sorted-lines", task_files(suite_base))
         entry = import_one(path, services.store, services.artifacts, suite="suite")
