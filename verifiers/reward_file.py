@@ -23,6 +23,7 @@ for no regular file. `reward_from_file` then decides: reward 1 iff the value is 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 
 from envfactory.core.errors import SandboxBroken, SandboxError
@@ -106,13 +107,25 @@ def reward_from_file(
 
 
 def _reward_value(name: str, body: str) -> float | None:
+    """The reward Harbor takes from the file, or None where Harbor's trial errors (its
+    `Verifier._parse_reward_text` / `_parse_reward_json`, harbor 0.26.0): an empty file,
+    text that is not one finite number, JSON that is not an object of finite numbers
+    (``true`` counts as 1, as Harbor's pydantic result model takes it). The reward is the
+    object's ``"reward"``: an object without one names no reward here."""
+    if not body:
+        return None
     try:
         if name == "reward.json":
             data = json.loads(body)
-            raw = data.get("reward") if isinstance(data, dict) else None
-            return (
-                float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else None
-            )
-        return float(body.strip())
+            if not isinstance(data, dict) or not all(map(_finite_number, data.values())):
+                return None
+            raw = data.get("reward")
+            return None if raw is None else float(raw)
+        value = float(body)
     except (ValueError, TypeError):
         return None
+    return value if math.isfinite(value) else None
+
+
+def _finite_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
