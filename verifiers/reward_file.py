@@ -33,6 +33,8 @@ from sandboxes.protocol import Sandbox
 from .verify_script import REWARD_FILES, reward_tail, split_reward_tail
 
 _MAX_BYTES = 4096  # what the tail's builtin read keeps, read the same from a stopped box
+#: how a row's runner note starts when the reward file held a graded value
+GRADED_NOTE = "graded reward"
 
 
 def rewarded(
@@ -98,12 +100,23 @@ def reward_from_file(
         return 0, [f"{reward_dir}/{name} is not a reward ({body.strip()[:80]!r}): reward 0"]
     reward = int(value == 1.0)
     notes = []
+    if value not in (0.0, 1.0):  # a graded reward: shown, though only exactly 1 is 1 here
+        notes.append(f"{GRADED_NOTE} {value:g} in {name}: reward {reward} (1 only for exactly 1)")
     if exit_code != 0 and reward == 1:
         notes.append(
             f"exit status {exit_code} but {name} says {body.strip()[:20]}: "
             f"reward {reward} per the reward file"
         )
     return reward, notes
+
+
+def file_value(text: str | None) -> float | None:
+    """The number a reward file as the tail prints it ("NAME\\nBODY") holds, as Harbor
+    reads it; None for no file or one Harbor cannot read."""
+    if text is None:
+        return None
+    name, _, body = text.partition("\n")
+    return _reward_value(name, body)
 
 
 def _reward_value(name: str, body: str) -> float | None:

@@ -97,7 +97,13 @@ from .prepare import native_usr_workspace as native_usr_workspace
 from .prepare import prepare_state as prepare_state
 from .prepare import verifier_tar as verifier_tar
 from .prepare import workspace_from as workspace_from
-from .reward_file import read_reward_file, reward_from_file, rewarded, stopped_reward_file
+from .reward_file import (
+    file_value,
+    read_reward_file,
+    reward_from_file,
+    rewarded,
+    stopped_reward_file,
+)
 from .statediff import live_diff, pristine_listing
 from .tamper import VERIFIER_DIR_PREFIX, tamper_changes
 from .verify_script import (
@@ -131,6 +137,9 @@ class VerifyResult(Model):
     tamper: tuple[PathChange, ...] = ()
     notes: tuple[str, ...] = ()  # why a reward was forced to 0, etc.
     reward_file: str | None = None  # what the reward file held (Harbor's contract)
+    #: the number the reward file held, graded or not, as Harbor reads it (None: no
+    #: reward directory, no file, or one Harbor cannot read); `reward` stays binary
+    value: float | None = None
     #: the other files the verifier left in its reward directory, as the tail printed them
     #: (``=== PATH`` and at most 1 KiB each: `verify_script.print_logs`)
     logs: str | None = None
@@ -325,6 +334,7 @@ def _result(
         tamper=prepared.tamper,
         notes=tuple(notes),
         reward_file=reward_file,
+        value=file_value(reward_file) if verifier.reward_dir else None,
         logs=logs,
     )
 

@@ -36,3 +36,10 @@ def test_a_reward_file_is_worth_what_harbor_reads_from_it(
     got, notes = reward_from_file(f"{name}\n{body}", 0, False, "/logs/verifier")
     assert got == reward, notes
     assert no_reward == any("is not a reward" in n for n in notes), notes
+
+
+def test_a_graded_value_is_shown_though_only_exactly_1_rewards() -> None:
+    reward, notes = reward_from_file('reward.json\n{"reward": 0.46}\n', 0, False, "/logs/v")
+    assert reward == 0
+    assert notes == ["graded reward 0.46 in reward.json: reward 0 (1 only for exactly 1)"]
+    assert reward_from_file("reward.txt\n0\n", 0, False, "/logs/v") == (0, [])

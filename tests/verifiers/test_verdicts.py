@@ -35,9 +35,10 @@ exit 0
 """
 #: Broken under Harbor's runtime only: the check's verdict goes through status.txt in the
 #: reward directory, which Harbor does not clear, so a status.txt the solver planted stands.
+#: A failing check pays 0.25: graded, a fraction the report shows and never rewards.
 STATUS_SH = b"""#!/bin/bash
 python3 -I -m pytest -q -p no:cacheprovider --noconftest /tests/test_outputs.py && echo PASS > /logs/verifier/status.txt
-if grep -qx PASS /logs/verifier/status.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt
+if grep -qx PASS /logs/verifier/status.txt; then echo 1; else echo 0.25; fi > /logs/verifier/reward.txt
 exit 0
 """
 
@@ -296,9 +297,11 @@ def test_reward_json_is_read_first_and_planted_reward_files_are_removed_as_harbo
     # the verifier wrote only files: each row quotes them, right rows as well as wrong
     evidence = {c.name: "\n".join(c.evidence) for c in report.checks}
     assert re.search(
-        r"verifier files: === /logs/verifier/pytest.log\n.*2 passed", evidence["oracle"]
+        r"verifier files: === /logs/verifier/pytest.log\n.*2 passed", evidence["oracle"], re.S
     )
-    assert re.search(r"verifier files: === /logs/verifier/pytest.log\n.*failed", evidence["no-op"])
+    assert re.search(
+        r"verifier files: === /logs/verifier/pytest.log\n.*failed", evidence["no-op"], re.S
+    )
 
 
 def test_a_verifier_trusting_a_file_harbor_leaves_in_the_reward_directory_is_rejected_under_harbor(
@@ -312,6 +315,11 @@ def test_a_verifier_trusting_a_file_harbor_leaves_in_the_reward_directory_is_rej
     assert report.other_runtime_reasons == (
         "probe harbor:probe:reward-file@no-op [harbor]: expected 0, got [1]",
     ), report.other_runtime_reasons
+    (graded,) = [n for n in report.notes if n.startswith("graded: ")]
+    assert "no-op 0.25" in graded, graded
+    noop = next(c for c in report.checks if c.name == "no-op")
+    assert noop.observed == (0,)
+    assert any(e.startswith("runner: graded reward 0.25 in reward.txt") for e in noop.evidence)
 
 
 def test_a_task_gated_under_harbor_semantics_only_still_runs_its_probes(
