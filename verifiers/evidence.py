@@ -127,8 +127,10 @@ def _output_lines(results: Sequence[VerifyResult], expected: int | None) -> list
         for name, text in (("stdout", r.stdout), ("stderr", r.stderr))
         if text.strip()
     ]
-    if r.logs:
-        lines.append("verifier files: " + _tail(r.logs, 4 * size))
+    if r.logs:  # from its start: each file opens with its name (``=== PATH``)
+        logs = r.logs.strip()
+        cut = 4 * size
+        lines.append("verifier files: " + (logs if len(logs) <= cut else logs[:cut] + "…"))
     return lines
 
 

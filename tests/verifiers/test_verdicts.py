@@ -300,7 +300,7 @@ def test_reward_json_is_read_first_and_planted_reward_files_are_removed_as_harbo
         r"verifier files: === /logs/verifier/pytest.log\n.*2 passed", evidence["oracle"], re.S
     )
     assert re.search(
-        r"verifier files: === /logs/verifier/pytest.log\n.*failed", evidence["no-op"], re.S
+        r"verifier files: === /logs/verifier/pytest.log\n.*FAILURES", evidence["no-op"], re.S
     )
 
 
