@@ -35,7 +35,9 @@ def harbor_only(
     state fails them in envfactory's (a fresh container, no process kept; in workspace scope
     only the workspace) and passes in Harbor's (the solver's own container, its processes
     kept) — tests that query a service the solver started, or read what the workspace
-    leaves out. None otherwise: the first run stands. Decided by running the tests, never
+    leaves out. Rejected in both, `run` stands, made `reference-failed` where the
+    reference's own commands failed (`reference_failed`). None otherwise (the first run
+    stands, or was not a candidate). Decided by running the tests, never
     by what their text mentions (a test naming ``127.0.0.1:9090`` as data must not trade
     envfactory's battery for Harbor's smaller one)."""
     semantics = inp.spec.semantics
@@ -46,7 +48,7 @@ def harbor_only(
     harbor = replace(inp, spec=inp.spec.model_copy(update={"semantics": ("harbor",)}))
     again = schedule(harbor)
     if _oracle_failed(again.report, "harbor"):  # the reference fails in both runtimes
-        return reference_failed(run, again)
+        return reference_failed(run, again) or run
     if not _oracle_row(again.report, "harbor"):
         return None  # the first verdict stands
     why = run.report.reasons[0] if run.report.reasons else "its oracle row failed"
