@@ -40,9 +40,9 @@ if TYPE_CHECKING:
 _TAIL = 600
 
 
-def _tail(text: str) -> str:
+def _tail(text: str, size: int = _TAIL) -> str:
     text = text.strip()
-    return text if len(text) <= _TAIL else "…" + text[-_TAIL:]
+    return text if len(text) <= size else "…" + text[-size:]
 
 
 #: how many changed files a row's evidence lists, and how much of each text it quotes
@@ -96,6 +96,11 @@ def check_evidence(
     if shared_with:
         lines.append(f"verification input identical to {shared_with}: verified once, result shared")
     lines += [f"state: {entry}" for entry in state.log]
+    lines += [
+        f"reference: step {e.step}{f' ({e.title})' if e.title else ''}: `{e.command}` exited "
+        f"{e.exit_code}"
+        for e in state.errors
+    ]
     codes = [r.exit_code for r in results]
     lines.append(
         f"exit codes {codes}" + (" (timed out)" if any(r.timed_out for r in results) else "")
@@ -105,13 +110,28 @@ def check_evidence(
         lines.append(f"tamper {category_of(change.path) or 'unknown'}: {change.kind} {change.path}")
     if len(state.prepared.tamper) > 20:
         lines.append(f"tamper: … {len(state.prepared.tamper) - 20} more")
+    return tuple(lines + _output_lines(results, expected))
+
+
+def _output_lines(results: Sequence[VerifyResult], expected: int | None) -> list[str]:
+    """The verifier's own output on every row, bounded: its stdout, stderr and the files
+    it left in its reward directory, from a run that got the wrong reward if any (else
+    the first); a right row quotes less."""
+    if not results:
+        return []
     wrong = [r for r in results if expected is not None and r.reward != expected]
-    if wrong:
-        if wrong[0].stdout.strip():
-            lines.append("stdout: " + _tail(wrong[0].stdout))
-        if wrong[0].stderr.strip():
-            lines.append("stderr: " + _tail(wrong[0].stderr))
-    return tuple(lines)
+    r = (wrong or list(results))[0]
+    size = _TAIL if wrong else _TAIL // 3
+    lines = [
+        f"{name}: {_tail(text, size)}"
+        for name, text in (("stdout", r.stdout), ("stderr", r.stderr))
+        if text.strip()
+    ]
+    if r.logs:  # from its start: each file opens with its name (``=== PATH``)
+        logs = r.logs.strip()
+        cut = 4 * size
+        lines.append("verifier files: " + (logs if len(logs) <= cut else logs[:cut] + "…"))
+    return lines
 
 
 def _runner_lines(results: Sequence[VerifyResult]) -> list[str]:
@@ -193,12 +213,26 @@ def findings_from_report(report: GateReport) -> tuple[ShortcutFinding, ...]:
                     evidence=Evidence(
                         summary=f"{check.name} changes {', '.join(classes)} outside the workspace",
                         diff=check.tamper,
-                        verifier_output="\n".join(check.evidence),
+                        verifier_output="\n".join(_finding_lines(check)),
                     ),
                 )
             )
     out += too_strict_findings(report)
     return tuple(out)
+
+
+#: evidence lines that quote the verifier's own output (`_output_lines`)
+_OUTPUT_LINES = ("stdout: ", "stderr: ", "verifier files: ")
+
+
+def _finding_lines(check: GateCheck) -> tuple[str, ...]:
+    """A row's evidence as a finding carries it to the verifier writer: the verifier's
+    output only from a row that got the wrong reward. A right row's state can be the
+    reference's (the oracle's, with tamper evidence), whose output the writer must never
+    see (DESIGN.md, invariant 3)."""
+    if not check.passed:
+        return check.evidence
+    return tuple(line for line in check.evidence if not line.startswith(_OUTPUT_LINES))
 
 
 def too_strict_findings(report: GateReport) -> list[ShortcutFinding]:

@@ -59,7 +59,7 @@ from .gate.report import (
     row_not_applicable,
     unrunnable_signs,
 )
-from .gate.runtime import harbor_only
+from .gate.runtime import harbor_only, reference_failed
 from .gate.table import DROPPED_NOTE, Admission, Row, RowTable
 from .gate.views import HARBOR_LEFT_PROCESSES, Views
 from .probes import Probe, by_name
@@ -92,9 +92,11 @@ def run_gates(inp: GateInput) -> GateReport:
 
 def run_gates_detailed(inp: GateInput) -> GateRun:
     """`run_gates` with the rows' timings; gated again under Harbor's runtime alone when
-    only that runtime accepts the reference (`gate.runtime.harbor_only`)."""
+    only that runtime accepts the reference (`gate.runtime.harbor_only`); `reference-failed`
+    when the reference fails in every runtime tried (`gate.runtime.reference_failed`)."""
     run = _Scheduler(inp).run()
-    return harbor_only(inp, run, lambda again: _Scheduler(again).run()) or run
+    schedule = lambda again: _Scheduler(again).run()  # noqa: E731
+    return harbor_only(inp, run, schedule) or reference_failed(run) or run
 
 
 @dataclass

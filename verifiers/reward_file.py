@@ -23,6 +23,7 @@ for no regular file. `reward_from_file` then decides: reward 1 iff the value is 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 
 from envfactory.core.errors import SandboxBroken, SandboxError
@@ -32,6 +33,8 @@ from sandboxes.protocol import Sandbox
 from .verify_script import REWARD_FILES, reward_tail, split_reward_tail
 
 _MAX_BYTES = 4096  # what the tail's builtin read keeps, read the same from a stopped box
+#: how a row's runner note starts when the reward file held a graded value
+GRADED_NOTE = "graded reward"
 
 
 def rewarded(
@@ -97,6 +100,8 @@ def reward_from_file(
         return 0, [f"{reward_dir}/{name} is not a reward ({body.strip()[:80]!r}): reward 0"]
     reward = int(value == 1.0)
     notes = []
+    if value not in (0.0, 1.0):  # a graded reward: shown, though only exactly 1 is 1 here
+        notes.append(f"{GRADED_NOTE} {value:g} in {name}: reward {reward} (1 only for exactly 1)")
     if exit_code != 0 and reward == 1:
         notes.append(
             f"exit status {exit_code} but {name} says {body.strip()[:20]}: "
@@ -105,14 +110,35 @@ def reward_from_file(
     return reward, notes
 
 
+def file_value(text: str | None) -> float | None:
+    """The number a reward file as the tail prints it ("NAME\\nBODY") holds, as Harbor
+    reads it; None for no file or one Harbor cannot read."""
+    if text is None:
+        return None
+    name, _, body = text.partition("\n")
+    return _reward_value(name, body)
+
+
 def _reward_value(name: str, body: str) -> float | None:
+    """The reward Harbor takes from the file, or None where Harbor's trial errors (its
+    `Verifier._parse_reward_text` / `_parse_reward_json`, harbor 0.26.0): an empty file,
+    text that is not one finite number, JSON that is not an object of finite numbers
+    (``true`` counts as 1, as Harbor's pydantic result model takes it). The reward is the
+    object's ``"reward"``: an object without one names no reward here."""
+    if not body:
+        return None
     try:
         if name == "reward.json":
             data = json.loads(body)
-            raw = data.get("reward") if isinstance(data, dict) else None
-            return (
-                float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else None
-            )
-        return float(body.strip())
+            if not isinstance(data, dict) or not all(map(_finite_number, data.values())):
+                return None
+            raw = data.get("reward")
+            return None if raw is None else float(raw)
+        value = float(body)
     except (ValueError, TypeError):
         return None
+    return value if math.isfinite(value) else None
+
+
+def _finite_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)

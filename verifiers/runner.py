@@ -20,7 +20,7 @@ Invariants (DESIGN.md, "Invariants of a trustworthy reward"):
 6. Harbor's reward contract (`Verifier.reward_dir`): just before the entry starts, the
    runner empties that directory (root-owned) in the fresh container; after the entry has
    exited, the runner's own shell (the entry's parent, in the same exec) kills every other
-   process in the container and only then reads ``reward.txt`` / ``reward.json``, printing
+   process in the container and only then reads ``reward.json``, else ``reward.txt``, printing
    it after a marker: the last marker in the output is the runner's, since every other
    writer is dead by then, read with shell builtins only. When the command ends without
    it (output cut at the cap, setup failed), the file is read from the stopped container
@@ -30,7 +30,8 @@ Invariants (DESIGN.md, "Invariants of a trustworthy reward"):
 7. Semantics ``harbor`` (`PreparedState.semantics`): the runner reproduces the solver's
    own container instead — the state's recipe replayed with no restart (its processes
    live on), the verifier merged into `Verifier.mount_path` over whatever is there, the
-   reward directory as the state left it, no tamper veto. Gates use it to show what a
+   reward directory as the state left it but for ``reward.json`` / ``reward.txt``, which
+   Harbor removes before each verification, no tamper veto. Gates use it to show what a
    verifier is worth under Harbor's runtime; envfactory never rewards a solver that way.
 8. A sandbox that cannot run the verification at all (`SandboxBroken`: the runtime never
    started the command, the container died) gives no reward — not a 0 — and the error
@@ -96,7 +97,13 @@ from .prepare import native_usr_workspace as native_usr_workspace
 from .prepare import prepare_state as prepare_state
 from .prepare import verifier_tar as verifier_tar
 from .prepare import workspace_from as workspace_from
-from .reward_file import read_reward_file, reward_from_file, rewarded, stopped_reward_file
+from .reward_file import (
+    file_value,
+    read_reward_file,
+    reward_from_file,
+    rewarded,
+    stopped_reward_file,
+)
 from .statediff import live_diff, pristine_listing
 from .tamper import VERIFIER_DIR_PREFIX, tamper_changes
 from .verify_script import (
@@ -106,6 +113,7 @@ from .verify_script import (
     replay_lines,
     replay_then_kill,
     setup_failed,
+    split_logs,
     staged_tar,
     verification_argv,
 )
@@ -129,6 +137,12 @@ class VerifyResult(Model):
     tamper: tuple[PathChange, ...] = ()
     notes: tuple[str, ...] = ()  # why a reward was forced to 0, etc.
     reward_file: str | None = None  # what the reward file held (Harbor's contract)
+    #: the number the reward file held, graded or not, as Harbor reads it (None: no
+    #: reward directory, no file, or one Harbor cannot read); `reward` stays binary
+    value: float | None = None
+    #: the other files the verifier left in its reward directory, as the tail printed them
+    #: (``=== PATH`` and at most 1 KiB each: `verify_script.print_logs`)
+    logs: str | None = None
     #: what a probe's planted code wrote to `PreparedState.premise_file` during this
     #: verification (None: nothing, or no file was asked for): the premise's evidence
     premise: str | None = None
@@ -298,6 +312,7 @@ def _result(
     reward_file: str | None,
 ) -> VerifyResult:
     notes = list(prepared.notes)
+    res, logs = split_logs(res) if verifier.reward_dir else (res, None)
     if setup_failed(res):
         notes.append("setting up the verification container failed: " + res.stderr.strip()[-300:])
     timed_out = res.timed_out or (res.exit_code == 137 and command_s >= verifier.timeout_s)
@@ -319,6 +334,8 @@ def _result(
         tamper=prepared.tamper,
         notes=tuple(notes),
         reward_file=reward_file,
+        value=file_value(reward_file) if verifier.reward_dir else None,
+        logs=logs,
     )
 
 

@@ -54,6 +54,7 @@ from .prepare import (
 from .probes import Probe
 from .processes import KILL_STRAYS
 from .statediff import live_diff, pristine_listing
+from .step_errors import failed_commands, read_marks, step_output, traced
 from .tamper import tamper_changes
 
 
@@ -72,6 +73,9 @@ class ProducedState:
     #: the workspace paths' tars of a full-state oracle or no-op (a full-state state is
     #: verified from its recipe; the probes built from the oracle's outputs read these)
     files: tuple[tuple[str, bytes | None], ...] = field(default=())
+    #: commands that failed inside the reference steps that made it, each step having run
+    #: through (`verifiers.step_errors`): a reference state's evidence
+    errors: tuple[StepFailure, ...] = field(default=())
 
     @property
     def name(self) -> str:
@@ -240,6 +244,7 @@ def produce_chain(
     t0 = time.monotonic()
     log: list[str] = []
     recipe: tuple[Replay, ...] = ()
+    errors: tuple[StepFailure, ...] = ()
     if want_diff or spec.verify_scope == VerifyScope.FULL_STATE:
         pristine_listing(engine, pristine, spec)  # never while holding a sandbox slot
     box = _start(engine, pristine, spec, Purpose.GATE_STATE)
@@ -249,7 +254,7 @@ def produce_chain(
             entry = step_replay(step, spec, carry=carry, last=i == len(steps) - 1)
             recipe += (entry,)
             if stop_on_failure:
-                _run_or_raise(box, spec, entry, i + 1, step.title)
+                errors += _run_or_raise(box, spec, entry, i + 1, step.title)
             else:
                 log += run_recipe(
                     box, spec, [entry], [f"step {i + 1} ({step.title or 'untitled'})"]
@@ -264,7 +269,7 @@ def produce_chain(
             files = _full_state_files(box, spec) if kinds[i] == StateKind.ORACLE else ()
             out.append(
                 ProducedState(
-                    row, kinds[i], prepared, recipe, diff, None, now - t0, tuple(log), files
+                    row, kinds[i], prepared, recipe, diff, None, now - t0, tuple(log), files, errors
                 )
             )
             t0 = now
@@ -282,11 +287,13 @@ def _full_state_files(box: Sandbox, spec: EnvironmentSpec) -> tuple[tuple[str, b
 
 def _run_or_raise(
     box: Sandbox, spec: EnvironmentSpec, entry: Replay, number: int, title: str
-) -> None:
+) -> tuple[StepFailure, ...]:
+    """Run a reference step (traced: `verifiers.step_errors`); raise `ReferenceStepFailed`
+    when it fails, else return the commands that failed inside it."""
     title = title or _first_line(entry)
     try:
         res = box.exec(
-            list(entry.argv),
+            [*entry.argv[:-1], traced(entry.argv[-1])],
             timeout=spec.limits.exec_timeout_s,
             workdir=entry.workdir,
             user="root",
@@ -294,7 +301,8 @@ def _run_or_raise(
     except SandboxBroken as exc:
         raise _broken_step(box, exc, number, title) from exc
     if not res.ok:
-        output = f"{res.stdout.strip()[-1500:]}\n{res.stderr.strip()[-1500:]}".strip()
+        output = step_output(res)
+        failed = read_marks(res.stderr)[1]
         if res.disk_exceeded:
             output = f"the step wrote past the sandbox's disk quota ({spec.limits.disk_mb} MiB)\n{output}"
         raise ReferenceStepFailed(
@@ -304,8 +312,10 @@ def _run_or_raise(
                 exit_code=res.exit_code,
                 timed_out=res.timed_out,
                 output=output.strip(),
+                command=failed[-1][1][:300] if failed and failed[-1][0] == res.exit_code else "",
             )
         )
+    return failed_commands(res, number, title)
 
 
 def _broken_step(box: Sandbox, exc: SandboxBroken, number: int, title: str) -> ReferenceStepFailed:

@@ -26,8 +26,9 @@ root, from ``/``, in a fresh container (`verifiers.runner`). Step by step:
 5. The verifier is placed (`_place_verifier`). envfactory: whatever the state holds at
    the verifier directory and the reward directory is removed, the staged directory is
    moved there and the reward directory created afresh by root, mode 0755. Harbor: the
-   files are copied over what is there and the reward directory keeps what the state
-   left in it, as Harbor's upload does.
+   files are copied over what is there (as Harbor's upload does) and only
+   ``reward.json`` and ``reward.txt`` are removed from the reward directory, as Harbor's
+   verifier does before each run; whatever else the state left there stays.
 6. ``cd`` into the verifier directory, then into the verifier's ``cwd`` if it has one
    and the state holds it (else ``/``).
 7. The entry runs under ``/usr/bin/timeout -s KILL T [WRAP] /usr/bin/env -i PATH=…
@@ -35,8 +36,10 @@ root, from ``/``, in a fresh container (`verifiers.runner`). Step by step:
    variable of the image or the state, no profile file. Without a reward directory it
    is ``exec``'d, so its status is the command's.
 8. With a reward directory the entry runs as a child and the reward tail follows
-   (`reward_tail`): every other process in the container is killed, then the first
-   regular file of ``reward.txt``, ``reward.json`` is printed after the line
+   (`reward_tail`): every other process in the container is killed, the other files the
+   verifier left in the reward directory are printed after ``envfactory-verifier-logs:``
+   (bounded: `print_logs`, evidence only), then the first
+   regular file of ``reward.json``, ``reward.txt`` is printed after the line
    ``envfactory-reward-file:NAME`` (``-`` for none), at most 4 KiB read with shell
    builtins only, and the script exits with the entry's status. Every other writer is
    dead by then, so the *last* marker in the output is the tail's (`split_reward_tail`).
@@ -82,22 +85,37 @@ NO_INLINE_MARK = "envfactory-inline-unavailable"
 REWARD_MARK = "envfactory-reward-file:"
 #: what the tail names after the marker when the directory holds no reward file
 NO_REWARD_FILE = "-"
-#: Harbor's reward files, in the order the tail looks for them
-REWARD_FILES = ("reward.txt", "reward.json")
+#: Harbor's reward files, in the order the tail looks for them: Harbor reads
+#: ``reward.json`` when it exists, else ``reward.txt`` (`Verifier.verify`, harbor 0.26.0)
+REWARD_FILES = ("reward.json", "reward.txt")
+#: what Harbor removes from the reward directory before each verification, as root
+#: (`Verifier._remove_reward_files`, harbor 0.26.0); the rest of the directory stays
+HARBOR_REMOVES = REWARD_FILES
 #: what the tail exits with: 0 (a read of its own), or the entry's status saved in rc
 TailStatus = Literal["0", "$rc"]
 
 ARG_CHUNK = 100_000  # one argument stays under Linux's 128 KiB MAX_ARG_STRLEN
 INLINE_MAX = 1_000_000  # all of them well under ARG_MAX
 
+
 #: Lines of "$f" up to 4 KiB, with shell builtins only: no fork (what the entry left, a
 #: fork bomb, may hold every pid) and no binary the state's programs, run as root by the
 #: verifier, could have replaced (an attack that planted a /usr/bin/head printing 1
 #: turned a failing verifier into a pass when the tail still ran `head`).
-_READ_BUILTIN = (
-    '{ t=0; while IFS= read -r l || [ -n "$l" ]; do t=$((t + ${#l} + 1)); '
-    '[ $t -gt 4096 ] && break; printf \'%s\\n\' "$l"; l=; done < "$f"; }'
-)
+def _read_builtin(limit: int) -> str:
+    return (
+        '{ t=0; while IFS= read -r l || [ -n "$l" ]; do t=$((t + ${#l} + 1)); '
+        f'[ $t -gt {int(limit)} ] && break; printf \'%s\\n\' "$l"; l=; done < "$f"; }}'
+    )
+
+
+_READ_BUILTIN = _read_builtin(4096)
+#: stdout line the tail prints before the other files the verifier left in its reward
+#: directory (`print_logs`): evidence for the row, never the reward
+LOGS_MARK = "envfactory-verifier-logs:"
+#: how many of those files, and how much of each (bytes, whole lines), the tail prints
+LOG_FILES = 8
+LOG_BYTES = 1024
 
 
 def staged_tar(
@@ -262,7 +280,9 @@ def _place_verifier(
 
     envfactory semantics: whatever the state holds at `vdir` or in the reward directory is
     removed first. Harbor semantics: the files are copied over what is there (as Harbor's
-    upload does) and the reward directory keeps what the state left in it."""
+    upload does) and only Harbor's reward files are removed from the reward directory
+    (`HARBOR_REMOVES`); a removal that fails (a directory by that name) fails the setup,
+    as it errors Harbor's trial."""
     src, dst = shlex.quote(stage + "/verifier"), shlex.quote(vdir)
     rd = shlex.quote(verifier.reward_dir) if verifier.reward_dir else None
     if prepared.semantics == "harbor":
@@ -270,10 +290,12 @@ def _place_verifier(
             f"mkdir -p -- {dst} && cp -a -- {src}/. {dst}/ && rm -rf -- {shlex.quote(stage)} "
             "|| fail 'placing the verifier'"
         ]
-        if rd:
+        if rd and verifier.reward_dir:
+            base = verifier.reward_dir.rstrip("/")
+            stale = " ".join(shlex.quote(f"{base}/{n}") for n in HARBOR_REMOVES)
             lines.append(
                 f"mkdir -p -- {rd} && chown root:root -- {rd} && chmod 0755 -- {rd} "
-                "|| fail 'preparing the reward directory'"
+                f"&& rm -f -- {stale} || fail 'preparing the reward directory'"
             )
         return lines
     # Each command is a process started in a fresh container: as few as the order allows.
@@ -337,7 +359,24 @@ def reward_tail(reward_dir: str, status: TailStatus) -> str:
     alive), then prints the reward file (`print_reward_file`) and exits with `status`.
     Printed last, after every other writer is dead, so the last marker in the output is
     this one."""
-    return f"{KILL_ALL_BUT_INIT}\n{print_reward_file(reward_dir, status)}"
+    return f"{KILL_ALL_BUT_INIT}\n{print_logs(reward_dir)}\n{print_reward_file(reward_dir, status)}"
+
+
+def print_logs(reward_dir: str) -> str:
+    """Shell that prints `LOGS_MARK`, then each regular file (no link) the reward directory
+    and its subdirectories hold besides the reward files — at most `LOG_FILES`, each as
+    ``=== PATH`` and its first `LOG_BYTES` — with shell builtins only, like the reward."""
+    d = shlex.quote(reward_dir.rstrip("/"))
+    return (
+        f"printf '\\n%s\\n' {shlex.quote(LOGS_MARK)}; n=0\n"
+        f"for f in {d}/* {d}/*/*; do\n"
+        '  [ -f "$f" ] && [ ! -L "$f" ] || continue\n'
+        f"  case ${{f##*/}} in {'|'.join(REWARD_FILES)}) continue ;; esac\n"
+        f"  n=$((n + 1)); [ $n -gt {LOG_FILES} ] && break\n"
+        "  printf '=== %s\\n' \"$f\"\n"
+        f"  {_read_builtin(LOG_BYTES)}\n"
+        "done"
+    )
 
 
 def print_reward_file(reward_dir: str, status: TailStatus) -> str:
@@ -365,6 +404,16 @@ def split_reward_tail(res: ExecResult) -> tuple[ExecResult, str | None, bool]:
     found = res.stdout[cut + 1 + len(REWARD_MARK) :]
     text = None if found == NO_REWARD_FILE + "\n" else found
     return res.model_copy(update={"stdout": res.stdout[:cut]}), text, True
+
+
+def split_logs(res: ExecResult) -> tuple[ExecResult, str | None]:
+    """A result whose reward tail was split off (`split_reward_tail`) without the files
+    the tail printed (`print_logs`), and those files (None: the tail printed none)."""
+    cut = res.stdout.rfind(f"\n{LOGS_MARK}\n")
+    if cut < 0:
+        return res, None
+    logs = res.stdout[cut + len(LOGS_MARK) + 2 :].rstrip("\n")
+    return res.model_copy(update={"stdout": res.stdout[:cut]}), logs or None
 
 
 def setup_failed(res: ExecResult) -> bool:

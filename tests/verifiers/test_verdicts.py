@@ -23,10 +23,22 @@ python3 -I -m pytest -q -p no:cacheprovider --noconftest /tests/test_outputs.py
 if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
 exit 0
 """
-#: Broken under Harbor's runtime only: writes the reward file on success, else nothing,
-#: so a reward.txt the solver planted stands.
-TRUSTING_SH = b"""#!/bin/bash
-python3 -I -m pytest -q -p no:cacheprovider --noconftest /tests/test_outputs.py && echo 1 > /logs/verifier/reward.txt
+#: Harbor reads reward.json before reward.txt and removes both before each run
+#: (`Verifier.verify`, harbor 0.26.0): this one writes reward.json only on success and a
+#: reward.txt of 0 always, so the oracle earns 1 only where reward.json is read first, and
+#: the no-op 0 only where a reward.json the solver planted was removed. Its output goes
+#: only to a file, which every row's evidence quotes.
+JSON_FIRST_SH = b"""#!/bin/bash
+python3 -I -m pytest -q -p no:cacheprovider --noconftest /tests/test_outputs.py > /logs/verifier/pytest.log 2>&1 && echo '{"reward": 1.0}' > /logs/verifier/reward.json
+echo 0 > /logs/verifier/reward.txt
+exit 0
+"""
+#: Broken under Harbor's runtime only: the check's verdict goes through status.txt in the
+#: reward directory, which Harbor does not clear, so a status.txt the solver planted stands.
+#: A failing check pays 0.25: graded, a fraction the report shows and never rewards.
+STATUS_SH = b"""#!/bin/bash
+python3 -I -m pytest -q -p no:cacheprovider --noconftest /tests/test_outputs.py && echo PASS > /logs/verifier/status.txt
+if grep -qx PASS /logs/verifier/status.txt; then echo 1; else echo 0.25; fi > /logs/verifier/reward.txt
 exit 0
 """
 
@@ -67,6 +79,42 @@ def test_a_failing_reference_step_is_reference_failed_naming_the_step_and_stops_
     # early: nothing after the failing step is verified; probes never produced
     assert report.skipped and not any(c.kind == CheckKind.PROBE for c in report.checks)
     assert not any(c.kind in (CheckKind.ORACLE, CheckKind.UNSOLVED) for c in report.checks)
+
+
+def test_a_reference_that_fails_in_every_runtime_is_reference_failed_naming_its_command(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    """The step goes on past a failing import and exits 0; the tests reject its state in
+    envfactory's runtime and in Harbor's: the reference's fault, with the command."""
+    broken = SPEC.model_copy(
+        update={
+            "semantics": ("envfactory", "harbor"),
+            "reference_solution": (
+                Step(
+                    title="total",
+                    script="mkdir -p out\n"
+                    "python3 -c 'from json import no_such_name' > out/total.txt\necho written",
+                ),
+                SPEC.reference_solution[1],
+            ),
+        }
+    )
+    run = run_gates_detailed(_gate(docker_engine, sum_image, files, sound_verifier(files), broken))
+    report = run.report
+    assert report.outcome == TaskVerdict.REFERENCE_FAILED, report.reasons
+    failure = report.reference_failure
+    assert failure is not None and (failure.step, failure.exit_code) == (1, 1)
+    assert failure.command == "python3 -c 'from json import no_such_name' > out/total.txt"
+    assert "ImportError" in failure.output
+    assert report.reasons[0] == (
+        "reference solution failed at step 1 (total): "
+        "`python3 -c 'from json import no_such_name' > out/total.txt` exited 1"
+    )
+    oracle = next(c for c in report.checks if c.kind == CheckKind.ORACLE)
+    assert oracle.observed == (0,) and any(
+        e.startswith("reference: step 1") for e in oracle.evidence
+    )
+    assert any("every runtime tried" in n for n in report.notes)
 
 
 def test_a_verifier_missing_its_tools_is_unrunnable_not_rejected(
@@ -229,27 +277,49 @@ def test_a_rejection_under_envfactory_skips_the_harbor_rows(
     ), skipped
 
 
-def test_a_verifier_trusting_a_planted_reward_file_is_rejected_under_harbor_semantics(
+def _both_runtimes(engine, image, files, script: bytes):  # type: ignore[no-untyped-def]
+    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
+    verifier = _harbor_verifier(files, script)
+    return run_gates(_gate(engine, image, files, verifier, spec, probes=(by_name("reward-file"),)))
+
+
+def test_reward_json_is_read_first_and_planted_reward_files_are_removed_as_harbor_does(
     docker_engine, sum_image, files
 ) -> None:  # type: ignore[no-untyped-def]
-    spec = SPEC.model_copy(update={"semantics": ("envfactory", "harbor")})
-    report = run_gates(
-        _gate(
-            docker_engine,
-            sum_image,
-            files,
-            _harbor_verifier(files, TRUSTING_SH),
-            spec,
-            probes=(by_name("reward-file"),),
-        )
+    """Harbor 0.26 removes reward.json and reward.txt before verifying and reads reward.json
+    first: tests that write reward.json are not failed by a reward file the solver left."""
+    report = _both_runtimes(docker_engine, sum_image, files, JSON_FIRST_SH)
+    assert report.outcome == TaskVerdict.PASSED, report.reasons
+    assert report.safe_under("harbor"), report.other_runtime_reasons
+    rows = {c.name: c.observed for c in report.checks}
+    assert rows["oracle"] == rows["harbor:oracle"] == (1,)  # reward.json beats reward.txt
+    assert rows["probe:reward-file@no-op"] == rows["harbor:probe:reward-file@no-op"] == (0,)
+    # the verifier wrote only files: each row quotes them, right rows as well as wrong
+    evidence = {c.name: "\n".join(c.evidence) for c in report.checks}
+    assert re.search(
+        r"verifier files: === /logs/verifier/pytest.log\n.*2 passed", evidence["oracle"], re.S
     )
+    assert re.search(
+        r"verifier files: === /logs/verifier/pytest.log\n.*FAILURES", evidence["no-op"], re.S
+    )
+
+
+def test_a_verifier_trusting_a_file_harbor_leaves_in_the_reward_directory_is_rejected_under_harbor(
+    docker_engine, sum_image, files
+) -> None:  # type: ignore[no-untyped-def]
+    report = _both_runtimes(docker_engine, sum_image, files, STATUS_SH)
     # safe in envfactory's runtime (the reward directory starts empty there) ...
     assert report.outcome == TaskVerdict.PASSED and report.safe_under("envfactory")
-    # ... and not in Harbor's, where the solver's planted reward.txt stands
+    # ... and not in Harbor's, which keeps the status.txt the solver planted
     assert not report.safe_under("harbor")
     assert report.other_runtime_reasons == (
         "probe harbor:probe:reward-file@no-op [harbor]: expected 0, got [1]",
     ), report.other_runtime_reasons
+    (graded,) = [n for n in report.notes if n.startswith("graded: ")]
+    assert "no-op 0.25" in graded, graded
+    noop = next(c for c in report.checks if c.name == "no-op")
+    assert noop.observed == (0,)
+    assert any(e.startswith("runner: graded reward 0.25 in reward.txt") for e in noop.evidence)
 
 
 def test_a_task_gated_under_harbor_semantics_only_still_runs_its_probes(

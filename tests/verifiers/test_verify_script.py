@@ -23,6 +23,8 @@ from verifiers import archives
 from verifiers.prepare import KILLS_ALL, PreparedState, Replay
 from verifiers.processes import KILL_ALL_BUT_INIT, KILL_STRAYS
 from verifiers.verify_script import (
+    LOG_BYTES,
+    LOG_FILES,
     NO_INLINE_MARK,
     NO_REWARD_FILE,
     REWARD_MARK,
@@ -30,6 +32,7 @@ from verifiers.verify_script import (
     SETUP_FAILED_MARK,
     inline_chunks,
     inline_unavailable,
+    print_logs,
     print_reward_file,
     replay_lines,
     replay_then_kill,
@@ -37,6 +40,7 @@ from verifiers.verify_script import (
     script_argv,
     setup_failed,
     setup_script,
+    split_logs,
     split_reward_tail,
     staged_tar,
 )
@@ -250,9 +254,35 @@ def test_an_exec_replay_runs_the_command_it_names(tmp_path: Path, shell: str, na
     _no_injection(tmp_path)
 
 
-def test_the_reward_tail_is_the_kill_then_the_read() -> None:
+def test_the_reward_tail_is_the_kill_then_the_logs_then_the_read() -> None:
     d = f"/logs/{HOSTILE}"
-    assert reward_tail(d, "$rc") == f"{KILL_ALL_BUT_INIT}\n{print_reward_file(d, '$rc')}"
+    assert reward_tail(d, "$rc") == (
+        f"{KILL_ALL_BUT_INIT}\n{print_logs(d)}\n{print_reward_file(d, '$rc')}"
+    )
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_the_tail_prints_the_verifiers_other_files_bounded_and_the_parser_splits_them_off(
+    tmp_path: Path, shell: str
+) -> None:
+    rd = tmp_path / HOSTILE
+    (rd / "sub").mkdir(parents=True)
+    (rd / "reward.txt").write_text("0\n")
+    (rd / "test-stdout.txt").write_text("1 failed, 2 passed\n")
+    (rd / "sub" / "big.json").write_text(("y" * 99 + "\n") * 100)
+    (rd / "link").symlink_to(rd / "test-stdout.txt")
+    for i in range(LOG_FILES + 3):
+        (rd / f"z{i:02}.log").write_text(f"{i}\n")
+    script = f"echo verifier said this; rc=0\n{print_logs(str(rd))}\n"
+    script += print_reward_file(str(rd), "$rc")
+    out = _run(shell, script, cwd=tmp_path)
+    res, text, _ = split_reward_tail(ExecResult(exit_code=out.returncode, stdout=out.stdout))
+    own, logs = split_logs(res)
+    assert own.stdout == "verifier said this\n" and text == "reward.txt\n0\n"
+    assert logs is not None and f"=== {rd}/test-stdout.txt\n1 failed, 2 passed" in logs
+    assert "reward.txt" not in logs and "=== " + str(rd / "link") not in logs
+    assert logs.count("=== ") == LOG_FILES  # at most that many files ...
+    assert len(logs) < LOG_FILES * (LOG_BYTES + 200)  # ... each bounded
 
 
 def _tail_output(
@@ -273,16 +303,14 @@ def test_the_parser_reads_the_reward_file_the_tail_prints(tmp_path: Path, shell:
     res, status = _tail_output(shell, rd, forged=forged, rc=3)
     assert status == 3  # the tail exits with the entry's status
     own, text, read = split_reward_tail(res)
-    assert (text, read) == ("reward.txt\n1\n", True)  # reward.txt first, the last marker
+    # reward.json first, as Harbor reads it; the last marker
+    assert (text, read) == ('reward.json\n{"reward": 0}\n', True)
     assert own.stdout == forged
-    (rd / "reward.txt").unlink()
-    assert split_reward_tail(_tail_output(shell, rd)[0])[1:] == (
-        'reward.json\n{"reward": 0}\n',
-        True,
-    )
-    (rd / "reward.json").write_text("x" * 5000)
+    (rd / "reward.json").unlink()
+    assert split_reward_tail(_tail_output(shell, rd)[0])[1:] == ("reward.txt\n1\n", True)
+    (rd / "reward.txt").write_text("x" * 5000)
     text = split_reward_tail(_tail_output(shell, rd)[0])[1]
-    assert text is not None and len(text) <= len("reward.json\n") + 4096 + 1
+    assert text is not None and len(text) <= len("reward.txt\n") + 4096 + 1
 
 
 @pytest.mark.parametrize("shell", SHELLS)

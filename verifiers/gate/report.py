@@ -116,7 +116,7 @@ def build_run(
         verifier_version=verifier.version,
         checks=tuple(rows),
         repeats=repeats,
-        notes=tuple(sorted(set(outcome.notes))),
+        notes=tuple(sorted({*outcome.notes, *_graded_note(table)})),
         reference_failure=outcome.reference_failure,
         unrunnable=outcome.unrunnable,
         provided=provided,
@@ -126,6 +126,25 @@ def build_run(
     states = {r.name: r.state for r in table.rows}
     prepared = {r.name: r.prepared for r in table.rows}
     return GateRun(report, timings, states, table.results, wall_s, prepared)
+
+
+def _graded_note(table: RowTable) -> tuple[str, ...]:
+    """One note naming each row whose reward file held a graded value (neither 0 nor 1),
+    with what it said: the task pays fractions, and every reward here is still 1 only
+    for exactly 1 (`verifiers.reward_file`)."""
+    said = [
+        f"{r.name} {v:g}"
+        for r in table.rows
+        for v in dict.fromkeys(x.value for x in table.results_of(r))
+        if v is not None and v not in (0.0, 1.0)
+    ]
+    if not said:
+        return ()
+    more = ", …" if len(said) > 12 else ""
+    return (
+        f"graded: the reward file holds fractions ({', '.join(said[:12])}{more}); "
+        "each counts as reward 1 only when exactly 1",
+    )
 
 
 def premise_held(row: Row, result: VerifyResult) -> bool:

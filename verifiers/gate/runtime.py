@@ -1,8 +1,11 @@
-"""Which runtime a task is gated under, when its tests work in only one.
+"""Which runtime a task is gated under, when its tests work in only one, and whose fault
+it is when they work in none.
 
 A task declared for both envfactory's runtime and Harbor's whose reference state fails
 the tests in envfactory's and passes them in Harbor's is gated under Harbor's alone
-(`harbor_only`): decided by running the tests, never by what their text mentions.
+(`harbor_only`): decided by running the tests, never by what their text mentions. A
+reference state the tests reject in every runtime tried, made by steps inside which a
+command failed, is the reference's failure, not the verifier's (`reference_failed`).
 """
 
 from __future__ import annotations
@@ -10,7 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from envfactory.core.models import CheckKind, GateCheck, GateReport, Semantics, TaskVerdict
+from envfactory.core.models import (
+    CheckKind,
+    GateCheck,
+    GateReport,
+    Semantics,
+    StateKind,
+    StepFailure,
+    TaskVerdict,
+)
 
 from .inputs import GateInput
 from .report import GateRun
@@ -24,7 +35,9 @@ def harbor_only(
     state fails them in envfactory's (a fresh container, no process kept; in workspace scope
     only the workspace) and passes in Harbor's (the solver's own container, its processes
     kept) — tests that query a service the solver started, or read what the workspace
-    leaves out. None otherwise: the first run stands. Decided by running the tests, never
+    leaves out. Rejected in both, `run` stands, made `reference-failed` where the
+    reference's own commands failed (`reference_failed`). None otherwise (the first run
+    stands, or was not a candidate). Decided by running the tests, never
     by what their text mentions (a test naming ``127.0.0.1:9090`` as data must not trade
     envfactory's battery for Harbor's smaller one)."""
     semantics = inp.spec.semantics
@@ -34,8 +47,10 @@ def harbor_only(
         return None
     harbor = replace(inp, spec=inp.spec.model_copy(update={"semantics": ("harbor",)}))
     again = schedule(harbor)
-    if _oracle_failed(again.report, "harbor") or not _oracle_row(again.report, "harbor"):
-        return None  # the reference fails in both runtimes: the first verdict stands
+    if _oracle_failed(again.report, "harbor"):  # the reference fails in both runtimes
+        return reference_failed(run, again) or run
+    if not _oracle_row(again.report, "harbor"):
+        return None  # the first verdict stands
     why = run.report.reasons[0] if run.report.reasons else "its oracle row failed"
     note = (
         "gated under harbor semantics only: the reference solution's state fails the tests "
@@ -67,3 +82,41 @@ def _oracle_failed(report: GateReport, semantics: Semantics) -> bool:
         and row is not None
         and any(r != row.expected for r in row.observed)
     )
+
+
+def reference_failed(run: GateRun, *others: GateRun) -> GateRun | None:
+    """`run` (the verdict that stands) made `reference-failed` when the reference solution
+    failed in every runtime tried (`run` and `others`): each rejected its oracle state,
+    and a command inside a reference step failed (`verifiers.step_errors`) — a pinned
+    library that lacks a name the solution imports, an install refused. The first such
+    command, with its step's output, is the failure; the oracle rows stay as evidence.
+    None otherwise: a reference that ran through cleanly and was rejected is the
+    verifier's to answer for."""
+    runs = (run, *others)
+    if not all(_every_oracle_failed(r.report) for r in runs):
+        return None
+    failure = next((f for r in reversed(runs) for f in _oracle_errors(r)), None)
+    if failure is None:
+        return None
+    note = (
+        "reference-failed: the tests rejected the reference solution's state in every "
+        f"runtime tried, and `{failure.command}` failed inside its step {failure.step}"
+    )
+    report = run.report.model_copy(
+        update={"reference_failure": failure, "notes": tuple(sorted({*run.report.notes, note}))}
+    )
+    return replace(run, report=report, wall_s=sum(r.wall_s for r in runs))
+
+
+def _every_oracle_failed(report: GateReport) -> bool:
+    rows = [c for c in report.checks if c.kind == CheckKind.ORACLE and c.observed]
+    return (
+        report.outcome == TaskVerdict.REJECTED
+        and bool(rows)
+        and all(any(r != c.expected for r in c.observed) for c in rows)
+    )
+
+
+def _oracle_errors(run: GateRun) -> tuple[StepFailure, ...]:
+    st = next((s for s in run.states.values() if s.kind == StateKind.ORACLE), None)
+    return st.errors if st is not None else ()

@@ -84,13 +84,15 @@ class TaskVerdict(StrEnum):
 
 
 class StepFailure(Model):
-    """A reference-solution step that failed while producing the oracle state."""
+    """A reference-solution step that failed while producing the oracle state; with
+    `command`, a command inside a step that itself ran through (`verifiers.step_errors`)."""
 
     step: int  # 1-based
     title: str = ""
     exit_code: int | None = None
     timed_out: bool = False
     output: str = ""  # tail of stderr/stdout
+    command: str = ""  # the failing command, where the step went on past it
 
 
 class SkippedCheck(Model):
@@ -393,5 +395,6 @@ def _reference_failure(f: StepFailure) -> GateFailure:
     title = f" ({f.title})" if f.title else ""
     return GateFailure(
         kind=FailureKind.REFERENCE_FAILED,
-        reason=f"reference solution failed at step {f.step}{title}: exit {f.exit_code}",
+        reason=f"reference solution failed at step {f.step}{title}: "
+        + (f"`{f.command}` exited {f.exit_code}" if f.command else f"exit {f.exit_code}"),
     )
