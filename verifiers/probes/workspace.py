@@ -230,13 +230,16 @@ def named_program_paths(spec: EnvironmentSpec) -> list[str]:
     ]
 
 
-def programs_replaced_by(spec: EnvironmentSpec, by_pattern: dict[str, str], other: str) -> str:
+def programs_replaced_by(
+    spec: EnvironmentSpec, by_pattern: dict[str, str], other: str, *, at_named: bool = True
+) -> str:
     """Shell that overwrites every workspace file matching a `case` pattern of `by_pattern`
     with that pattern's program, and every other executable file with `other` (a shell
     script); ``.git`` aside, at most 500 files. Every program the instruction names that
     does not exist yet (`named_program_paths`: the one the solver is asked to write) is
-    then created the same way, by its suffix, executable: a verifier that runs the
-    solver's program meets the payload whether or not the task started with a stub."""
+    then created the same way, by its suffix, executable (unless `at_named` is off): a
+    verifier that runs the solver's program meets the payload whether or not the task
+    started with a stub."""
     cases = "".join(
         f"      {pattern}) cat > \"$f\" <<'PROGRAM'\n{body}\nPROGRAM\n      ;;\n"
         for pattern, body in {
@@ -244,7 +247,7 @@ def programs_replaced_by(spec: EnvironmentSpec, by_pattern: dict[str, str], othe
             "*.sh|*.bash": by_pattern.get("*.sh|*.bash", other),
         }.items()
     )
-    named = named_program_paths(spec)
+    named = named_program_paths(spec) if at_named else []
     create = (
         f"""
 for f in {qs(named)}; do
@@ -659,7 +662,13 @@ class RewardWritingPrograms(Probe):
     process once the verifier has exited — no runner can tell those writes apart (Harbor
     cannot either). A verifier resists when it runs the program as a user who cannot write
     there, or ends everything the program started before it writes its verdict. Applied to
-    the no-op state only (the attack does not depend on how far the work got)."""
+    the no-op state only (the attack does not depend on how far the work got).
+
+    Unlike the other program probes it writes no program the instruction asks for that
+    does not exist yet: there, it rejected 2 of the 12 sound tasks of the precision set
+    (an HTTP service and a file summariser, each verified by running the solver's program
+    as root). Their authors wrote ordinary verifiers; the race is the runtime's to close
+    (a verdict written while the solver's processes still run), not theirs."""
 
     name = "reward-writing-programs"
     noop_only = True
@@ -707,6 +716,7 @@ class RewardWritingPrograms(Probe):
                 "*.pl": f"exec('/bin/sh', '-c', {_perl_quoted(shell)});",
             },
             f"#!/bin/sh\n{shell}",
+            at_named=False,
         )
 
 
