@@ -144,7 +144,7 @@ def _setup_py_keys(text: str | None, keyword: str) -> list[str]:
         if isinstance(t, ast.Name)
     }
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _called(node) == "setup":
+        if isinstance(node, ast.Call) and dotted_tail(node.func) == "setup":
             for kw in node.keywords:
                 if kw.arg == keyword:
                     value = (
@@ -163,9 +163,11 @@ def _parse(text: str | None) -> ast.Module | None:
         return None
 
 
-def _called(call: ast.Call) -> str:
-    f = call.func
-    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+def dotted_tail(node: ast.expr) -> str:
+    """`name` of `name` or of `a.b.name`; '' for any other expression."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def _literal_keys(value: ast.expr) -> list[str]:
@@ -173,7 +175,7 @@ def _literal_keys(value: ast.expr) -> list[str]:
         return [
             k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)
         ]
-    if isinstance(value, ast.Call) and _called(value) == "dict":
+    if isinstance(value, ast.Call) and dotted_tail(value.func) == "dict":
         return [kw.arg for kw in value.keywords if kw.arg]
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return [value.value]

@@ -129,18 +129,18 @@ class RepoMiner:
         if info.parent is None:
             raise Dropped("scanned", "root_commit", "a root commit has no parent to start from")
         tests, rest = _split(info)
+        reverted = h.reverted_commit(bare, info)
+        if reverted:
+            raise Dropped(
+                "scanned", "reverts_visible_commit",
+                f"it reverts {reverted[:12]}, which the solver's history holds: "
+                "`git revert` would solve it",
+            )  # fmt: skip
         runner = runner_for([p for s, p in tests if s != "D"])
         if runner is None:
             raise Dropped(
                 "scanned", "no_test_runner", f"no test runner runs the changed test files: {tests}"
             )
-        reverted = h.reverted_commit(bare, info)
-        if reverted:
-            raise Dropped(
-                "candidate", "reverts_visible_commit",
-                f"it reverts {reverted[:12]}, which the solver's history holds: "
-                "`git revert` would solve it",
-            )  # fmt: skip
         try:
             patches = h.file_patches(bare, info.parent, info.commit, [p for _, p in rest])
         except UnicodeDecodeError:
@@ -215,14 +215,14 @@ def _split(info: h.CommitInfo) -> tuple[list[tuple[str, str]], list[tuple[str, s
 
 def _expected(runs: TestRuns, p2p_max: int, seed: str) -> list[str]:
     if not runs.fail_to_pass:
-        raise _no_fail_to_pass(runs)
+        raise why_no_fail_to_pass(runs)
     p2p = sorted(runs.pass_to_pass)
     if len(p2p) > p2p_max:  # a sample spread over the files and classes, the same each run
         p2p = sorted(random.Random(seed).sample(p2p, p2p_max))
     return sorted(runs.fail_to_pass) + p2p
 
 
-def _no_fail_to_pass(runs: TestRuns) -> Dropped:
+def why_no_fail_to_pass(runs: TestRuns) -> Dropped:
     """Why no touched test is fail-to-pass, most telling first: a test file that does not
     collect at the commit (the missing module named), every touched test failing at the
     commit too, or the counts."""

@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 import re
 
+from .declared import dotted_tail
+
 _RAISES = {"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"}
 _GENERIC = {"Exception", "BaseException"}
 #: a regex's escapes and anchors are not words the instruction would hold
@@ -68,27 +70,19 @@ def _find(scope: ast.AST, path: list[str]) -> ast.AST | None:
 def _names(func: ast.AST) -> list[str]:
     out: list[str] = []
     for node in ast.walk(func):
-        if not isinstance(node, ast.Call) or _called(node) not in _RAISES:
+        if not isinstance(node, ast.Call) or dotted_tail(node.func) not in _RAISES:
             continue
         if node.args:
             out += [n for n in _classes(node.args[0]) if n not in _GENERIC]
         literals = [kw.value for kw in node.keywords if kw.arg in ("match", "expected_regex")]
-        literals += node.args[1:2] if _called(node).startswith("assertRaisesRegex") else []
+        literals += node.args[1:2] if dotted_tail(node.func).startswith("assertRaisesRegex") else []
         out += [repr(v.value) for v in literals
                 if isinstance(v, ast.Constant) and isinstance(v.value, str) and len(v.value) >= 4]  # fmt: skip
     return out
 
 
-def _called(call: ast.Call) -> str:
-    f = call.func
-    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-
-
 def _classes(node: ast.expr) -> list[str]:
     if isinstance(node, ast.Tuple):
         return [n for e in node.elts for n in _classes(e)]
-    if isinstance(node, ast.Name):
-        return [node.id]
-    if isinstance(node, ast.Attribute):
-        return [node.attr]
-    return []
+    name = dotted_tail(node)
+    return [name] if name else []

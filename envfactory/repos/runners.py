@@ -71,13 +71,14 @@ def _pytest_dockerfile(files: ProjectFiles, python: Toolchain) -> str:
     ]
     lines += CLONE_LINES
     plan = python_installs(files)
+    # Not quiet: pip's "Collecting X" / "Processing X" lines name the package a failed
+    # build was installing (buildlog.py).
+    pip = "pip install --no-cache-dir --progress-bar off"
     if plan.requirements:
-        lines.append(
-            "RUN " + " && ".join(f"pip install -q --no-cache-dir -r {r}" for r in plan.requirements)
-        )
+        lines.append("RUN " + " && ".join(f"{pip} -r {r}" for r in plan.requirements))
     if plan.editable:
         extras = f"[{','.join(plan.extras)}]" if plan.extras else ""
-        lines.append(f'RUN pip install -q --no-cache-dir -e ".{extras}"')
+        lines.append(f'RUN {pip} -e ".{extras}"')
     return "\n".join(lines) + "\n"
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from envfactory.repos.buildlog import build_error
 from envfactory.repos.declared import ProjectFiles, python_installs, python_ladder
 from envfactory.repos.history import commit_info, past_tags, reverted_commit
+from envfactory.repos.miner import why_no_fail_to_pass
 from envfactory.repos.quality import unsaid_names
 from envfactory.repos.testruns import TestRuns
 
@@ -167,3 +168,19 @@ def test_past_tags_travel_and_a_revert_of_visible_history_is_found(tmp_path: Pat
     r.commit("fourth", f'Revert "not in history"\n\nThis reverts commit {"0" * 40}.')
     assert reverted_commit(r.path, commit_info(r.path, "HEAD")) is None
     assert first
+
+
+def test_no_fail_to_pass_says_which_case_it_is() -> None:
+    failing = TestRuns(parent={"t::a": "failed"}, commit={"t::a": "failed", "t::b": "failed"})
+    drop = why_no_fail_to_pass(failing)
+    assert drop.kind == "fails_at_commit"
+    assert drop.reason == (
+        "every touched test fails at the fix commit too (at the parent 0 passed, 1 failed, "
+        "1 not collected; at the commit 0 passed, 2 failed)"
+    )
+    both = TestRuns(parent={"t::a": "passed"}, commit={"t::a": "passed"})
+    assert why_no_fail_to_pass(both).kind == "no_fail_to_pass"
+    broken = TestRuns(parent={}, commit={"::tests.test_x": "failed"})
+    assert why_no_fail_to_pass(broken).reason == (
+        "the tests do not collect at the commit: tests/test_x.py did not collect"
+    )
