@@ -26,8 +26,9 @@ from sandboxes.protocol import Sandbox, SandboxEngine
 from .dropped import Dropped
 from .runners import WORKSPACE
 
-#: pytest's short summary line for a file it could not collect
-_COLLECT_ERROR = re.compile(r"^ERROR (\S+?)(?: - (.+))?$", re.M)
+#: pytest's section for a file it could not collect, and the exception line in it
+_COLLECT_SECTION = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.M)
+_EXCEPTION_LINE = re.compile(r"^E\s+(\S.*)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class TestRuns:
             self.commit, self.commit_log)  # fmt: skip
         if not any(is_collect_error(t) for t in own):
             return []
-        said = {path: why or "" for path, why in _COLLECT_ERROR.findall(log)}
+        said = _collect_sections(log)
         files = [t.removeprefix("::") for t in own if is_collect_error(t)]
         return [_collect_line(f, said) for f in sorted(files)]
 
@@ -79,6 +80,18 @@ class TestRuns:
 def is_collect_error(test_id: str) -> bool:
     """A JUnit row for a file that did not collect: no class, the module as the name."""
     return test_id.startswith("::")
+
+
+def _collect_sections(log: str) -> dict[str, str]:
+    """File → the last exception line of its "ERROR collecting" section (the error
+    itself, after the traceback: `ModuleNotFoundError: No module named 'x'`)."""
+    parts = _COLLECT_SECTION.split(log)
+    out: dict[str, str] = {}
+    for path, body in zip(parts[1::2], parts[2::2], strict=True):
+        section = re.split(r"^[=_]{5,}", body, maxsplit=1, flags=re.M)[0]
+        lines = _EXCEPTION_LINE.findall(section)
+        out[path] = lines[-1].strip() if lines else ""
+    return out
 
 
 def _collect_line(module: str, said: dict[str, str]) -> str:

@@ -127,7 +127,14 @@ class TestGet:
 
 
 def test_counts_keep_collection_errors_apart_and_name_the_missing_module() -> None:
-    log = "E   ModuleNotFoundError\nERROR tests/test_t.py - ModuleNotFoundError: No module named 'typeguard'\n"
+    log = (
+        "==================================== ERRORS ====================================\n"
+        "_______________________ ERROR collecting tests/test_t.py _______________________\n"
+        "tests/test_t.py:1: in <module>\n    import typeguard\n"
+        "E   ModuleNotFoundError: No module named 'typeguard'\n"
+        "=========================== short test summary info ============================\n"
+        "ERROR tests/test_t.py\n"
+    )
     runs = TestRuns(
         parent={"::tests.test_t": "failed", "tests.test_a::test_x": "passed"},
         commit={
