@@ -84,8 +84,9 @@ class RepoMiningServices:
         activity is retried)."""
         miner = RepoMiner(self.engine, self.artifacts, self.store, self._repos_dir,
                           self.settings.sandbox.task_caps, self._writer())  # fmt: skip
+        hold = self.settings.repos.hold_underspecified
         try:
-            mined = miner.mine_candidate(inp)
+            mined = miner.mine_candidate(inp.model_copy(update={"hold_underspecified": hold}))
         except InvalidInput as exc:
             return CandidateResult(
                 commit=inp.commit, outcome="dropped", stage="scanned", reason=exc.message,
@@ -110,11 +111,12 @@ class RepoMiningServices:
             return _with(mined, "rejected", reason, "error")
         report = self.store.gate_reports.get(int(done.gate_report_id))
         found = hunk_findings(mined, report)
-        gated = mined.model_copy(update={"stage": "gated", "findings": found})
+        findings = (*mined.findings, *found)
+        gated = mined.model_copy(update={"stage": "gated", "findings": findings})
         if done.outcome == "published":
             return _with(gated, "published", "", stage="published")
         if report.reasons:
-            reason = "; ".join((*found, *report.reasons)) or "the gates failed"
+            reason = "; ".join((*findings, *report.reasons)) or "the gates failed"
             return _with(gated, "rejected", reason, "gates_failed")
         return _with(gated, "rejected", "; ".join(done.reasons), "publish_refused")
 

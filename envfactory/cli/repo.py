@@ -34,7 +34,8 @@ app = typer.Typer(
     "  envfactory repo mine https://host/project.git --limit 20 --json",
     no_args_is_help=True,
 )
-COLOUR = {"published": "green", "rejected": "red", "dropped": "yellow", "stored": "cyan"}
+COLOUR = {"published": "green", "rejected": "red", "dropped": "yellow", "stored": "cyan",
+          "held": "magenta"}  # fmt: skip
 
 
 @app.command("mine")

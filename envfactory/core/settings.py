@@ -374,6 +374,15 @@ class GateSettings(_Sub):
         return self
 
 
+class RepoSettings(_Sub):
+    hold_underspecified: bool = Field(
+        default=True,
+        description="a mined commit whose fail-to-pass tests require a name its instruction "
+        "does not give (an exception class, a message) is held for review, not gated; "
+        "false: gated and published like any other, the finding kept in its row",
+    )
+
+
 class ApiSettings(_Sub):
     host: str = Field(
         default="127.0.0.1", description="the address the HTTP API and review UI listen on"
@@ -491,6 +500,7 @@ class Settings(BaseSettings):
         "local operator (docs/review-security.md)",
     )
     packs: PackSettings = PackSettings()
+    repos: RepoSettings = RepoSettings()
     artifacts: ArtifactSettings = ArtifactSettings()
     # The name for the base-image override.
     base_image: str | None = Field(

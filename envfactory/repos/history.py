@@ -3,6 +3,7 @@ per-file diffs, and the bundle of the history up to the parent (nothing later)."
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -115,12 +116,62 @@ def file_patches(bare: Path, parent: str, commit: str, paths: list[str]) -> list
 
 
 def parent_bundle(bare: Path, parent: str, dest: Path) -> Path:
-    """A bundle holding one branch, `main`, at `parent`: only the objects reachable from
-    it travel (fetched by id into an empty repository, then bundled)."""
+    """A bundle holding one branch, `main`, at `parent`, and the tags that point at the
+    parent or its ancestors (with their tag objects): only the objects reachable from
+    those travel (fetched by id into an empty repository, then bundled). A tag on a later
+    commit, or on anything but a commit, stays behind."""
     with tempfile.TemporaryDirectory(prefix="envfactory-parent-") as tmp:
         scratch = Path(tmp) / "p.git"
         git("init", "--quiet", "--bare", str(scratch))
-        git("fetch", "--quiet", "--no-tags", str(bare), f"{parent}:refs/heads/main",
+        tags = [f"+{ref}:{ref}" for ref in past_tags(bare, parent)]
+        git("fetch", "--quiet", "--no-tags", str(bare), f"{parent}:refs/heads/main", *tags,
             cwd=scratch)  # fmt: skip
-        git("bundle", "create", "--quiet", str(dest), "main", cwd=scratch)
+        git("bundle", "create", "--quiet", str(dest), "--all", cwd=scratch)
     return dest
+
+
+def past_tags(bare: Path, parent: str) -> list[str]:
+    """The tag refs whose commit is `parent` or one of its ancestors."""
+    listed = text("for-each-ref", "--format=%(refname)%00%(*objecttype)%(objecttype)%00"
+                  "%(*objectname)%(objectname)", "refs/tags", cwd=bare)  # fmt: skip
+    visible = set(text("rev-list", parent, cwd=bare).split())
+    out = []
+    for line in listed.splitlines():
+        ref, kind, sha = line.split("\0")
+        # `%(*x)%(x)`: the peeled value of an annotated tag, followed by the tag's own
+        if kind.startswith("commit") and sha[:40] in visible:
+            out.append(ref)
+    return out
+
+
+_REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{7,40})", re.M)
+_REVERT_SUBJECT = re.compile(r'^Revert "(.+)"\s*$')
+
+
+def reverted_commit(bare: Path, info: CommitInfo) -> str | None:
+    """The commit of the parent's history that `info` reverts ("This reverts commit X",
+    or a subject `Revert "S"` where S is the subject of an ancestor), or None."""
+    assert info.parent is not None
+    for sha in _REVERTS.findall(info.message):
+        try:
+            full = text("rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}", cwd=bare)
+        except GitFailed:
+            continue
+        if _is_ancestor(bare, full, info.parent):
+            return full
+    m = _REVERT_SUBJECT.match(info.subject)
+    if m:
+        log = text("log", "--format=%H %s", "-n", "5000", info.parent, cwd=bare)
+        for line in log.splitlines():
+            sha, _, subject = line.partition(" ")
+            if subject == m.group(1):
+                return sha
+    return None
+
+
+def _is_ancestor(bare: Path, commit: str, descendant: str) -> bool:
+    try:
+        git("merge-base", "--is-ancestor", commit, descendant, cwd=bare)
+    except GitFailed:
+        return False
+    return True

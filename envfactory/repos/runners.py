@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
+from sandboxes.builds import PYTHONS
+
 from .conventions import is_test_path
+from .declared import ProjectFiles, python_installs, python_ladder
 
 WORKSPACE = "/app"
 #: the workspace at the parent: the bundle holds one branch whose tip is the parent; the
@@ -29,12 +32,18 @@ CLONE_LINES = (
     " && git config user.name solver && git config user.email solver@localhost",
     f"WORKDIR {WORKSPACE}",
 )
-PY_REQUIREMENTS = (
-    "requirements.txt",
-    "requirements-dev.txt",
-    "requirements-test.txt",
-    "test-requirements.txt",
-)
+#: the Pythons a `python:X.Y` FROM line reaches here (each a local Debian base that ships
+#: it), in the order tried when a project declares nothing
+AVAILABLE_PYTHONS: tuple[str, ...] = tuple(dict.fromkeys(PYTHONS.values()))
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """The toolchain an image is built with ("3.11" for pytest) and why it was chosen."""
+
+    version: str
+    why: str
+    label: str  # how a reason names it: "Python 3.11"
 
 
 @dataclass(frozen=True)
@@ -42,8 +51,12 @@ class TestRunner:
     name: str
     runs: Callable[[str], bool]  # a test file path this runner runs
     python: str  # the interpreter that runs check.py in the runner's image
-    dockerfile: Callable[[frozenset[str]], str]  # paths at the parent → Dockerfile
+    dockerfile: Callable[[ProjectFiles, Toolchain], str]  # the parent's tree → Dockerfile
     targets: Callable[[list[str]], list[str]]  # test files → what check.py runs
+    #: the toolchains to build with, first choice first (the next after a failed build)
+    toolchains: Callable[[ProjectFiles], list[Toolchain]]
+    #: what the image installs and where it was declared, one line each
+    installs: Callable[[ProjectFiles], tuple[str, ...]]
 
 
 def _pytest_runs(path: str) -> bool:
@@ -51,18 +64,32 @@ def _pytest_runs(path: str) -> bool:
     return is_test_path(path) and (fnmatchcase(name, "test_*.py") or name.endswith("_test.py"))
 
 
-def _pytest_dockerfile(paths: frozenset[str]) -> str:
-    lines = ["FROM python:3.11-slim", 'RUN pip install -q --no-cache-dir "pytest>=8,<9"']
+def _pytest_dockerfile(files: ProjectFiles, python: Toolchain) -> str:
+    lines = [
+        f"FROM python:{python.version}-slim",
+        'RUN pip install -q --no-cache-dir "pytest>=8,<9"',
+    ]
     lines += CLONE_LINES
-    reqs = [r for r in PY_REQUIREMENTS if r in paths]
-    if reqs:
-        lines.append("RUN " + " && ".join(f"pip install -q --no-cache-dir -r {r}" for r in reqs))
-    if "pyproject.toml" in paths or "setup.py" in paths:
-        lines.append("RUN pip install -q --no-cache-dir -e .")
+    plan = python_installs(files)
+    # Not quiet: pip's "Collecting X" / "Processing X" lines name the package a failed
+    # build was installing (buildlog.py).
+    pip = "pip install --no-cache-dir --progress-bar off"
+    if plan.requirements:
+        lines.append("RUN " + " && ".join(f"{pip} -r {r}" for r in plan.requirements))
+    if plan.editable:
+        extras = f"[{','.join(plan.extras)}]" if plan.extras else ""
+        lines.append(f'RUN {pip} -e ".{extras}"')
     return "\n".join(lines) + "\n"
 
 
-def _go_dockerfile(paths: frozenset[str]) -> str:
+def _pytest_toolchains(files: ProjectFiles) -> list[Toolchain]:
+    return [
+        Toolchain(c.version, c.why, f"Python {c.version}")
+        for c in python_ladder(files, AVAILABLE_PYTHONS)
+    ]
+
+
+def _go_dockerfile(files: ProjectFiles, go: Toolchain) -> str:
     lines = [
         "FROM debian:12",
         "RUN apt-get update -q && apt-get install -y -q --no-install-recommends golang-go"
@@ -84,6 +111,8 @@ RUNNERS: tuple[TestRunner, ...] = (
         python="/usr/local/bin/python3",
         dockerfile=_pytest_dockerfile,
         targets=lambda files: sorted(files),
+        toolchains=_pytest_toolchains,
+        installs=lambda files: python_installs(files).notes,
     ),
     TestRunner(
         name="go",
@@ -91,6 +120,8 @@ RUNNERS: tuple[TestRunner, ...] = (
         python="/usr/bin/python3",
         dockerfile=_go_dockerfile,
         targets=_go_targets,
+        toolchains=lambda files: [Toolchain("go", "golang-go of Debian 12", "go")],
+        installs=lambda files: (),
     ),
 )
 

@@ -182,3 +182,109 @@ def many_commits_repo(path: Path, fixes: int, coverage: int) -> MadeRepo:
                     f"from calc import add\n\n\ndef test_add_{i}():\n    assert add({i}, 1) == {i + 1}\n")  # fmt: skip
         r.commit(f"{kind}-{i}", f"{'Fix' if kind == 'fix' else 'Test'} {kind} {i}")
     return r
+
+
+SHOP_V0 = '''"""A small shop."""
+import subprocess
+
+PRICES = {"apple": 3, "pear": 5}
+
+
+def total(prices):
+    return sum(prices) - 1
+
+
+def tax(amount):
+    return amount
+
+
+def version():
+    tag = subprocess.run(["git", "describe", "--tags", "--abbrev=0"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    return tag
+
+
+def price(item):
+    return PRICES.get(item)
+
+
+def discount(amount):
+    return amount
+
+
+def newest(amount):
+    return amount
+'''
+
+PYPROJECT = """[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "shop"
+version = "0.1"
+requires-python = ">=3.9"
+
+[project.optional-dependencies]
+test = ["six"]
+docs = ["envfactory-no-such-docs-package-for-tests"]
+
+[tool.setuptools]
+py-modules = ["shop"]
+"""
+
+NEWONLY_SETUP = """import sys
+from setuptools import setup
+
+if sys.version_info < (3, 13):
+    sys.exit("error: newonly needs Python 3.13 or newer")
+setup(name="newonly", version="1.0", py_modules=["newonly"])
+"""
+
+
+def _fix(r: MadeRepo, old: str, new: str, test: str, body: str, label: str, msg: str) -> str:
+    r.write("shop.py", (r.path / "shop.py").read_text().replace(old, new))
+    r.write(f"tests/{test}", body)
+    return r.commit(label, msg)
+
+
+def declared_repo(path: Path) -> MadeRepo:
+    """What a project declares, one commit each: root (tag v1.0) → extra-fix (its test
+    imports `six`, from the `test` extra) → absent-fix (its test imports a module nobody
+    installs) → version-fix (its test needs the past tag) → lookup-fix (its test requires
+    `LookupError`, its message says "an exception") → revert (of extra-fix) → add-newonly
+    (a requirement that builds only on Python 3.13) → newonly-fix (its test needs it)."""
+    r = init_repo(path)
+    r.write("shop.py", SHOP_V0)
+    r.write("pyproject.toml", PYPROJECT)
+    r.write("tests/test_base.py", "def test_nothing():\n    assert True\n")
+    r.commit("root", "shop: prices and totals")
+    r.git("tag", "-a", "v1.0", "-m", "release 1.0")
+    _fix(r, "sum(prices) - 1", "sum(prices)", "test_total.py",
+         "import six\n\nfrom shop import total\n\n\ndef test_total():\n"
+         "    assert six.PY3 and total([1, 2]) == 3\n",
+         "extra-fix", "Fix total: it dropped one unit")  # fmt: skip
+    _fix(r, "return amount\n\n\ndef version", "return amount * 1.2\n\n\ndef version",
+         "test_tax.py", "import envfactory_absent_module\n\nfrom shop import tax\n\n\n"
+         "def test_tax():\n    assert tax(10) == 12\n",
+         "absent-fix", "Fix tax: add VAT")  # fmt: skip
+    _fix(r, "    return tag\n", '    return tag.removeprefix("v")\n', "test_version.py",
+         'from shop import version\n\n\ndef test_version():\n    assert version() == "1.0"\n',
+         "version-fix", "version(): drop the tag's leading v")  # fmt: skip
+    _fix(r, "    return PRICES.get(item)\n",
+         "    if item not in PRICES:\n        raise LookupError(item)\n    return PRICES[item]\n",
+         "test_price.py", "import pytest\n\nfrom shop import price\n\n\ndef test_unknown():\n"
+         "    with pytest.raises(LookupError):\n        price('plum')\n",
+         "lookup-fix", "price(): raise an exception for an unknown item")  # fmt: skip
+    r.git("revert", "--no-edit", r.commits["extra-fix"])
+    r.commits["revert"] = r.git("rev-parse", "HEAD")
+    r.write("requirements.txt", "./vendor/newonly\n")
+    r.write("vendor/newonly/setup.py", NEWONLY_SETUP)
+    r.write("vendor/newonly/newonly.py", "def half(x):\n    return x / 2\n")
+    r.commit("add-newonly", "Depend on newonly")
+    _fix(r, "def newest(amount):\n    return amount\n",
+         "def newest(amount):\n    from newonly import half\n\n    return half(amount)\n",
+         "test_newest.py", "from shop import newest\n\n\ndef test_newest():\n"
+         "    assert newest(4) == 2\n",
+         "newonly-fix", "newest(): halve the amount with newonly")  # fmt: skip
+    return r

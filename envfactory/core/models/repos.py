@@ -15,7 +15,9 @@ from pydantic import Field
 from .base import ArtifactKey, Model
 
 #: what became of one commit scanned
-CandidateOutcome = Literal["published", "dropped", "rejected", "stored"]
+#: (held: stored, not gated, for a reviewer: the tests require names the instruction
+#: does not give, and the repository settings hold such candidates)
+CandidateOutcome = Literal["published", "dropped", "rejected", "stored", "held"]
 #: how far a commit got (the yield table counts each stage reached)
 CandidateStage = Literal["scanned", "candidate", "buildable", "fail_to_pass", "gated", "published"]
 #: why a commit did not become a published environment (the yield table counts these)
@@ -29,7 +31,11 @@ DropKind = Literal[
     "invalid_task",
     "fix_does_not_apply",
     "tests_did_not_report",
+    "reverts_visible_commit",
+    "collection_error",
+    "fails_at_commit",
     "no_fail_to_pass",
+    "underspecified",
     "gates_failed",
     "publish_refused",
     "error",
@@ -59,6 +65,30 @@ class CandidateInput(Model):
     hunk_max: int = Field(default=6, ge=0)
     suite: str = "repo"
     test_timeout_s: int = Field(default=300, gt=0)
+    #: a candidate whose fail-to-pass tests require names its instruction does not give
+    #: is held for review (True) or gated and published like any other (False)
+    hold_underspecified: bool = True
+
+
+class TestCounts(Model):
+    """The touched tests' outcomes on one side (parent or commit): `errors` are files
+    that did not collect; `not_collected` are tests the other side ran that this side
+    never reached."""
+
+    __test__ = False  # not a pytest class
+
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    errors: int = 0
+    not_collected: int = 0
+
+    def __str__(self) -> str:
+        parts = [f"{self.passed} passed", f"{self.failed} failed"]
+        parts += [f"{self.skipped} skipped"] if self.skipped else []
+        parts += [f"{self.errors} files did not collect"] if self.errors else []
+        parts += [f"{self.not_collected} not collected"] if self.not_collected else []
+        return ", ".join(parts)
 
 
 class HunkRef(Model):
@@ -96,6 +126,16 @@ class CandidateResult(Model):
     #: "the tests do not exercise hunk N of file F", one per hunk a rewarded partial lacks
     findings: tuple[str, ...] = ()
     instruction_source: InstructionSource = "template"
+    #: the touched tests' counts at the parent and at the commit (None: they never ran)
+    parent_counts: TestCounts | None = None
+    commit_counts: TestCounts | None = None
+    #: the toolchain the image was built with ("3.11") and why it was chosen
+    toolchain: str | None = None
+    toolchain_why: str = ""
+    #: what the image installed, each with where the project declares it
+    installed: tuple[str, ...] = ()
+    #: names the fail-to-pass tests require that the instruction does not give
+    unsaid_names: tuple[str, ...] = ()
     #: tokens a model spent writing the instruction (0 for a template's)
     tokens: int = 0
     cpu_s: float = 0.0
