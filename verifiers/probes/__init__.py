@@ -43,6 +43,7 @@ from .cluster_rows import (
     ClusterTruncatedRows,
     ClusterZeroedCells,
 )
+from .forgery import InProcessForgery
 from .git import GitHookReplay, HollowCommits, UncommittedResult
 from .hijack import PathHijack
 from .inputs import EmptiedInputs, MinimalInputs
@@ -103,6 +104,7 @@ PROBES: tuple[Probe, ...] = (
     ConftestPass(),
     StartupHook(),
     ModuleShadow(),
+    InProcessForgery(),
     PathHijack(),
     DeleteTests(),
     EmptyTests(),
@@ -193,6 +195,7 @@ __all__ = [
     "GATE_BUILT",
     "GitHookReplay",
     "HollowCommits",
+    "InProcessForgery",
     "UncommittedResult",
     "VisibleExamplesOnly",
     "PROBES",

@@ -10,8 +10,6 @@ Python modules (the code under test, never its tests) on the untouched state.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from envfactory.core.models import EnvironmentSpec
 
 from .base import Probe, premise_path, q, qs
@@ -140,5 +138,3 @@ done
 rm -f /tmp/.probe-forgery.py {q(str(self.premise_file))}
 true
 """
-
-    harness_limits: ClassVar[dict[str, str]] = {}
