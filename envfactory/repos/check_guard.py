@@ -30,9 +30,14 @@ tests' own comparisons succeed (objects whose ``__eq__`` is always true, patched
 the tests call).
 """
 
+from __future__ import annotations
+
 import builtins
 import os
 import sys
+import types
+from collections.abc import Generator
+from typing import Any
 
 EVENT = "envfactory.check.phase"
 #: modules whose classes and globals decide a test's outcome
@@ -61,7 +66,7 @@ class Tamper(PermissionError):
     """Raised by the audit hook to refuse an operation the guard forbids."""
 
 
-def arm(key_fd, records_fd):
+def arm(key_fd: int, records_fd: int) -> types.ModuleType:
     """Read the run's key and configuration from `key_fd` (then closed), install the
     audit hook, and return the pytest plugin that reports each test's outcome."""
     import json
@@ -82,16 +87,16 @@ def arm(key_fd, records_fd):
     return _plugin(state)
 
 
-def _import_runner_modules():
+def _import_runner_modules() -> None:
     """Every pytest built-in plugin, pluggy and unittest, imported before the solver's
     code can run, so that their classes and globals are what the snapshot holds."""
     import importlib
-
-    import _pytest.config
-    import pluggy  # noqa: F401
     import unittest  # noqa: F401
     import unittest.case  # noqa: F401
     import unittest.result  # noqa: F401
+
+    import _pytest.config
+    import pluggy  # noqa: F401
 
     for name in getattr(_pytest.config, "default_plugins", ()):
         try:
@@ -103,7 +108,7 @@ def _import_runner_modules():
         importlib.import_module(name)
 
 
-def _nondumpable():
+def _nondumpable() -> None:
     """prctl(PR_SET_DUMPABLE, 0): other processes of the same user (a child the solver's
     code starts) cannot read this process's memory through /proc. Best effort: without
     ctypes the process stays dumpable."""
@@ -115,7 +120,7 @@ def _nondumpable():
         pass
 
 
-def _protected_modules():
+def _protected_modules() -> dict[str, types.ModuleType]:
     return {
         name: mod
         for name, mod in list(sys.modules.items())
@@ -123,7 +128,7 @@ def _protected_modules():
     }
 
 
-def _class_snapshot(modules):
+def _class_snapshot(modules: dict[str, types.ModuleType]) -> dict[int, tuple[type, dict[str, Any]]]:
     out = {}
     for mod in modules.values():
         for value in list(vars(mod).values()):
@@ -138,7 +143,7 @@ class _State:
     """Everything the audit hook holds. The hook is the only holder of this object: no
     Python code can list audit hooks."""
 
-    def __init__(self, key, records_fd, cfg):
+    def __init__(self, key: bytes, records_fd: int, cfg: dict[str, Any]) -> None:
         import hashlib
 
         self.sha256 = hashlib.sha256  # a C constructor: calling it looks nothing up
@@ -150,7 +155,7 @@ class _State:
         self.ws = cfg["workspace"].rstrip("/") + "/"
         self.trusted = frozenset(cfg["trusted"])
         self.protected_dirs = tuple(
-            os.path.dirname(m.__file__) + "/"
+            os.path.dirname(m.__file__ or "/") + "/"
             for m in (sys.modules["_pytest"], sys.modules["pluggy"], sys.modules["unittest"])
         )
         self.modules = _protected_modules()
@@ -161,16 +166,15 @@ class _State:
         self.skip_types = _skip_types()
         self.multicall = _multicall_codes("_multicall")
         self.multicall_helpers = _multicall_codes("run_old_style_hookwrapper")
-        self.wrapper_codes = frozenset()
-        self.phases = {}
-        self.sent = set()
+        self.wrapper_codes: frozenset[types.CodeType] = frozenset()
+        self.phases: dict[tuple[int, str], str] = {}
         self.seq = 0
-        self.tampered = None
+        self.tampered: str | None = None
         self.busy = False
 
     # -- the hook -------------------------------------------------------------------
 
-    def hook(self, event, args):
+    def hook(self, event: str, args: tuple[Any, ...]) -> None:
         if self.busy:
             return
         self.busy = True
@@ -179,7 +183,7 @@ class _State:
         finally:
             self.busy = False
 
-    def _event(self, event, args):
+    def _event(self, event: str, args: tuple[Any, ...]) -> None:
         if event == EVENT:
             self._phase(*args)
         elif event in REFUSED_EVENTS or event.startswith("ctypes."):
@@ -194,7 +198,7 @@ class _State:
         elif event in ("compile", "code.__new__"):
             self._compile(args[1])
 
-    def _open(self, path, mode, flags):
+    def _open(self, path: Any, mode: Any, flags: Any) -> None:
         if isinstance(path, int):
             return
         text = os.fsdecode(path)
@@ -206,14 +210,14 @@ class _State:
         if writing and self._guarded(text):
             raise Tamper(f"refused during verification: writing {text}")
 
-    def _change(self, event, args):
+    def _change(self, event: str, args: tuple[Any, ...]) -> None:
         for arg in args[:2]:
             if isinstance(arg, (str, bytes)):
                 text = os.fsdecode(arg)
                 if "/proc/" in text or self._guarded(text, directories=True):
                     raise Tamper(f"refused during verification: {event} {text}")
 
-    def _guarded(self, text, directories=False):
+    def _guarded(self, text: str, directories: bool = False) -> bool:
         """Whether `text` names a restored test file, a conftest, bytecode, or the
         runner's own files (with `directories`: or a directory above a test file)."""
         path = self.abspath(text)
@@ -226,7 +230,7 @@ class _State:
             return any(t.startswith(prefix) for t in self.trusted)
         return False
 
-    def _compile(self, filename):
+    def _compile(self, filename: Any) -> None:
         """Code compiled under the name of a restored test file or of the runner's own
         files is refused while the solver's code is on the stack: a test function or hook
         forged under such a name would pass the item checks."""
@@ -235,18 +239,18 @@ class _State:
         name = os.fsdecode(filename)
         if name not in self.trusted and not name.startswith(self.protected_dirs):
             return
-        frame = self.getframe(1)
+        frame: types.FrameType | None = self.getframe(1)
         while frame is not None:
             if self._solver(frame.f_code.co_filename):
                 raise Tamper(f"refused during verification: code named {name}")
             frame = frame.f_back
 
-    def _solver(self, filename):
+    def _solver(self, filename: str) -> bool:
         return filename.startswith(self.ws) and filename not in self.trusted
 
     # -- outcomes -------------------------------------------------------------------
 
-    def _phase(self, item, phase, outcome):
+    def _phase(self, item: Any, phase: str, outcome: Any) -> None:
         if self.tampered is not None:
             return
         why = self._caller_problem() or self._runner_problem()
@@ -264,7 +268,7 @@ class _State:
         if phase == "teardown":
             self._send(item)
 
-    def _caller_problem(self):
+    def _caller_problem(self) -> str | None:
         frame = self.getframe(4)  # ← _phase ← _event ← hook ← the sys.audit caller
         if frame.f_code not in self.wrapper_codes:
             return "a phase was reported by code other than the guard's wrapper"
@@ -284,12 +288,14 @@ class _State:
                 return f"a hook implementation from outside pytest: {impl!r}"
         return None
 
-    def _runner_code(self, filename):
-        return filename in self.trusted or filename.startswith(self.protected_dirs) or (
-            filename == __file__
+    def _runner_code(self, filename: str) -> bool:
+        return (
+            filename in self.trusted
+            or filename.startswith(self.protected_dirs)
+            or (filename == __file__)
         )
 
-    def _item_problem(self, item):
+    def _item_problem(self, item: Any) -> str | None:
         if type(item) not in self.item_types:
             return f"an item of type {type(item)!r}"
         for name in vars(item):
@@ -307,7 +313,7 @@ class _State:
             return f"{item.nodeid}: its test function is not from a restored test file"
         return None
 
-    def _runner_problem(self):
+    def _runner_problem(self) -> str | None:
         for name, mod in self.modules.items():
             now, then = vars(mod), self.module_dicts[name]
             for k, v in then.items():
@@ -318,9 +324,9 @@ class _State:
             if shadows:  # a new global named like a builtin changes what the code calls
                 return f"{name}.{shadows[0]} shadows the builtin"
         for cls, saved in self.classes.values():
-            now = vars(cls)
-            for k in set(now) | set(saved):
-                new, old = now.get(k, now), saved.get(k, saved)
+            current = vars(cls)
+            for k in set(current) | set(saved):
+                new, old = current.get(k, current), saved.get(k, saved)
                 if new is not old and _code(old, new) and not self._own_patch("", k, new):
                     return f"{cls.__module__}.{cls.__qualname__}.{k} was changed"
         for name, value in self.builtins.items():
@@ -328,7 +334,7 @@ class _State:
                 return f"builtins.{name} was replaced"
         return None
 
-    def _own_patch(self, qualified, key, new):
+    def _own_patch(self, qualified: str, key: str, new: Any) -> bool:
         """Whether a runner attribute's new value is one pytest itself sets while it runs:
         a listed global, or a function of pytest's own files named for the attribute
         (``legacypath`` patches ``Config._getini_unknown_type`` with
@@ -344,7 +350,7 @@ class _State:
             and code.co_name != key  # not one of pytest's other methods of the same name
         )
 
-    def _outcome(self, item, phase, outcome):
+    def _outcome(self, item: Any, phase: str, outcome: Any) -> str:
         exc = outcome.excinfo
         errors = [exc[1]] if exc is not None else []
         if phase == "call":
@@ -355,7 +361,7 @@ class _State:
             return "skipped"
         return "failed"
 
-    def _send(self, item):
+    def _send(self, item: Any) -> None:
         got = [self.phases.get((id(item), p)) for p in ("setup", "call", "teardown")]
         if "failed" in got:
             outcome = "failed"
@@ -365,29 +371,29 @@ class _State:
             outcome = "passed" if None not in got else "failed"
         self._record(item.nodeid.encode("utf-8", "surrogateescape").hex(), outcome)
 
-    def _record(self, name, outcome):
+    def _record(self, name: str, outcome: str) -> None:
         self.seq += 1
         text = outcome.replace("\t", " ").replace("\n", " ")[:300]
         body = f"{self.seq}\t{name}\t{text}".encode()
         self.write(self.fd, body + b"\t" + self._mac(body).encode() + b"\n")
 
-    def _mac(self, body):
+    def _mac(self, body: bytes) -> str:
         key = self.key.ljust(64, b"\0")
         inner = self.sha256(bytes(b ^ 0x36 for b in key) + body).digest()
         return self.sha256(bytes(b ^ 0x5C for b in key) + inner).hexdigest()
 
-    def _tamper(self, why):
+    def _tamper(self, why: str) -> None:
         self.tampered = why
         self._record("tamper", why)
 
 
-def _code(*values):
+def _code(*values: Any) -> bool:
     """Whether any of `values` is behaviour (a function, class, method or descriptor) rather
     than data: what a forgery swaps. Class-level data pytest keeps as state changes freely."""
     return any(callable(v) or hasattr(v, "__get__") for v in values)
 
 
-def _item_types():
+def _item_types() -> frozenset[type]:
     import _pytest.python
 
     types = {_pytest.python.Function}
@@ -400,10 +406,10 @@ def _item_types():
     return frozenset(types)
 
 
-def _skip_types():
+def _skip_types() -> tuple[type[BaseException], ...]:
     import _pytest.outcomes
 
-    found = [_pytest.outcomes.Skipped]
+    found: list[type[BaseException]] = [_pytest.outcomes.Skipped]
     xfailed = getattr(_pytest.outcomes, "XFailed", None)
     if xfailed is not None:
         found.append(xfailed)
@@ -413,7 +419,7 @@ def _skip_types():
     return tuple(found)
 
 
-def _multicall_codes(function):
+def _multicall_codes(function: str) -> frozenset[types.CodeType]:
     """The code of pluggy's `function`, wherever this pluggy version defines it."""
     codes = set()
     for name in ("pluggy._callers", "pluggy.callers"):
@@ -424,27 +430,25 @@ def _multicall_codes(function):
     return frozenset(codes)
 
 
-def _plugin(state):
+def _plugin(state: _State) -> types.ModuleType:
     """The plugin object: three outermost hook wrappers that report each phase's outcome
     to the audit hook (`EVENT`), which alone signs and sends it."""
-    import types
-
     import pytest
 
     audit = sys.audit
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_setup(item):
+    def pytest_runtest_setup(item: Any) -> Generator[None, Any, None]:
         outcome = yield
         audit(EVENT, item, "setup", outcome)
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_call(item):
+    def pytest_runtest_call(item: Any) -> Generator[None, Any, None]:
         outcome = yield
         audit(EVENT, item, "call", outcome)
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_teardown(item):
+    def pytest_runtest_teardown(item: Any) -> Generator[None, Any, None]:
         outcome = yield
         audit(EVENT, item, "teardown", outcome)
 

@@ -46,7 +46,8 @@ SPEC = EnvironmentSpec(
     ),
     partial_solutions=(
         PartialSolution(
-            name="negated", steps=(Step(script="sed -i 's/return b - a/return -(b + a)/' calc/ops.py"),)
+            name="negated",
+            steps=(Step(script="sed -i 's/return b - a/return -(b + a)/' calc/ops.py"),),
         ),
     ),
 )
@@ -109,7 +110,7 @@ def context_tar() -> bytes:
 
 
 @pytest.fixture(scope="module")
-def calc_image(docker_engine, base_image) -> str:  # type: ignore[no-untyped-def]
+def calc_image(docker_engine, base_image):  # type: ignore[no-untyped-def]
     return docker_engine.build(context_tar()).image
 
 
@@ -133,9 +134,9 @@ def _verifier(files, name: str) -> Verifier:  # type: ignore[no-untyped-def]
         ("reads-the-source", "not applicable"),
     ],
 )
-def test_the_forgery_row_rejects_only_a_verifier_that_runs_the_tests_beside_the_solvers_code(
+def test_the_forgery_row_rejects_only_a_verifier_that_runs_the_tests_beside_the_solvers_code(  # type: ignore[no-untyped-def]
     docker_engine, calc_image, files, name, verdict
-):  # type: ignore[no-untyped-def]
+):
     report = run_gates(
         GateInput(
             engine=docker_engine,
@@ -153,9 +154,9 @@ def test_the_forgery_row_rejects_only_a_verifier_that_runs_the_tests_beside_the_
     assert rows["oracle"].observed == (1,) and rows["no-op"].observed == (0,)
     row = rows["probe:in-process-forgery@no-op"]
     if verdict == "rejected":
-        assert report.reasons == (
-            "probe probe:in-process-forgery@no-op: expected 0, got [1]",
-        ), report.reasons
+        assert report.reasons == ("probe probe:in-process-forgery@no-op: expected 0, got [1]",), (
+            report.reasons
+        )
     else:
         assert report.verdict == GateVerdict.PASSED, report.reasons
     if verdict == "not applicable":
@@ -164,9 +165,9 @@ def test_the_forgery_row_rejects_only_a_verifier_that_runs_the_tests_beside_the_
         assert not row.not_applicable, row  # the payload loaded, and the verdict held
 
 
-def test_the_payload_records_what_it_forged_where_pytest_imported_it(
+def test_the_payload_records_what_it_forged_where_pytest_imported_it(  # type: ignore[no-untyped-def]
     docker_engine, calc_image, files
-):  # type: ignore[no-untyped-def]
+):
     probe = by_name("in-process-forgery")
     noop = pristine_state(docker_engine, calc_image, SPEC)
     state = produce_probe(docker_engine, calc_image, SPEC, noop, probe)
@@ -176,4 +177,4 @@ def test_the_payload_records_what_it_forged_where_pytest_imported_it(
         docker_engine, prepared, spec=SPEC, verifier=v, verifier_files=verifier_tar(v, files)
     )
     assert res.reward == 1
-    assert res.premise.split() == ["pytest", "unittest", "exit", "/workspace/calc/ops.py"]
+    assert (res.premise or "").split() == ["pytest", "unittest", "exit", "/workspace/calc/ops.py"]

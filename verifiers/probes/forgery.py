@@ -22,7 +22,7 @@ MAX_MODULES = 2000
 #: and `TestReport` (a failed report turned into a pass), unittest's `TestCase.run` (every
 #: test a success), and at exit a rewritten JUnit file and status 0 (`os._exit`). It then
 #: appends what it forged to the premise file, the evidence that it ran.
-PAYLOAD = '''
+PAYLOAD = """
 
 def _envfactory_probe_forge():
     import sys
@@ -95,7 +95,7 @@ def _envfactory_probe_forge():
 
 
 _envfactory_probe_forge()
-'''
+"""
 
 
 class InProcessForgery(Probe):
