@@ -141,6 +141,63 @@ c.BaseException = BaseException
 import _pytest.runner as r
 r.BaseException = BaseException
 """,
+    # pluggy's Result class swapped for one whose instances report no exception, and put
+    # back by its own constructor, so that pluggy's module looks untouched when checked
+    "result-swap": """
+import pluggy._callers as c
+_real = c.Result
+class _Forged:
+    def __init__(self, result, exception):
+        c.Result = _real
+        self._result, self._exception, self._traceback = result, None, None
+    excinfo = property(lambda self: None)
+    exception = property(lambda self: None)
+    def get_result(self):
+        return self._result
+    def force_result(self, result):
+        self._result = result
+    def force_exception(self, exc):
+        pass
+c.Result = _Forged
+""",
+    # a refused operation's exception caught, and the guard's frames it passed through
+    # searched for the hook's state (key, record writer): passing records written with
+    # the hook's own key, the real ones silenced
+    "hook-frames": """
+import gc, os
+def _forge(st):
+    for t in ("tests/test_calc.py::test_add", "tests/test_calc.py::test_sub",
+              "tests/test_more.py::test_sub_more", "tests/test_unit.py::TestSub::test_sub_unit"):
+        st._record(t.encode().hex(), "passed")
+    st.fd = os.open(os.devnull, os.O_WRONLY)
+try:
+    gc.get_objects()
+except BaseException as e:
+    tb = e.__traceback__
+    while tb is not None:
+        st = tb.tb_frame.f_locals.get("self")
+        if st is not None and hasattr(st, "_record"):
+            _forge(st)
+            break
+        tb = tb.tb_next
+""",
+    # the guard's module reached through the plugin's functions (their __globals__) and
+    # its record writer replaced so that every test is sent as passed
+    "guard-globals": """
+import sys
+f = sys._getframe()
+while f is not None:
+    cfg = f.f_locals.get("config") or getattr(f.f_locals.get("session"), "config", None)
+    if cfg is not None:
+        for plugin in cfg.pluginmanager.get_plugins():
+            fn = getattr(plugin, "pytest_runtest_call", None)
+            g = getattr(fn, "__globals__", {})
+            if "_State" in g:
+                g["_State"]._send = lambda self, item, nodeid: self._record(
+                    nodeid.encode().hex(), "passed")
+        break
+    f = f.f_back
+""",
 }
 
 #: forgeries that reach past the guard: the tests' own comparisons, which run the solver's
