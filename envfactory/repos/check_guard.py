@@ -62,6 +62,11 @@ WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 #: types of values that are data whatever they hold (a new class attribute of one of these
 #: is state, such as a warning's "shown" flag, never behaviour)
 PLAIN_TYPES = (bool, int, float, str, bytes, tuple, list, dict, set, frozenset, type(None))
+#: audit events that change paths: which take two paths, and where their directory
+#: descriptor argument is (a path relative to it is not relative to the working directory)
+TWO_PATHS = frozenset({"os.rename", "os.replace", "os.link", "os.symlink"})
+DIR_FD_ARG = {"os.rename": 2, "os.replace": 2, "os.link": 2, "os.symlink": 2,
+              "os.remove": 1, "os.rmdir": 1, "os.chmod": 2, "shutil.rmtree": 1}  # fmt: skip
 #: the tests' process ends with this status when the hook refuses an operation
 REFUSED_STATUS = 70
 
@@ -174,6 +179,7 @@ class _State:
         self.write = os.write
         self.exit = os._exit
         self.getcwd = os.getcwd
+        self.readlink = os.readlink
         self.getframe = sys._getframe
         self.attr = object.__getattribute__
         self.builtins_dict = vars(builtins)
@@ -194,6 +200,7 @@ class _State:
         self.result_type = _result_type()
         self.impl_type = _impl_type()
         self.function_types = (types.FunctionType, types.MethodType)
+        self.runner_hooks = _runner_hooks()
         self.multicall = _multicall_codes("_multicall")
         self.multicall_helpers = _multicall_codes("run_old_style_hookwrapper")
         self.wrapper_codes: frozenset[types.CodeType] = frozenset()
@@ -244,10 +251,26 @@ class _State:
             return path.decode("utf-8", "surrogateescape")
         return None
 
-    def _abs(self, text: str) -> str:
-        """`text` made absolute and normalised, with string methods only."""
+    def _dir_fd(self, event: str, args: tuple[Any, ...], i: int) -> Any:
+        """The directory descriptor the `i`-th path of `event` is relative to (None: the
+        working directory)."""
+        at = DIR_FD_ARG.get(event)
+        if at is None:
+            return None
+        at = at + i if event in TWO_PATHS and event != "os.symlink" else at
+        return args[at] if len(args) > at else None
+
+    def _abs(self, text: str, dir_fd: Any = None) -> str:
+        """`text` made absolute (from the working directory, or from `dir_fd`'s
+        directory) and normalised, with string methods only."""
         if not text.startswith("/"):
-            text = self.getcwd() + "/" + text
+            base = self.getcwd()
+            if type(dir_fd) is int:
+                try:
+                    base = self.readlink("/proc/self/fd/" + str(dir_fd))
+                except OSError:
+                    base = "/nonexistent-directory"
+            text = base + "/" + text
         parts: list[str] = []
         for part in text.split("/"):
             if part == "..":
@@ -275,13 +298,14 @@ class _State:
         return None
 
     def _change(self, event: str, args: tuple[Any, ...]) -> str | None:
-        for arg in args[:2]:
+        paths = args[:2] if event in TWO_PATHS else args[:1]
+        for i, arg in enumerate(paths):
             if type(arg) is int or arg is None:
                 continue
             text = self._text(arg)
             if text is None:
                 return "refused: " + event + " of a path given as an object"
-            name = self._abs(text)
+            name = self._abs(text, self._dir_fd(event, args, i))
             if "/proc/" in text or self._guarded(name, directories=True):
                 return "refused: " + event + " " + name
         return None
@@ -364,11 +388,19 @@ class _State:
         impls: Any = caller.f_locals.get("hook_impls")
         if type(impls) not in (list, tuple):
             return "pluggy was called with hook implementations it did not make"
+        functions = []
         for impl in impls:
             if type(impl) is not self.impl_type:
                 return "pluggy was called with hook implementations it did not make"
-            if not self._runner_code(self._code_of(self.attr(impl, "function"))):
+            functions.append(self.attr(impl, "function"))
+            if not self._runner_code(self._code_of(functions[-1])):
                 return "a hook implementation from outside pytest"
+        # the phase ran pytest's own runner (a call with the guard's wrapper alone would
+        # "pass" any item)
+        hook_name: Any = caller.f_locals.get("hook_name")
+        runner = self.runner_hooks.get(hook_name) if type(hook_name) is str else None
+        if runner is None or not any(fn is runner for fn in functions):
+            return "a phase ran without pytest's runner"
         return None
 
     def _code_of(self, fn: Any) -> types.CodeType | None:
@@ -395,6 +427,11 @@ class _State:
             or code.co_filename not in self.trusted
         ):
             return nodeid + ": its test function is not from a restored test file"
+        # the function is the one the node id names: its file, and its name
+        if code.co_filename != self.ws + nodeid.split("::")[0]:
+            return nodeid + ": its test function is from another file"
+        if code.co_name != nodeid.split("[")[0].rsplit("::", 1)[-1]:
+            return nodeid + ": its test function is " + code.co_name
         return None
 
     def _method_of(self, cls: type, name: str) -> bool:
@@ -563,6 +600,16 @@ def _skip_types() -> tuple[type[BaseException], ...]:
 
     found.append(unittest.SkipTest)
     return tuple(found)
+
+
+def _runner_hooks() -> dict[str, Any]:
+    """Hook name → pytest's own implementation that runs that phase of a test."""
+    import _pytest.runner
+
+    return {
+        name: getattr(_pytest.runner, name)
+        for name in ("pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown")
+    }
 
 
 def _result_type() -> type:

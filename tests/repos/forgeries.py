@@ -198,6 +198,51 @@ while f is not None:
         break
     f = f.f_back
 """,
+    # every item rebuilt, under its own name, around a test function that passes
+    # (test_add), by a thread that waits for pytest's item list
+    "borrowed-function": """
+import sys, threading, time
+f = sys._getframe()
+session = None
+while f is not None and session is None:
+    session = f.f_locals.get("session")
+    f = f.f_back
+def _swap():
+    from _pytest.python import Function
+    for _ in range(400):
+        items = getattr(session, "items", None)
+        if items:
+            good = next(i for i in items if i.name == "test_add")
+            items[:] = [Function.from_parent(i.parent, name=i.name, callobj=good.obj)
+                        if isinstance(i, Function) and type(i) is Function else i
+                        for i in items]
+            return
+        time.sleep(0.005)
+threading.Thread(target=_swap, daemon=True).start()
+""",
+    # from inside a test, pluggy asked to run each phase of every item with the guard's
+    # own wrapper alone (no test runs, nothing raises), then the session stopped
+    "wrapper-alone": """
+import sys
+def _forge_all():
+    f = sys._getframe()
+    while f is not None and "item" not in f.f_locals:
+        f = f.f_back
+    if f is None:
+        return
+    session = f.f_locals["item"].session
+    pm = session.config.pluginmanager
+    for it in list(session.items):
+        for phase in ("setup", "call", "teardown"):
+            hc = getattr(pm.hook, "pytest_runtest_" + phase)
+            mine = [i for i in hc.get_hookimpls() if "check_guard" in str(i.plugin_name)]
+            hc._hookexec(hc.name, mine, {"item": it, "nextitem": None}, False)
+    session.shouldstop = "forged"
+_real_add = add
+def add(a, b):
+    _forge_all()
+    return _real_add(a, b)
+""",
 }
 
 #: forgeries that reach past the guard: the tests' own comparisons, which run the solver's

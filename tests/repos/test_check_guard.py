@@ -55,7 +55,7 @@ EXPECT = [
 #: forgeries that turn at least one failing test into a pass for the weak verifier (the
 #: others are shown against check.py's own channel: its records, its restored files)
 FOOLS_THE_WEAK = {
-    "call-and-report", "frames-plugin", "function-runtest", "gc-and-ctypes", "module-swap",
+    "borrowed-function", "call-and-report", "frames-plugin", "function-runtest", "gc-and-ctypes", "module-swap",
     "records-and-exit", "rewrite-tests", "thread-items", "unittest-result",
 }  # fmt: skip
 
