@@ -350,8 +350,11 @@ class _State:
         nodeid: Any
         if self.tampered is not None:
             return
-        why = self._caller_problem() or self._runner_problem()
-        if why is None and (type(phase) is not str or type(outcome) is not self.result_type):
+        if type(phase) is not str or phase not in ("setup", "call", "teardown"):
+            self._tamper("a phase that pytest does not run")
+            return
+        why = self._caller_problem(phase) or self._runner_problem()
+        if why is None and type(outcome) is not self.result_type:
             why = "a phase reported with a forged result"
         if why is None and type(item) not in self.item_types:
             why = "an item of a type pytest does not make"
@@ -372,7 +375,7 @@ class _State:
         if phase == "teardown":
             self._send(item, nodeid)
 
-    def _caller_problem(self) -> str | None:
+    def _caller_problem(self, phase: str) -> str | None:
         frame = self.getframe(4)  # ← _phase ← _event ← hook ← the sys.audit caller
         if frame.f_code not in self.wrapper_codes:
             return "a phase was reported by code other than the guard's wrapper"
@@ -397,8 +400,7 @@ class _State:
                 return "a hook implementation from outside pytest"
         # the phase ran pytest's own runner (a call with the guard's wrapper alone would
         # "pass" any item)
-        hook_name: Any = caller.f_locals.get("hook_name")
-        runner = self.runner_hooks.get(hook_name) if type(hook_name) is str else None
+        runner = self.runner_hooks.get("pytest_runtest_" + phase)
         if runner is None or not any(fn is runner for fn in functions):
             return "a phase ran without pytest's runner"
         return None
@@ -493,20 +495,21 @@ class _State:
 
     def _own_patch(self, qualified: str, key: str, new: Any) -> bool:
         """Whether a runner attribute's new value is one pytest itself sets while it runs:
-        a listed global, or a function of pytest's own files named for the attribute
-        (``legacypath`` patches ``Config._getini_unknown_type`` with
-        ``Config__getini_unknown_type``)."""
+        a listed global, or a module-level function of pytest's own files (``legacypath``
+        adds ``Session.startdir`` as a property of ``Session_stardir``). Never a method of
+        another of pytest's classes: ``Function.runtest = Item.setup`` would pass any test."""
         if qualified in RUNTIME_GLOBALS:
             return True
         if type(new) is property:
             new = new.fget
-        code = self._code_of(new)
+        if type(new) is not types.FunctionType:
+            return False
+        code = new.__code__
         return (
-            code is not None
-            and type(code.co_filename) is str
+            type(code.co_filename) is str
             and code.co_filename.startswith(self.protected_dirs)
-            and code.co_name.endswith(key)
-            and code.co_name != key  # not one of pytest's other methods of the same name
+            and type(new.__qualname__) is str
+            and "." not in new.__qualname__
         )
 
     def _outcome(self, item: Any, phase: str, outcome: Any) -> str:
@@ -613,16 +616,28 @@ def _runner_hooks() -> dict[str, Any]:
 
 
 def _result_type() -> type:
-    import pluggy
-
-    found: type = getattr(pluggy, "Result", None) or pluggy._result._Result
-    return found
+    """pluggy's result class, wherever this pluggy version defines it."""
+    return _pluggy_class(("Result", "_Result"), ("pluggy", "pluggy._result", "pluggy.callers"))
 
 
 def _impl_type() -> type:
-    import pluggy
+    """pluggy's hook implementation class, wherever this pluggy version defines it."""
+    return _pluggy_class(("HookImpl",), ("pluggy", "pluggy._hooks", "pluggy.hooks"))
 
-    return pluggy.HookImpl if hasattr(pluggy, "HookImpl") else type(None)
+
+def _pluggy_class(names: tuple[str, ...], modules: tuple[str, ...]) -> type:
+    import importlib
+
+    for module in modules:
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:
+            continue
+        for name in names:
+            found = getattr(mod, name, None)
+            if isinstance(found, type):
+                return found
+    return type(None)  # unknown pluggy: nothing matches, the guard signs nothing
 
 
 def _multicall_codes(function: str) -> frozenset[types.CodeType]:
