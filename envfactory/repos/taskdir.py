@@ -6,7 +6,7 @@ run it like any task.
     environment/            Dockerfile (the runner's) + repo.bundle (history up to the parent)
     solution/solve.sh       the fix's non-test diff, applied with `git apply`
     solution/partial/*.sh   subsets of its hunks (hunk-N-only, without-hunk-N)
-    tests/                  test.sh → check.py, expected.json, pytest.ini, files/ (the
+    tests/                  test.sh → check.py (+ check_guard.py), expected.json, pytest.ini, files/ (the
                             test files at the fix commit, restored at verification time)
 """
 
@@ -23,6 +23,8 @@ from .runners import WORKSPACE, TestRunner
 from .wording import Written
 
 CHECK_SCRIPT = Path(__file__).with_name("check_script.py")
+#: loaded by check.py into the tests' process before the workspace's code (check_guard.py)
+CHECK_GUARD = Path(__file__).with_name("check_guard.py")
 #: lines of a commit message that look like a diff are left out of the instruction
 _MERGE = re.compile(r"^Merge (pull request|branch|remote-tracking branch) ")
 _DIFF_LINE = re.compile(r"^(diff --git |\+\+\+ |--- |@@ |index [0-9a-f]+\.\.)")
@@ -140,6 +142,7 @@ def _write_tests(tests: Path, parts: TaskParts) -> None:
         (tests / "files" / rel).parent.mkdir(parents=True, exist_ok=True)
         (tests / "files" / rel).write_bytes(data)
     shutil.copyfile(CHECK_SCRIPT, tests / "check.py")
+    shutil.copyfile(CHECK_GUARD, tests / "check_guard.py")
     (tests / "pytest.ini").write_text("[pytest]\n")
     config = {
         "runner": parts.runner.name,

@@ -44,6 +44,7 @@ from .cluster_rows import (
     ClusterTruncatedRows,
     ClusterZeroedCells,
 )
+from .forgery import InProcessForgery
 from .git import GitHookReplay, HollowCommits, UncommittedResult
 from .hijack import PathHijack
 from .inputs import EmptiedInputs, MinimalInputs
@@ -105,6 +106,7 @@ PROBES: tuple[Probe, ...] = (
     ConftestPass(),
     StartupHook(),
     ModuleShadow(),
+    InProcessForgery(),
     PathHijack(),
     DeleteTests(),
     EmptyTests(),
@@ -197,6 +199,7 @@ __all__ = [
     "GATE_BUILT",
     "GitHookReplay",
     "HollowCommits",
+    "InProcessForgery",
     "UncommittedResult",
     "VisibleExamplesOnly",
     "PROBES",
