@@ -12,7 +12,15 @@ import tarfile
 from collections.abc import Mapping
 from typing import Any
 
-from envfactory.core.models import EnvironmentSpec, FileEntry, GateReport, Provenance, Verifier
+from envfactory.core.models import (
+    BuildContext,
+    EnvironmentSpec,
+    FileEntry,
+    GateReport,
+    Provenance,
+    Step,
+    Verifier,
+)
 from verifiers.gates import GateInput, run_gates
 from verifiers.surface import traced_battery
 
@@ -29,6 +37,20 @@ def context_tar(files: Mapping[str, str]) -> bytes:
             info.size = len(data)
             tf.addfile(info, io.BytesIO(data))
     return buf.getvalue()
+
+
+def app_spec(name: str, instruction: str, *steps: tuple[str, str]) -> EnvironmentSpec:
+    """A task working in /app (its only workspace) whose reference runs `steps`, each
+    (title, shell script)."""
+    return EnvironmentSpec(
+        id=f"env-{name}",
+        name=name,
+        instruction=instruction,
+        build=BuildContext(files=()),
+        workdir="/app",
+        workspace_paths=("/app",),
+        reference_solution=tuple(Step(title=t, script=script) for t, script in steps),
+    )
 
 
 def workspace_of(

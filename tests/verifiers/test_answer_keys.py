@@ -14,11 +14,11 @@ import gzip
 
 import pytest
 
-from envfactory.core.models import BuildContext, EnvironmentSpec, Step, TaskVerdict
+from envfactory.core.models import EnvironmentSpec, TaskVerdict
 from verifiers.probes import by_name
 from verifiers.probes.answer_keys import answers, parse_found, within_reach
 
-from .gate_tasks import context_tar, gate_shell, workspace_of
+from .gate_tasks import app_spec, context_tar, gate_shell, workspace_of
 
 ORDERS = "customer,amount\nalice,10\nalice,20\nbob,5\nbob,7\ncarol,3\ncarol,4\n"
 TOTALS = "alice,30\nbob,12\ncarol,7\n"
@@ -40,15 +40,7 @@ VERIFIER = (
 
 
 def _spec(instruction: str = INSTRUCTION) -> EnvironmentSpec:
-    return EnvironmentSpec(
-        id="env-answer-keys",
-        name="answer-keys",
-        instruction=instruction,
-        build=BuildContext(files=()),
-        workdir="/app",
-        workspace_paths=("/app",),
-        reference_solution=(Step(title="sum", script=SOLVE),),
-    )
+    return app_spec("answer-keys", instruction, ("sum", SOLVE))
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from envfactory.core.models import BuildContext, EnvironmentSpec, Step, TaskVerdict
+from envfactory.core.models import EnvironmentSpec, TaskVerdict
 from verifiers.gate.plan import oracle_probes
 from verifiers.probes import PROBES, by_name
 from verifiers.probes.numbers import CentsOff, asks_for_cents
 
-from .gate_tasks import context_tar, gate_shell, workspace_of
+from .gate_tasks import app_spec, context_tar, gate_shell, workspace_of
 
 LEDGER = "account,balance\ncash,645.00\nbank,1200.35\nfees,-3.50\n"
 INSTRUCTION = (
@@ -63,15 +63,7 @@ def test_the_row_is_a_rejection_only_where_the_instruction_asks_for_cents(
 
 def _spec(instruction: str = INSTRUCTION) -> EnvironmentSpec:
     write = f"mkdir -p out && printf '%s' '{LEDGER}' > out/balances.csv"
-    return EnvironmentSpec(
-        id="env-cents",
-        name="cents",
-        instruction=instruction,
-        build=BuildContext(files=()),
-        workdir="/app",
-        workspace_paths=("/app",),
-        reference_solution=(Step(title="balances", script=write),),
-    )
+    return app_spec("cents", instruction, ("balances", write))
 
 
 #: compares each balance within 1.00: loose for a ledger due to the cent

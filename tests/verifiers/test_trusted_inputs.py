@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from envfactory.core.models import BuildContext, EnvironmentSpec, Step, TaskVerdict
+from envfactory.core.models import TaskVerdict
 from verifiers.probes import by_name
 from verifiers.probes.trusted import changed_setting
 from verifiers.surface import strace_bundle
 
-from .gate_tasks import context_tar, gate_shell
+from .gate_tasks import app_spec, context_tar, gate_shell
 
 SALES = "date,amount\n2024-02-10,5\n2024-03-01,10\n2024-03-15,20\n"
 DOCKERFILE = (
@@ -25,19 +25,11 @@ DOCKERFILE = (
 )
 PERIOD = "p=$(sed -n 's/^period *= *//p' /app/config.ini)"
 SUM = "awk -F, -v p=\"$p\" 'index($1,p)==1{s+=$2} END{print s+0}'"
-SPEC = EnvironmentSpec(
-    id="env-trusted-inputs",
-    name="trusted-inputs",
-    instruction=(
-        "Write /app/out/total.txt: the sum of the amounts in /app/data/sales.csv for the "
-        "period 2024-03 (March 2024), as a bare number."
-    ),
-    build=BuildContext(files=()),
-    workdir="/app",
-    workspace_paths=("/app",),
-    reference_solution=(
-        Step(title="sum", script=f"{PERIOD}; mkdir -p out; {SUM} data/sales.csv > out/total.txt"),
-    ),
+SPEC = app_spec(
+    "trusted-inputs",
+    "Write /app/out/total.txt: the sum of the amounts in /app/data/sales.csv for the "
+    "period 2024-03 (March 2024), as a bare number.",
+    ("sum", f"{PERIOD}; mkdir -p out; {SUM} data/sales.csv > out/total.txt"),
 )
 #: takes the period from the workspace's config, the data from its own copy
 TRUSTING = (
