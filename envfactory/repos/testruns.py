@@ -131,4 +131,18 @@ def _report(sb: Sandbox, label: str, timeout_s: int) -> tuple[dict[str, str], st
         raise Dropped(
             "buildable", "tests_did_not_report", f"the tests did not report at the {label}"
         ) from None
-    return {str(k): str(v) for k, v in data.items()}, (ran.stdout or "") + (ran.stderr or "")
+    log = (ran.stdout or "") + (ran.stderr or "")
+    return with_collect_errors({str(k): str(v) for k, v in data.items()}, log), log
+
+
+def with_collect_errors(report: dict[str, str], log: str) -> dict[str, str]:
+    """`report` plus a collection-error row (``::module``, failed) for each file the log's
+    "ERROR collecting" sections name that the report has no row for: a verdict read from
+    the tests' own records (the guarded check.py) holds no row for a file that never
+    collected, yet the file did not run."""
+    out = dict(report)
+    for path in _collect_sections(log):
+        module = "::" + path.removesuffix(".py").replace("/", ".")
+        if path.endswith(".py") and module not in out:
+            out[module] = "failed"
+    return out

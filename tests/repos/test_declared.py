@@ -191,3 +191,25 @@ def test_no_fail_to_pass_says_which_case_it_is() -> None:
     assert why_no_fail_to_pass(broken).reason == (
         "the tests do not collect at the commit: tests/test_x.py did not collect"
     )
+
+
+def test_a_file_the_log_says_did_not_collect_gets_its_error_row_once() -> None:
+    """The guarded check.py reports only tests that ran: a file that never collected has
+    no row of its own, so the log's "ERROR collecting" section supplies it."""
+    from envfactory.repos.testruns import TestRuns, with_collect_errors
+
+    log = (
+        "_____________ ERROR collecting tests/test_tax.py _____________\n"
+        "E   ModuleNotFoundError: No module named 'typeguard'\n"
+        "=========================== short test summary info ===\n"
+    )
+    got = with_collect_errors({"tests.test_a::t1": "passed"}, log)
+    assert got == {"tests.test_a::t1": "passed", "::tests.test_tax": "failed"}
+    assert with_collect_errors({"::tests.test_tax": "failed"}, log) == {
+        "::tests.test_tax": "failed"
+    }
+    runs = TestRuns(parent=got, commit=got, parent_log=log, commit_log=log)
+    assert runs.collect_errors("parent") == [
+        "tests/test_tax.py: ModuleNotFoundError: No module named 'typeguard'"
+    ]
+    assert runs.counts("parent").errors == 1
