@@ -106,7 +106,13 @@ def test_numbers_inside_identifiers_dates_versions_and_kept_lines_stay() -> None
 
 
 def test_perturbed_numbers_rewrite_only_named_data_the_oracle_wrote() -> None:
-    zero, one, scale, doubled, nan, lines = perturbed_numbers(ORACLE, PRISTINE, INSTRUCTION, "/app")
+    zero, one, scale, doubled, nan, lines, cents = perturbed_numbers(
+        ORACLE, PRISTINE, INSTRUCTION, "/app"
+    )
+    # only the two-decimal amounts move, by ten cents; the count of rows stays
+    assert cents.files["/app/out/summary.json"] == (
+        b'{"regions": {"eu": 120.60, "na": 100.09}, "total": 220.59, "rows": 2}\n'
+    )
     assert isinstance(doubled, DoubledNumbers) and set(doubled.files) == set(zero.files)
     assert isinstance(zero, ZeroedNumbers) and isinstance(scale, ScaledNumbers)
     assert isinstance(one, OneNumbers) and isinstance(lines, PlaceholderLines)
