@@ -123,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         seconds = from_log(args.log.read_text(errors="replace"))
         if not seconds:
             sys.exit(f"{args.log}: no pytest --durations lines in it")
-        pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *seconds], plugins=[rec])
+        # collect the files, not the ids: an id of the log may have been renamed since
+        files = sorted({t.split("::", 1)[0] for t in seconds if Path(t.split("::", 1)[0]).exists()})
+        pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *files], plugins=[rec])
     else:
         rc = pytest.main([*args.pytest_args, "-p", "no:cacheprovider"], plugins=[rec])
         if rc not in (0, 1):
