@@ -8,9 +8,7 @@ pack built offline was fetched by dockerd from the host's loopback.
 from __future__ import annotations
 
 import http.server
-import io
 import json
-import tarfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -21,6 +19,7 @@ import pytest
 from envfactory.core.errors import ImageBuildFailed
 from sandboxes import DockerEngine
 from sandboxes.build_network import BRIDGE, CHAIN, NETWORK, chain_rules, install_rules
+from tests.verifiers.gate_tasks import context_tar
 
 pytestmark = pytest.mark.docker
 
@@ -80,17 +79,6 @@ def listeners() -> Iterator[dict[str, Listener]]:
         s.server_close()
 
 
-def context(files: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 def _targets(listeners: dict[str, Listener]) -> list[tuple[str, int]]:
     """The loopback listener at the step's own loopback and the gateway; the 0.0.0.0 one
     at the gateway and every address of the host (its LAN, docker0)."""
@@ -123,7 +111,9 @@ def test_a_networked_build_reaches_neither_host_listener_but_still_reaches_pypi(
         "RUN pip download --no-deps --no-cache-dir -q -d /tmp/wheels six==1.16.0 "
         "&& ls /tmp/wheels\n"
     )
-    res = docker_engine.build(context({"Dockerfile": dockerfile, "probe.py": PROBE}), network=True)
+    res = docker_engine.build(
+        context_tar({"Dockerfile": dockerfile, "probe.py": PROBE}), network=True
+    )
     try:
         probe = _probe_result(res.log_tail)
         results = probe["results"]
@@ -170,7 +160,7 @@ def test_add_of_a_host_url_is_refused_before_the_daemon_fetches_it(
     port = listeners["loopback"].port
     dockerfile = f"FROM {base_image}\nADD http://127.0.0.1:{port}/secret /secret\n"
     with pytest.raises(ImageBuildFailed) as err:
-        docker_engine.build(context({"Dockerfile": dockerfile}), network=False)
+        docker_engine.build(context_tar({"Dockerfile": dockerfile}), network=False)
     assert "Dockerfile line 2" in err.value.message and "URL" in err.value.message
     assert listeners["loopback"].hits == []
 
@@ -186,7 +176,7 @@ def test_from_and_copy_from_a_private_local_image_are_refused(
             (f"FROM {base_image}\nCOPY --from={private} /etc/hostname /x\n", 2),
         ):
             with pytest.raises(ImageBuildFailed) as err:
-                docker_engine.build(context({"Dockerfile": dockerfile}))
+                docker_engine.build(context_tar({"Dockerfile": dockerfile}))
             assert f"Dockerfile line {line}" in err.value.message and private in err.value.message
     finally:
         docker_engine.client.images.remove(private)

@@ -17,12 +17,10 @@ import tarfile
 import pytest
 
 from envfactory.core.models import (
-    BuildContext,
     CheckKind,
     EnvironmentSpec,
     GateVerdict,
     StateKind,
-    Step,
 )
 from envfactory.core.models.rows import RowId
 from verifiers.battery import gate_input
@@ -34,6 +32,7 @@ from verifiers.runner import verifier_tar, verify_prepared
 from verifiers.states import pristine_state, produce_chain, produce_probe
 from verifiers.surface import strace_bundle, traced_probes
 
+from .gate_tasks import app_spec
 from .sumtask import MemoryFiles, make_verifier
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -50,15 +49,7 @@ def _image(engine, dockerfile: str, context: dict[str, bytes] | None = None) -> 
 
 
 def _spec(name: str, instruction: str, script: str) -> EnvironmentSpec:
-    return EnvironmentSpec(
-        id=f"env-{name}",
-        name=name,
-        instruction=instruction,
-        build=BuildContext(files=()),
-        workdir="/app",
-        workspace_paths=("/app",),
-        reference_solution=(Step(title="solve", script=script),),
-    )
+    return app_spec(name, instruction, ("solve", script))
 
 
 def _verdict(engine, prepared, spec, v, files) -> int:  # type: ignore[no-untyped-def]
